@@ -1,0 +1,110 @@
+# magnet: top-level build.
+#
+#   make                  module (for KDIR) and user-space tools
+#   make check            module at W=1 with -Werror, sparse (C=2) and
+#                         checkpatch --strict: any finding fails
+#   make test             the VM test suites (tests/run does the same after
+#                         installing what they need)
+#   make install          honours DESTDIR and PREFIX; DKMS source included
+#
+# KDIR: kernel build directory (default: scripts/kdir). Objects for each
+# kernel release go to build/<release>/, so several kernels can be built
+# side by side (e.g. Debian's and a debug kernel).
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+KDIR      ?= $(shell scripts/kdir)
+KREL      := $(shell scripts/krelease $(KDIR))
+KOUT      := $(CURDIR)/build/$(KREL)
+CC        ?= cc
+CFLAGS    ?= -O2 -g
+USER_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror=implicit-function-declaration \
+	       -I$(CURDIR)/include/uapi
+CHECKPATCH ?= $(firstword $(wildcard /usr/src/linux-source-*/scripts/checkpatch.pl \
+		$(CURDIR)/build/kernel-scripts/scripts/checkpatch.pl))
+
+KMOD_SRC  := $(wildcard kmod/magnet/*.c kmod/magnet/*.h) kmod/magnet/Kbuild
+TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_format.h
+HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
+
+TOOLS     := build/bin/magnet-read
+STATIC    := build/static/magnet-test build/static/magnet-read
+
+all: modules tools
+
+# --- kernel modules ----------------------------------------------------------
+
+$(KOUT)/.tree: $(KMOD_SRC) $(TKMOD_SRC) $(HEADERS)
+	@test -n "$(KREL)" || { echo "no kernel build tree at KDIR=$(KDIR)"; exit 1; }
+	rm -rf $(KOUT)/kmod $(KOUT)/tests $(KOUT)/include
+	mkdir -p $(KOUT)/kmod/magnet $(KOUT)/tests/kmod $(KOUT)/tests/bin
+	ln -s $(CURDIR)/include $(KOUT)/include
+	ln -s $(addprefix $(CURDIR)/,$(KMOD_SRC)) $(KOUT)/kmod/magnet/
+	ln -s $(CURDIR)/tests/kmod/*.c $(CURDIR)/tests/kmod/Kbuild $(KOUT)/tests/kmod/
+	ln -s $(CURDIR)/tests/bin/stress_format.h $(KOUT)/tests/bin/
+	touch $@
+
+modules: $(KOUT)/.tree
+	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet W=1 modules
+	$(MAKE) -C $(KDIR) M=$(KOUT)/tests/kmod W=1 \
+		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
+
+# --- user space ----------------------------------------------------------------
+
+tools: $(TOOLS)
+test-programs: $(STATIC)
+
+build/bin/magnet-read: tools/magnet-read/magnet-read.c include/uapi/linux/magnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $<
+
+build/static/magnet-read: tools/magnet-read/magnet-read.c include/uapi/linux/magnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -static -o $@ $<
+
+build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h include/uapi/linux/magnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -static -o $@ $< -luring -lpthread
+
+# --- checks ------------------------------------------------------------------
+
+check: $(KOUT)/.tree
+	@test -n "$(CHECKPATCH)" || scripts/get-checkpatch
+	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet clean >/dev/null
+	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet W=1 C=2 KCFLAGS=-Werror modules \
+		2>&1 | tee build/check.log
+	@! grep -E 'warning:|error:' build/check.log || \
+		{ echo "check: compiler or sparse findings above"; exit 1; }
+	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
+		--no-tree --strict --quiet -f \
+		kmod/magnet/*.c kmod/magnet/*.h $(HEADERS) tests/kmod/*.c tests/bin/stress_format.h
+	@echo "check: W=1, sparse and checkpatch --strict are clean"
+
+test:
+	tests/rig/vm-run
+
+# --- install -----------------------------------------------------------------
+
+MODDIR := $(DESTDIR)/lib/modules/$(KREL)/extra
+DKMSDIR := $(DESTDIR)/usr/src/magnet-$(VERSION)
+
+install: modules tools
+	install -D -m 644 $(KOUT)/kmod/magnet/magnet.ko $(MODDIR)/magnet.ko
+	install -D -m 755 build/bin/magnet-read $(DESTDIR)$(PREFIX)/bin/magnet-read
+	install -D -m 644 include/uapi/linux/magnet.h $(DESTDIR)$(PREFIX)/include/linux/magnet.h
+	install -D -m 644 include/linux/magnet.h $(DKMSDIR)/include/linux/magnet.h
+	install -D -m 644 include/uapi/linux/magnet.h $(DKMSDIR)/include/uapi/linux/magnet.h
+	install -D -m 644 -t $(DKMSDIR)/kmod/magnet $(KMOD_SRC) kmod/magnet/Makefile
+	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMSDIR)/dkms.conf
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
+
+uninstall:
+	rm -f $(MODDIR)/magnet.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
+	      $(DESTDIR)$(PREFIX)/include/linux/magnet.h
+	rm -rf $(DKMSDIR)
+
+clean:
+	rm -rf build
+
+.PHONY: all modules tools test-programs check test install uninstall clean

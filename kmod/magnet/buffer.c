@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: buffers (named sets of per-CPU rings), their single reader, and
+ * the deferred wake-up of that reader.
+ *
+ * Waking the reader: writers can sit anywhere, the scheduler and the
+ * wake-up path included, so they never wake anyone themselves. The reader,
+ * before it sleeps, gives every CPU's ring a threshold (a position and a
+ * record count). A writer that publishes past a threshold queues the
+ * ring's irq_work, which runs shortly after in hardirq context on the same
+ * CPU, checks the reader's whole condition and wakes it, or sets new
+ * thresholds if the condition is not met yet.
+ *
+ * Each CPU's threshold is its current level plus 1/n of what the reader
+ * still needs (n = number of rings). If the buffer as a whole gets what the
+ * reader needs, at least one CPU got its 1/n share, so at least one
+ * irq_work runs: no wake-up is missed, and a writer far below its share
+ * pays one compare per record.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpumask.h>
+#include <linux/fs.h>
+#include <linux/log2.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#include "magnet.h"
+
+/* Serialises creating, destroying and listing buffers. */
+DEFINE_MUTEX(magnet_buffers_lock);
+LIST_HEAD(magnet_buffers);
+
+static unsigned long magnet_memory_used;	/* under magnet_buffers_lock */
+
+static unsigned long buffer_memory(unsigned long ring_size)
+{
+	return ring_size * num_possible_cpus();
+}
+
+static void buffer_free(struct magnet_buffer *buf)
+{
+	unsigned int cpu;
+
+	if (buf->rings) {
+		for_each_possible_cpu(cpu)
+			magnet_ring_destroy(buf->rings[cpu]);
+		kfree(buf->rings);
+	}
+	kfree(buf);
+}
+
+static void buffer_release(struct kref *ref)
+{
+	buffer_free(container_of(ref, struct magnet_buffer, ref));
+}
+
+static struct magnet_buffer *buffer_find(const char *name)
+{
+	struct magnet_buffer *buf;
+
+	lockdep_assert_held(&magnet_buffers_lock);
+	list_for_each_entry(buf, &magnet_buffers, node)
+		if (!strcmp(buf->name, name))
+			return buf;
+	return NULL;
+}
+
+/**
+ * magnet_buffer_get - look a buffer up by name and take a reference
+ * @name:	buffer name
+ *
+ * Return: the buffer, or NULL if there is none of that name. Drop the
+ * reference with magnet_buffer_put().
+ */
+struct magnet_buffer *magnet_buffer_get(const char *name)
+{
+	struct magnet_buffer *buf;
+
+	mutex_lock(&magnet_buffers_lock);
+	buf = buffer_find(name);
+	if (buf)
+		kref_get(&buf->ref);
+	mutex_unlock(&magnet_buffers_lock);
+	return buf;
+}
+EXPORT_SYMBOL_GPL(magnet_buffer_get);
+
+void magnet_buffer_put(struct magnet_buffer *buf)
+{
+	if (buf)
+		kref_put(&buf->ref, buffer_release);
+}
+EXPORT_SYMBOL_GPL(magnet_buffer_put);
+
+/*
+ * Create a buffer and its debugfs file. Caller holds magnet_buffers_lock.
+ * Returns ERR_PTR(-EINVAL) for a bad name or size, -EEXIST for a name in
+ * use, -E2BIG when the memory limit would be exceeded, -ENOMEM.
+ */
+static struct magnet_buffer *buffer_create_locked(const char *name,
+						  unsigned long ring_size,
+						  enum magnet_full_mode mode,
+						  unsigned long memory_limit)
+{
+	struct magnet_buffer *buf;
+	unsigned int cpu;
+	int err;
+
+	lockdep_assert_held(&magnet_buffers_lock);
+	if (!*name || strlen(name) >= MAGNET_NAME_MAX ||
+	    strpbrk(name, "/ \t\n") || !is_power_of_2(ring_size) ||
+	    ring_size < MAGNET_RING_MIN || ring_size > MAGNET_RING_MAX)
+		return ERR_PTR(-EINVAL);
+	if (buffer_find(name))
+		return ERR_PTR(-EEXIST);
+	if (magnet_memory_used + buffer_memory(ring_size) > memory_limit)
+		return ERR_PTR(-E2BIG);
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	strscpy(buf->name, name, sizeof(buf->name));
+	buf->ring_size = ring_size;
+	buf->max_record = min_t(unsigned long, MAGNET_RECORD_MAX,
+				ring_size / 4);
+	buf->mode = mode;
+	init_waitqueue_head(&buf->wait);
+	kref_init(&buf->ref);
+	INIT_LIST_HEAD(&buf->node);
+
+	err = -ENOMEM;
+	buf->rings = kcalloc(nr_cpu_ids, sizeof(*buf->rings), GFP_KERNEL);
+	if (!buf->rings)
+		goto fail;
+	for_each_possible_cpu(cpu) {
+		buf->rings[cpu] = magnet_ring_create(buf, cpu);
+		if (!buf->rings[cpu])
+			goto fail;
+	}
+	err = magnet_fs_add_buffer(buf);
+	if (err)
+		goto fail;
+	list_add_tail(&buf->node, &magnet_buffers);
+	magnet_memory_used += buffer_memory(ring_size);
+	return buf;
+
+fail:
+	buffer_free(buf);
+	return ERR_PTR(err);
+}
+
+/* Destroy a buffer: readers get EOF, memory goes with the last reference. */
+void magnet_buffer_destroy(struct magnet_buffer *buf)
+{
+	lockdep_assert_held(&magnet_buffers_lock);
+	list_del_init(&buf->node);
+	magnet_memory_used -= buffer_memory(buf->ring_size);
+	magnet_fs_remove_buffer(buf);
+	WRITE_ONCE(buf->dead, true);
+	wake_up_interruptible_poll(&buf->wait, EPOLLHUP | EPOLLIN);
+	magnet_buffer_put(buf);
+}
+
+void magnet_buffers_destroy_all(void)
+{
+	struct magnet_buffer *buf, *tmp;
+
+	mutex_lock(&magnet_buffers_lock);
+	list_for_each_entry_safe(buf, tmp, &magnet_buffers, node)
+		magnet_buffer_destroy(buf);
+	mutex_unlock(&magnet_buffers_lock);
+}
+
+/*
+ * Parse one "name:size[:drop|:overwrite]" entry; size takes K, M or G.
+ * Returns 0 or -EINVAL, with the fields filled in.
+ */
+static int parse_buffer_spec(char *spec, const char **name,
+			     unsigned long *size, enum magnet_full_mode *mode)
+{
+	char *size_str, *mode_str, *end;
+
+	*name = strsep(&spec, ":");
+	size_str = strsep(&spec, ":");
+	mode_str = strsep(&spec, ":");
+	if (!**name || !size_str || spec)
+		return -EINVAL;
+	*size = memparse(size_str, &end);
+	if (end == size_str || *end)
+		return -EINVAL;
+	*mode = MAGNET_FULL_DROP;
+	if (!mode_str || !strcmp(mode_str, "drop"))
+		return 0;
+	if (!strcmp(mode_str, "overwrite")) {
+		*mode = MAGNET_FULL_OVERWRITE;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/**
+ * magnet_buffers_from_param - create the buffers a module parameter names
+ * @spec:	comma-separated "name:size[:drop|:overwrite]" entries
+ * @memory_limit: bytes all buffers together may use
+ *
+ * A buffer named "default" is added (256 KiB per CPU, drop mode) unless
+ * @spec names one. On error nothing is left created.
+ */
+int magnet_buffers_from_param(const char *spec, unsigned long memory_limit)
+{
+	char *copy, *cursor, *entry;
+	struct magnet_buffer *buf;
+	bool have_default = false;
+	int err = 0;
+
+	copy = kstrdup(spec ? spec : "", GFP_KERNEL);
+	if (!copy)
+		return -ENOMEM;
+	mutex_lock(&magnet_buffers_lock);
+	cursor = copy;
+	while (!err && (entry = strsep(&cursor, ",")) != NULL) {
+		enum magnet_full_mode mode;
+		unsigned long size;
+		const char *name;
+		char *orig;
+
+		entry = strim(entry);
+		if (!*entry)
+			continue;
+		orig = kstrdup(entry, GFP_KERNEL);
+		err = parse_buffer_spec(entry, &name, &size, &mode);
+		if (err) {
+			pr_err("buffers=: cannot parse \"%s\": expected name:size[:drop|:overwrite]\n",
+			       orig ?: "?");
+			kfree(orig);
+			break;
+		}
+		buf = buffer_create_locked(name, size, mode, memory_limit);
+		if (IS_ERR(buf)) {
+			err = PTR_ERR(buf);
+			if (err == -EINVAL)
+				pr_err("buffers=: \"%s\": a name of 1-%d characters without '/' or spaces, and a power-of-two size between %lu and %lu bytes per CPU\n",
+				       orig ?: "?", MAGNET_NAME_MAX - 1,
+				       MAGNET_RING_MIN, MAGNET_RING_MAX);
+			else if (err == -EEXIST)
+				pr_err("buffers=: buffer \"%s\" named twice\n",
+				       name);
+			else if (err == -E2BIG)
+				pr_err("buffers=: \"%s\" would exceed max_memory_mb (%lu MiB in use, %lu bytes per CPU on %u CPUs asked)\n",
+				       orig ?: "?", magnet_memory_used >> 20,
+				       size, num_possible_cpus());
+		}
+		kfree(orig);
+		if (!IS_ERR(buf) && !strcmp(buf->name, "default"))
+			have_default = true;
+	}
+	if (!err && !have_default) {
+		buf = buffer_create_locked("default", 256 * 1024,
+					   MAGNET_FULL_DROP, memory_limit);
+		if (IS_ERR(buf)) {
+			err = PTR_ERR(buf);
+			pr_err("cannot create buffer \"default\": %d\n", err);
+		}
+	}
+	mutex_unlock(&magnet_buffers_lock);
+	kfree(copy);
+	if (err)
+		magnet_buffers_destroy_all();
+	return err;
+}
+
+static void buffer_available(struct magnet_buffer *buf, unsigned long *bytes,
+			     unsigned long *records)
+{
+	unsigned int cpu;
+
+	*bytes = 0;
+	*records = 0;
+	for_each_possible_cpu(cpu)
+		magnet_ring_available(buf->rings[cpu], bytes, records);
+}
+
+/* Is there at least one record, and are both watermarks met? */
+bool magnet_buffer_ready(struct magnet_buffer *buf,
+			 const struct magnet_watermarks *wm)
+{
+	unsigned long bytes, records;
+
+	buffer_available(buf, &bytes, &records);
+	return records >= max(wm->records, 1UL) && bytes >= wm->bytes;
+}
+
+/* Give each ring its share of what is still missing (see top of file). */
+static void buffer_arm(struct magnet_buffer *buf,
+		       const struct magnet_watermarks *wm)
+{
+	unsigned long bytes, records, need_bytes, need_records;
+	unsigned int n = num_possible_cpus();
+	unsigned int cpu;
+
+	buffer_available(buf, &bytes, &records);
+	need_bytes = wm->bytes > bytes ? wm->bytes - bytes : 0;
+	need_records = max(wm->records, 1UL);
+	need_records = need_records > records ? need_records - records : 0;
+	/*
+	 * Already met: arm for the next record, so that a SIGIO owner who
+	 * did not drain hears of new data (edge-triggered, as sockets do).
+	 * Sleepers and pollers do not sleep on a met condition anyway.
+	 */
+	if (!need_bytes && !need_records)
+		need_records = 1;
+
+	for_each_possible_cpu(cpu) {
+		struct magnet_ring *ring = buf->rings[cpu];
+		/* Pairs with smp_store_release() in ring_publish(). */
+		unsigned long commit = smp_load_acquire(&ring->commit);
+
+		WRITE_ONCE(ring->wake_pos, need_bytes ?
+			   commit + DIV_ROUND_UP(need_bytes, n) : ULONG_MAX);
+		WRITE_ONCE(ring->wake_written, need_records ?
+			   local_read(&ring->written) +
+			   DIV_ROUND_UP(need_records, n) : ULONG_MAX);
+	}
+}
+
+static void buffer_disarm(struct magnet_buffer *buf)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		WRITE_ONCE(buf->rings[cpu]->wake_pos, ULONG_MAX);
+		WRITE_ONCE(buf->rings[cpu]->wake_written, ULONG_MAX);
+	}
+}
+
+/**
+ * magnet_buffer_wait_prepare - arm the wake-up, then check readiness
+ * @buf:	the buffer
+ * @wm:		the condition to wait for
+ *
+ * Call after queueing on buf->wait (prepare_to_wait(), poll_wait()).
+ * Return: true if the condition already holds (do not sleep).
+ */
+bool magnet_buffer_wait_prepare(struct magnet_buffer *buf,
+				const struct magnet_watermarks *wm)
+{
+	WRITE_ONCE(buf->wake.bytes, wm->bytes);
+	WRITE_ONCE(buf->wake.records, wm->records);
+	buffer_arm(buf, wm);
+	/*
+	 * Thresholds stored before we look at the rings again. Pairs with
+	 * the smp_mb() in ring_publish().
+	 */
+	smp_mb();
+	return magnet_buffer_ready(buf, wm) || READ_ONCE(buf->dead);
+}
+
+/* irq_work: a writer crossed its ring's threshold. */
+void magnet_buffer_wake_work(struct irq_work *work)
+{
+	struct magnet_ring *ring = container_of(work, struct magnet_ring,
+						wake_work);
+	struct magnet_buffer *buf = ring->buf;
+	struct magnet_watermarks wm = {
+		.bytes = READ_ONCE(buf->wake.bytes),
+		.records = READ_ONCE(buf->wake.records),
+	};
+
+	/* wq_has_sleeper() has the barrier that pairs with the waiter's. */
+	if (!wq_has_sleeper(&buf->wait) && !READ_ONCE(buf->fasync)) {
+		/* Nobody waits (any more): stop firing on this CPU. */
+		WRITE_ONCE(ring->wake_pos, ULONG_MAX);
+		WRITE_ONCE(ring->wake_written, ULONG_MAX);
+		return;
+	}
+	if (magnet_buffer_ready(buf, &wm)) {
+		/*
+		 * One wake-up per arming: whoever we wake re-arms (sleepers
+		 * and pollers when they look again, a SIGIO owner when it
+		 * reads), so other CPUs need not fire too.
+		 */
+		buffer_disarm(buf);
+		wake_up_interruptible_poll(&buf->wait, EPOLLIN | EPOLLRDNORM);
+		kill_fasync(&buf->fasync, SIGIO, POLL_IN);
+	} else {
+		buffer_arm(buf, &wm);
+	}
+}
+
+/* Attach the one reader a buffer may have. -EBUSY if it has one. */
+int magnet_reader_attach(struct magnet_buffer *buf,
+			 struct magnet_reader *reader)
+{
+	if (test_and_set_bit_lock(0, &buf->reader_busy))
+		return -EBUSY;
+	memset(reader, 0, sizeof(*reader));
+	reader->buf = buf;
+	mutex_init(&reader->lock);
+	if (buf->mode == MAGNET_FULL_OVERWRITE) {
+		reader->bounce = kvmalloc(ALIGN(buf->max_record,
+						MAGNET_RECORD_ALIGN),
+					  GFP_KERNEL);
+		if (!reader->bounce) {
+			clear_bit_unlock(0, &buf->reader_busy);
+			return -ENOMEM;
+		}
+	}
+	kref_get(&buf->ref);
+	return 0;
+}
+
+void magnet_reader_detach(struct magnet_reader *reader)
+{
+	struct magnet_buffer *buf = reader->buf;
+
+	WRITE_ONCE(buf->wake.bytes, ULONG_MAX);
+	WRITE_ONCE(buf->wake.records, ULONG_MAX);
+	kvfree(reader->bounce);
+	mutex_destroy(&reader->lock);
+	clear_bit_unlock(0, &buf->reader_busy);
+	magnet_buffer_put(buf);
+}
+
+/*
+ * Consume records from all CPUs' rings into @sink, one ring after the
+ * other, starting one CPU further on each call so that no CPU's records
+ * wait behind another's. Returns the number of records delivered, or a
+ * negative errno if the sink failed before taking any (-ENOSPC: the next
+ * record is larger than the sink's room).
+ */
+long magnet_read_records(struct magnet_reader *reader,
+			 struct magnet_sink *sink)
+{
+	struct magnet_buffer *buf = reader->buf;
+	unsigned int cpu = reader->next_cpu;
+	unsigned int i;
+	int ret = 0;
+
+	lockdep_assert_held(&reader->lock);
+	reader->next_cpu = cpu + 1 < nr_cpu_ids ? cpu + 1 : 0;
+	for (i = 0; i < nr_cpu_ids && !ret; i++, cpu++) {
+		if (cpu >= nr_cpu_ids)
+			cpu = 0;
+		if (cpu_possible(cpu))
+			ret = magnet_ring_read(reader, buf->rings[cpu], sink);
+	}
+	/* -ENOSPC with nothing delivered: the next record did not fit. */
+	if (ret < 0 && !sink->records)
+		return ret;
+	return sink->records;
+}
+
+/**
+ * magnet_reader_open - attach a kernel-space reader to a buffer
+ * @buf:	the buffer (the reader takes its own reference)
+ *
+ * The buffer's file cannot be opened while a kernel reader is attached,
+ * and the other way round.
+ *
+ * Return: the reader, ERR_PTR(-EBUSY) if the buffer has a reader,
+ * ERR_PTR(-ENOMEM).
+ */
+struct magnet_reader *magnet_reader_open(struct magnet_buffer *buf)
+{
+	struct magnet_reader *reader;
+	int err;
+
+	reader = kmalloc(sizeof(*reader), GFP_KERNEL);
+	if (!reader)
+		return ERR_PTR(-ENOMEM);
+	err = magnet_reader_attach(buf, reader);
+	if (err) {
+		kfree(reader);
+		return ERR_PTR(err);
+	}
+	return reader;
+}
+EXPORT_SYMBOL_GPL(magnet_reader_open);
+
+void magnet_reader_close(struct magnet_reader *reader)
+{
+	magnet_reader_detach(reader);
+	kfree(reader);
+}
+EXPORT_SYMBOL_GPL(magnet_reader_close);
+
+struct consume_sink {
+	struct magnet_sink sink;
+	long max;
+	magnet_consume_fn fn;
+	void *ctx;
+	int err;
+};
+
+static int consume_deliver(struct magnet_sink *sink,
+			   const struct magnet_record *rec)
+{
+	struct consume_sink *cs = container_of(sink, struct consume_sink, sink);
+	int ret = cs->fn(rec, cs->ctx);
+
+	sink->records++;
+	if (ret < 0)
+		cs->err = ret;
+	return ret < 0 || sink->records >= cs->max ? 1 : ret;
+}
+
+/**
+ * magnet_reader_consume - hand available records to a function
+ * @reader:	a reader from magnet_reader_open()
+ * @max_records: stop after this many records
+ * @fn:		called for each record, in process context (it may sleep)
+ * @ctx:	passed to @fn
+ *
+ * Does not wait: it consumes what is there. Loss records are delivered
+ * like the file's reader gets them.
+ *
+ * Return: the number of records consumed, or the negative errno @fn
+ * returned.
+ */
+long magnet_reader_consume(struct magnet_reader *reader, long max_records,
+			   magnet_consume_fn fn, void *ctx)
+{
+	struct consume_sink cs = {
+		.sink = { .room = ULONG_MAX, .deliver = consume_deliver },
+		.max = max_records,
+		.fn = fn,
+		.ctx = ctx,
+	};
+	long n;
+
+	if (max_records <= 0)
+		return 0;
+	might_sleep();
+	mutex_lock(&reader->lock);
+	n = magnet_read_records(reader, &cs.sink);
+	mutex_unlock(&reader->lock);
+	return cs.err ? cs.err : n;
+}
+EXPORT_SYMBOL_GPL(magnet_reader_consume);

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: Monitoring Apparatus for General kerNel-Event Tracing.
+ *
+ * Module parameters:
+ *   buffers=name:size[:drop|:overwrite][,...]
+ *		buffers to create at load; size is bytes per CPU, a power of
+ *		two, with an optional K, M or G suffix. A buffer named
+ *		"default" (256K, drop) is added unless listed.
+ *   max_memory_mb=N
+ *		bound on the memory all buffers together may take.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+
+#include "magnet.h"
+
+static char *buffers = "default:256K";
+module_param(buffers, charp, 0444);
+MODULE_PARM_DESC(buffers,
+		 "Buffers to create: name:bytes_per_cpu[:drop|:overwrite],... (default \"default:256K\")");
+
+static unsigned long max_memory_mb = 64;
+module_param(max_memory_mb, ulong, 0444);
+MODULE_PARM_DESC(max_memory_mb,
+		 "Most memory all buffers together may use, MiB (default 64)");
+
+static int __init magnet_init(void)
+{
+	int err;
+
+	if (!max_memory_mb || max_memory_mb > (ULONG_MAX >> 20)) {
+		pr_err("max_memory_mb=%lu is out of range\n", max_memory_mb);
+		return -EINVAL;
+	}
+	err = magnet_fs_init();
+	if (err) {
+		pr_err("cannot create debugfs files: %d\n", err);
+		return err;
+	}
+	err = magnet_buffers_from_param(buffers, max_memory_mb << 20);
+	if (err) {
+		magnet_fs_exit();
+		return err;
+	}
+	pr_info("loaded, record format %d\n", MAGNET_FORMAT_VERSION);
+	return 0;
+}
+
+static void __exit magnet_exit(void)
+{
+	magnet_buffers_destroy_all();
+	magnet_fs_exit();
+}
+
+module_init(magnet_init);
+module_exit(magnet_exit);
+
+MODULE_DESCRIPTION("magnet: high-fidelity kernel event sensor");
+MODULE_AUTHOR("magnet developers");
+MODULE_LICENSE("GPL");

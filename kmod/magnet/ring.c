@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: lockless per-CPU rings.
+ *
+ * Each CPU of a buffer has its own ring. Only code running on that CPU
+ * writes records into it, with preemption disabled; writers may nest
+ * (a hardirq interrupting a task that is between reserve and commit, an
+ * NMI interrupting the hardirq, ...). One reader, on any CPU, consumes.
+ *
+ *          tail                commit              head
+ *           |                    |                  |
+ *   ...free | R | R | R | ... | R | r | r | (r) ... | free ...
+ *           |<-- published ------>|<-- reserved --->|
+ *
+ *   R: committed and published record, readable
+ *   r: reserved record, its writer still filling it in (or a finished
+ *      nested record published only when the outermost writer finishes)
+ *
+ * Reserve: a writer moves @head forward with local_cmpxchg(). A nested
+ * writer that interrupts it between reading @head and the cmpxchg makes the
+ * cmpxchg fail; the interrupted writer then retries from the new @head. The
+ * retry loop is bounded by the nesting depth.
+ *
+ * Commit: writers on one CPU finish in the reverse order they started, so
+ * when the outermost writer (nesting == 1) finishes, every reservation
+ * below @head is complete. Only then is @commit moved up to @head, with a
+ * release store: the reader never sees a half-written record. This is the
+ * "commit by the outermost writer" scheme of kernel/trace/ring_buffer.c.
+ *
+ * A record never wraps around the end of the ring: when it does not fit in
+ * the space left before the end, that space is filled with a padding
+ * record (event MAGNET_EVENT_PAD) and the record starts at offset 0.
+ *
+ * Full ring, drop mode: the record is refused and counted in @dropped. The
+ * next writer that gets space first logs a MAGNET_EVENT_LOSS record with
+ * the CPU's loss total, so the loss shows where it happened.
+ *
+ * Full ring, overwrite mode: the writer evicts the oldest published records
+ * by advancing @tail with cmpxchg, racing the reader, who also consumes by
+ * cmpxchg on @tail after copying a record out. Whoever wins owns the
+ * record: the reader's copy is only used if its cmpxchg succeeded, which
+ * proves that no writer evicted (and so overwrote) the record while it was
+ * being copied.
+ */
+
+#include <linux/hardirq.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+
+#include "magnet.h"
+
+#define REC_HDR		sizeof(struct magnet_record)
+#define LOSS_REC_SIZE	(REC_HDR + sizeof(struct magnet_loss))
+
+static_assert(REC_HDR % MAGNET_RECORD_ALIGN == 0);
+static_assert(LOSS_REC_SIZE % MAGNET_RECORD_ALIGN == 0);
+
+static inline struct magnet_record *ring_rec(struct magnet_ring *ring,
+					     unsigned long pos)
+{
+	return ring->data + (pos & ring->mask);
+}
+
+static inline unsigned long rec_len(u32 size)
+{
+	return ALIGN(size, MAGNET_RECORD_ALIGN);
+}
+
+unsigned long magnet_ring_lost(struct magnet_ring *ring)
+{
+	return local_read(&ring->dropped) + local_read(&ring->overwritten);
+}
+
+struct magnet_ring *magnet_ring_create(struct magnet_buffer *buf,
+				       unsigned int cpu)
+{
+	int node = cpu_to_node(cpu);
+	struct magnet_ring *ring;
+
+	ring = kzalloc_node(sizeof(*ring), GFP_KERNEL, node);
+	if (!ring)
+		return NULL;
+	ring->data = vzalloc_node(buf->ring_size, node);
+	if (!ring->data) {
+		kfree(ring);
+		return NULL;
+	}
+	ring->buf = buf;
+	ring->cpu = cpu;
+	ring->mask = buf->ring_size - 1;
+	ring->wake_pos = ULONG_MAX;
+	ring->wake_written = ULONG_MAX;
+	init_irq_work(&ring->wake_work, magnet_buffer_wake_work);
+	return ring;
+}
+
+void magnet_ring_destroy(struct magnet_ring *ring)
+{
+	if (!ring)
+		return;
+	irq_work_sync(&ring->wake_work);
+	vfree(ring->data);
+	kfree(ring);
+}
+
+/*
+ * Evict published records from the tail until @new_head fits (overwrite
+ * mode). Runs on the ring's CPU inside a reservation. Returns false when
+ * the space is held by records that are not published yet (nested writers
+ * in progress): those cannot be evicted, so the new record is dropped.
+ */
+static bool ring_make_room(struct magnet_ring *ring, unsigned long new_head)
+{
+	unsigned long size = ring->mask + 1;
+
+	for (;;) {
+		unsigned long tail = atomic_long_read(&ring->tail);
+		struct magnet_record *old;
+		unsigned long len;
+		u16 event;
+
+		/* Capacity invariant: head - tail <= ring size. */
+		if (new_head - tail <= size)
+			return true;
+		/* @commit is only written on this CPU: a plain read is fine. */
+		if (tail == READ_ONCE(ring->commit))
+			return false;
+
+		old = ring_rec(ring, tail);
+		len = rec_len(READ_ONCE(old->size));
+		event = READ_ONCE(old->event);
+		/*
+		 * Full barrier of a successful cmpxchg: the eviction is visible
+		 * before any store into the evicted space. Pairs with the
+		 * reader's cmpxchg in ring_read_overwrite().
+		 */
+		if (atomic_long_cmpxchg(&ring->tail, tail, tail + len) != tail)
+			continue;	/* the reader consumed it first */
+		if (event != MAGNET_EVENT_PAD)
+			local_inc(&ring->overwritten);
+	}
+}
+
+/* Publish everything reserved so far and wake the reader if it asked. */
+static void ring_publish(struct magnet_ring *ring, unsigned long head)
+{
+	/* Pairs with smp_load_acquire(&ring->commit) in the reader. */
+	smp_store_release(&ring->commit, head);
+	/*
+	 * Order the @commit store before the loads of the wake thresholds.
+	 * Pairs with the smp_mb() in magnet_buffer_wait_prepare(): either
+	 * we see the reader's new thresholds, or the reader sees our commit
+	 * when it re-checks before sleeping. Without it a wake-up could be
+	 * missed for good.
+	 */
+	smp_mb();
+	if (head >= READ_ONCE(ring->wake_pos) ||
+	    local_read(&ring->written) >= READ_ONCE(ring->wake_written))
+		irq_work_queue(&ring->wake_work);
+}
+
+/* End a writer's critical section; the outermost one publishes. */
+static void ring_end_write(struct magnet_ring *ring)
+{
+	unsigned long head;
+
+again:
+	head = local_read(&ring->head);
+	barrier();	/* read head before nesting; interrupts only */
+	if (local_read(&ring->nesting) == 1)
+		ring_publish(ring, head);
+	local_dec(&ring->nesting);
+	barrier();
+	/*
+	 * A writer that interrupted us after we read @head but before the
+	 * decrement saw nesting > 1 and left its record unpublished. If
+	 * nobody else is writing now, publish it ourselves.
+	 */
+	if (unlikely(local_read(&ring->head) != head) &&
+	    !local_read(&ring->nesting)) {
+		local_inc(&ring->nesting);
+		goto again;
+	}
+}
+
+static u16 context_flags(void)
+{
+	if (in_nmi())
+		return MAGNET_RF_NMI;
+	if (in_hardirq())
+		return MAGNET_RF_HARDIRQ;
+	if (in_serving_softirq())
+		return MAGNET_RF_SOFTIRQ;
+	return 0;
+}
+
+static void fill_header(struct magnet_record *rec, u32 size, u16 event,
+			u16 flags, unsigned int cpu, u64 id, u64 ts)
+{
+	rec->size = size;
+	rec->event = event;
+	rec->flags = flags;
+	rec->cpu = cpu;
+	rec->tgid = current->tgid;
+	rec->tid = current->pid;
+	rec->__reserved = 0;
+	rec->id = id;
+	rec->timestamp = ts;
+}
+
+/**
+ * magnet_reserve - reserve space for a record in this CPU's ring
+ * @buf:	the buffer
+ * @event:	event id, 1..MAGNET_EVENT_ID_MAX
+ * @id:		abstract id (see struct magnet_record)
+ * @payload_size: bytes of payload the caller will write
+ *
+ * Callable from any context, NMI included. Fills in the header; the caller
+ * writes the payload at rec->payload and then calls magnet_commit() on the
+ * same CPU, without sleeping in between (preemption stays disabled until
+ * the commit). Nothing is logged until the commit.
+ *
+ * Return: the record, or
+ * ERR_PTR(-EINVAL) for an invalid event id,
+ * ERR_PTR(-E2BIG) if the record is larger than the buffer's max_record,
+ * ERR_PTR(-ENOSPC) if the ring is full (counted as dropped),
+ * ERR_PTR(-EBUSY) if writers are nested too deeply (counted as dropped).
+ */
+struct magnet_record *magnet_reserve(struct magnet_buffer *buf, u16 event,
+				     u64 id, u32 payload_size)
+{
+	struct magnet_record *rec;
+	struct magnet_ring *ring;
+	unsigned long head, new_head, pad, loss, len, size;
+	unsigned int cpu;
+	int err = -ENOSPC;
+	u64 ts;
+
+	if (unlikely(!event || event > MAGNET_EVENT_ID_MAX))
+		return ERR_PTR(-EINVAL);
+	if (unlikely(payload_size > buf->max_record - REC_HDR))
+		return ERR_PTR(-E2BIG);
+	len = rec_len(REC_HDR + payload_size);
+	size = buf->ring_size;
+
+	preempt_disable_notrace();
+	cpu = smp_processor_id();
+	ring = buf->rings[cpu];
+	local_inc(&ring->produced);
+	/* Bound recursion (e.g. a probe hit inside magnet's own path). */
+	if (unlikely(local_inc_return(&ring->nesting) > MAGNET_MAX_NESTING)) {
+		err = -EBUSY;
+		goto drop;
+	}
+
+	do {
+		head = local_read(&ring->head);
+		/*
+		 * Take the time after reading @head: a nested writer that gets
+		 * in after that moves @head, so our cmpxchg fails and we retry
+		 * with a later timestamp. Timestamps never decrease in ring
+		 * order.
+		 */
+		ts = ktime_get_mono_fast_ns();
+		loss = 0;
+		if (buf->mode == MAGNET_FULL_DROP &&
+		    local_read(&ring->dropped) != READ_ONCE(ring->lost_logged))
+			loss = LOSS_REC_SIZE;
+		pad = 0;
+		if ((head & ring->mask) + loss + len > size)
+			pad = size - (head & ring->mask);
+		new_head = head + pad + loss + len;
+
+		if (buf->mode == MAGNET_FULL_DROP) {
+			/*
+			 * Capacity invariant: head - tail <= ring size. The
+			 * acquire pairs with the reader's release of @tail: its
+			 * reads of the freed space are done before we reuse it.
+			 */
+			if (new_head - atomic_long_read_acquire(&ring->tail) >
+			    size)
+				goto drop;
+		} else if (!ring_make_room(ring, new_head)) {
+			goto drop;
+		}
+	} while (local_cmpxchg(&ring->head, head, new_head) != head);
+
+	if (pad) {
+		rec = ring_rec(ring, head);
+		rec->size = pad;
+		rec->event = MAGNET_EVENT_PAD;
+		head += pad;
+	}
+	if (loss) {
+		struct magnet_loss *l;
+		unsigned long total = local_read(&ring->dropped);
+
+		rec = ring_rec(ring, head);
+		fill_header(rec, LOSS_REC_SIZE, MAGNET_EVENT_LOSS,
+			    context_flags(), cpu, 0, ts);
+		l = (struct magnet_loss *)rec->payload;
+		l->lost = 0;		/* the reader computes it */
+		l->total = total;
+		WRITE_ONCE(ring->lost_logged, total);
+		head += loss;
+	}
+	rec = ring_rec(ring, head);
+	/* Zero the alignment padding; the payload overwrites the rest. */
+	*(u64 *)((void *)rec + len - sizeof(u64)) = 0;
+	fill_header(rec, REC_HDR + payload_size, event, context_flags(), cpu,
+		    id, ts);
+	return rec;
+
+drop:
+	local_inc(&ring->dropped);
+	ring_end_write(ring);
+	preempt_enable_notrace();
+	return ERR_PTR(err);
+}
+EXPORT_SYMBOL_GPL(magnet_reserve);
+
+/**
+ * magnet_commit - publish a record obtained from magnet_reserve()
+ * @buf:	the buffer passed to magnet_reserve()
+ * @rec:	the record it returned
+ */
+void magnet_commit(struct magnet_buffer *buf, struct magnet_record *rec)
+{
+	struct magnet_ring *ring = buf->rings[smp_processor_id()];
+
+	local_inc(&ring->written);
+	ring_end_write(ring);
+	preempt_enable_notrace();
+}
+EXPORT_SYMBOL_GPL(magnet_commit);
+
+/**
+ * magnet_log - log a record in one call
+ * @buf:	the buffer
+ * @event:	event id, 1..MAGNET_EVENT_ID_MAX
+ * @id:		abstract id
+ * @payload:	payload bytes, copied into the ring
+ * @payload_size: number of payload bytes
+ *
+ * Return: 0, or the error magnet_reserve() gave.
+ */
+int magnet_log(struct magnet_buffer *buf, u16 event, u64 id,
+	       const void *payload, u32 payload_size)
+{
+	struct magnet_record *rec;
+
+	rec = magnet_reserve(buf, event, id, payload_size);
+	if (IS_ERR(rec))
+		return PTR_ERR(rec);
+	memcpy(rec->payload, payload, payload_size);
+	magnet_commit(buf, rec);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(magnet_log);
+
+/* Bytes and records published but not yet consumed (an estimate under
+ * concurrent writes, exact once writers are quiet).
+ */
+void magnet_ring_available(struct magnet_ring *ring, unsigned long *bytes,
+			   unsigned long *records)
+{
+	/* Pairs with smp_store_release() in ring_publish(). */
+	unsigned long commit = smp_load_acquire(&ring->commit);
+
+	*bytes += commit - atomic_long_read(&ring->tail);
+	*records += local_read(&ring->written) - READ_ONCE(ring->read) -
+		    READ_ONCE(ring->discarded) -
+		    local_read(&ring->overwritten);
+}
+
+/*
+ * Report losses not yet reported, as a loss record made by the reader.
+ * Returns what the sink returned, or 0 if there was nothing to report.
+ */
+static int ring_report_loss(struct magnet_ring *ring, unsigned long total,
+			    u16 flags, u64 ts, struct magnet_sink *sink)
+{
+	struct {
+		struct magnet_record hdr;
+		struct magnet_loss loss;
+	} rec = {};
+
+	if (total <= ring->lost_seen)
+		return 0;
+	if (sink->room < LOSS_REC_SIZE)
+		return -ENOSPC;
+	rec.hdr.size = LOSS_REC_SIZE;
+	rec.hdr.event = MAGNET_EVENT_LOSS;
+	rec.hdr.flags = flags;
+	rec.hdr.cpu = ring->cpu;
+	rec.hdr.timestamp = ts;
+	rec.loss.lost = total - ring->lost_seen;
+	rec.loss.total = total;
+	ring->lost_seen = total;
+	sink->room -= LOSS_REC_SIZE;
+	ring->last_ts = ts;
+	return sink->deliver(sink, &rec.hdr);
+}
+
+/* Hand one record to the sink; count it as read if the sink took it. */
+static int ring_deliver(struct magnet_ring *ring, struct magnet_sink *sink,
+			const struct magnet_record *rec)
+{
+	int ret = sink->deliver(sink, rec);
+
+	if (ret >= 0) {
+		sink->room -= rec_len(rec->size);
+		ring->last_ts = rec->timestamp;
+		WRITE_ONCE(ring->read, ring->read + 1);
+	}
+	return ret;
+}
+
+/* Drop mode: the records below @commit are stable until we move @tail. */
+static int ring_read_drop(struct magnet_ring *ring, struct magnet_sink *sink)
+{
+	unsigned long tail = atomic_long_read(&ring->tail);
+	/* Pairs with smp_store_release() in ring_publish(). */
+	unsigned long commit = smp_load_acquire(&ring->commit);
+	int ret = 0;
+
+	while (tail != commit && !ret) {
+		struct magnet_record *rec = ring_rec(ring, tail);
+		unsigned long len = rec_len(rec->size);
+
+		if (rec->event == MAGNET_EVENT_LOSS) {
+			struct magnet_loss *l = (void *)rec->payload;
+
+			ret = ring_report_loss(ring, l->total, rec->flags,
+					       rec->timestamp, sink);
+			if (ret == -ENOSPC)
+				return ret;
+		} else if (rec->event != MAGNET_EVENT_PAD) {
+			if (sink->room < len)
+				return -ENOSPC;
+			/* A record the sink could not take stays unread. */
+			ret = ring_deliver(ring, sink, rec);
+			if (ret < 0)
+				return ret;
+		}
+		tail += len;
+		/*
+		 * Our reads of the record are done before the space is
+		 * handed back. Pairs with the writer's
+		 * atomic_long_read_acquire(&ring->tail) in magnet_reserve().
+		 */
+		atomic_long_set_release(&ring->tail, tail);
+	}
+	return ret;
+}
+
+/* Overwrite mode: copy a record out, then claim it by cmpxchg on @tail. */
+static int ring_read_overwrite(struct magnet_reader *reader,
+			       struct magnet_ring *ring,
+			       struct magnet_sink *sink)
+{
+	struct magnet_record *copy = reader->bounce;
+	unsigned long bad_tail = ULONG_MAX;
+	int ret = 0;
+
+	while (!ret) {
+		unsigned long tail = atomic_long_read(&ring->tail);
+		/* Pairs with smp_store_release() in ring_publish(). */
+		unsigned long commit = smp_load_acquire(&ring->commit);
+		unsigned long len, lost, need;
+		struct magnet_record *rec;
+		u16 event;
+		u32 size;
+
+		if (tail == commit)
+			break;
+		rec = ring_rec(ring, tail);
+		size = READ_ONCE(rec->size);
+		event = READ_ONCE(rec->event);
+		len = rec_len(size);
+		/*
+		 * A writer may be overwriting this record right now; then
+		 * @tail has moved on. A header that is still insane with
+		 * @tail unchanged means a broken ring: say so and stop.
+		 */
+		if (size < sizeof(u64) ||
+		    len > ring->mask + 1 - (tail & ring->mask) ||
+		    (event != MAGNET_EVENT_PAD &&
+		     (size < REC_HDR || size > ring->buf->max_record))) {
+			if (WARN_ON_ONCE(tail == bad_tail))
+				return -EIO;
+			bad_tail = tail;
+			continue;
+		}
+		if (event == MAGNET_EVENT_PAD) {
+			atomic_long_cmpxchg(&ring->tail, tail, tail + len);
+			continue;
+		}
+		/*
+		 * Losses counted now all happened before @tail was read
+		 * (writers count an eviction after making it), so they
+		 * belong before this record.
+		 */
+		lost = magnet_ring_lost(ring);
+		need = len + (lost > ring->lost_seen ? LOSS_REC_SIZE : 0);
+		if (sink->room < need)
+			return -ENOSPC;
+		memcpy(copy, rec, len);
+		/*
+		 * Full barrier: the copy is complete before we claim the
+		 * record. Pairs with the evicting writer's cmpxchg in
+		 * ring_make_room(), which comes before it overwrites: if we
+		 * win, no writer touched the record while we copied it.
+		 */
+		if (atomic_long_cmpxchg(&ring->tail, tail, tail + len) != tail)
+			continue;
+		ret = ring_report_loss(ring, lost, MAGNET_RF_SYNTHETIC,
+				       copy->timestamp, sink);
+		if (ret >= 0)
+			ret = ring_deliver(ring, sink, copy);
+		/* Already consumed: a record the sink refused is gone. */
+		if (ret < 0)
+			WRITE_ONCE(ring->discarded, ring->discarded + 1);
+	}
+	return ret;
+}
+
+/**
+ * magnet_ring_read - consume records of one ring into a sink
+ * @reader:	the buffer's reader
+ * @ring:	the ring
+ * @sink:	where to put them
+ *
+ * When the ring is drained, losses not yet reported are reported with a
+ * loss record at the end (they happened after everything read).
+ *
+ * Return: 0 when the ring is drained, -ENOSPC when the sink is full, > 0
+ * if the sink asked to stop, or the sink's negative errno.
+ */
+int magnet_ring_read(struct magnet_reader *reader, struct magnet_ring *ring,
+		     struct magnet_sink *sink)
+{
+	unsigned long lost;
+	int ret;
+
+	for (;;) {
+		if (ring->buf->mode == MAGNET_FULL_DROP)
+			ret = ring_read_drop(ring, sink);
+		else
+			ret = ring_read_overwrite(reader, ring, sink);
+		if (ret)
+			return ret;
+		lost = magnet_ring_lost(ring);
+		/*
+		 * Losses counted before @commit last moved belong before the
+		 * records it published: read those first. Pairs with the
+		 * smp_mb() in ring_publish(), which orders a writer's
+		 * @commit store before its later drop count.
+		 */
+		smp_rmb();
+		/* Pairs with smp_store_release() in ring_publish(). */
+		if (smp_load_acquire(&ring->commit) ==
+		    atomic_long_read(&ring->tail))
+			break;
+	}
+	/* Stamped like the last record read: the loss came after it. */
+	return ring_report_loss(ring, lost, MAGNET_RF_SYNTHETIC, ring->last_ts,
+				sink);
+}

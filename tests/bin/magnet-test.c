@@ -1,0 +1,1030 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet-test: user-space half of magnet's VM test suites.
+ *
+ *   magnet-test stream [options]   read a buffer while magnet_stress writes
+ *                                  into it; check every record and the
+ *                                  accounting; one test
+ *   magnet-test attrs [BUFFER]     read attributes (lseek), poll readiness,
+ *                                  the one-reader rule, bad input
+ *   magnet-test kreader [BUFFER [ARGS]] the in-kernel reader API, checked
+ *                                  against the buffer's counters
+ *   magnet-test format             control/format matches the uapi header
+ *
+ * Every test prints "ok - name" or "not ok - name: why"; each command ends
+ * with "N passed, N failed" and exits non-zero if anything failed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <liburing.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/magnet.h>
+#include "stress_format.h"
+
+#define DEBUGFS		"/sys/kernel/debug/"
+#define DATA_DIR	DEBUGFS "magnet/data/"
+#define CONTROL_DIR	DEBUGFS "magnet/control/"
+#define STRESS_RUN	DEBUGFS "magnet_stress/run"
+#define STRESS_RESULT	DEBUGFS "magnet_stress/result"
+#define MAX_CPUS	64
+
+static int passed, failed;
+
+static void result(bool ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		passed++;
+		printf("ok - %s\n", name);
+	} else {
+		failed++;
+		printf("not ok - %s: ", name);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+static int summary(void)
+{
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+/* ---- kernel-side counters ---------------------------------------------- */
+
+struct cpu_stats {
+	unsigned long produced, written, read, lost, dropped, overwritten,
+		      discarded;
+};
+
+static int read_stats(const char *buffer, struct cpu_stats *st, int *ncpu)
+{
+	FILE *f = fopen(CONTROL_DIR "stats", "r");
+	char line[256], name[64];
+	struct cpu_stats s;
+	unsigned int cpu;
+
+	if (!f)
+		return -errno;
+	*ncpu = 0;
+	memset(st, 0, sizeof(*st) * MAX_CPUS);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %u %lu %lu %lu %lu %lu %lu %lu", name,
+			   &cpu, &s.produced, &s.written, &s.read, &s.lost,
+			   &s.dropped, &s.overwritten, &s.discarded) != 9 ||
+		    strcmp(name, buffer) || cpu >= MAX_CPUS)
+			continue;
+		st[cpu] = s;
+		if ((int)cpu + 1 > *ncpu)
+			*ncpu = cpu + 1;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* @st -= @before, counter by counter */
+static void stats_sub(struct cpu_stats *st, const struct cpu_stats *before,
+		      int ncpu)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		st[cpu].produced -= before[cpu].produced;
+		st[cpu].written -= before[cpu].written;
+		st[cpu].read -= before[cpu].read;
+		st[cpu].lost -= before[cpu].lost;
+		st[cpu].dropped -= before[cpu].dropped;
+		st[cpu].overwritten -= before[cpu].overwritten;
+		st[cpu].discarded -= before[cpu].discarded;
+	}
+}
+
+struct stress_result {
+	unsigned long attempts[MAX_CPUS][STRESS_NR_CTX];
+	unsigned long ok[MAX_CPUS][STRESS_NR_CTX];
+	int tid[MAX_CPUS];
+};
+
+static int read_stress_result(struct stress_result *r)
+{
+	static const char * const names[] = STRESS_CTX_NAMES;
+	FILE *f = fopen(STRESS_RESULT, "r");
+	unsigned long att, ok;
+	char line[256], ctx[16];
+	unsigned int cpu;
+	int tid, c;
+
+	if (!f)
+		return -errno;
+	memset(r, 0, sizeof(*r));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %15s %lu %lu %d", &cpu, ctx, &att, &ok,
+			   &tid) != 5 || cpu >= MAX_CPUS)
+			continue;
+		for (c = 0; c < STRESS_NR_CTX; c++)
+			if (!strcmp(ctx, names[c]))
+				break;
+		if (c == STRESS_NR_CTX)
+			continue;
+		r->attempts[cpu][c] = att;
+		r->ok[cpu][c] = ok;
+		r->tid[cpu] = tid;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* ---- stream test ------------------------------------------------------- */
+
+enum io_mode { IO_READ, IO_POLL, IO_EPOLL, IO_SIGIO, IO_URING };
+static const char * const io_names[] = {
+	"read", "poll", "epoll", "sigio", "uring",
+};
+
+struct stream_opts {
+	const char *buffer;
+	const char *run;
+	enum io_mode io;
+	long size_wm, count_wm, timeout_us;
+	size_t read_size;
+	long read_delay_us;	/* pause after each read: a slow reader */
+	int expect_loss;	/* -1 don't care, 0 none, 1 some */
+	bool overwrite;
+};
+
+struct checker {
+	unsigned long records[MAX_CPUS][STRESS_NR_CTX];
+	long long next_seq[MAX_CPUS][STRESS_NR_CTX];
+	unsigned long gaps[MAX_CPUS];
+	unsigned long lost[MAX_CPUS];
+	unsigned long loss_records;
+	unsigned long last_total[MAX_CPUS];
+	uint64_t last_ts[MAX_CPUS];
+	unsigned long total_records, bytes, errors, reads, wakeups;
+	int tid[MAX_CPUS];
+	char first_error[256];
+};
+
+static void check_fail(struct checker *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->errors++ < 5) {
+		char msg[256];
+
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		if (c->errors == 1)
+			strcpy(c->first_error, msg);
+		printf("# error: %s\n", msg);
+	}
+}
+
+static const uint16_t ctx_flags[STRESS_NR_CTX] = {
+	0, MAGNET_RF_SOFTIRQ, MAGNET_RF_HARDIRQ, MAGNET_RF_NMI,
+};
+
+/* Check the records of one read() result. */
+static void check_chunk(struct checker *c, const void *data, size_t n)
+{
+	size_t off = 0;
+
+	c->reads++;
+	c->bytes += n;
+	while (off < n) {
+		const struct magnet_record *r = (const void *)((const char *)data + off);
+		size_t len;
+		unsigned int ctx;
+
+		if (n - off < sizeof(*r) || r->size < sizeof(*r) ||
+		    (len = (r->size + 7) & ~7UL) > n - off) {
+			check_fail(c, "torn record at offset %zu of %zu", off, n);
+			return;
+		}
+		off += len;
+		if (r->cpu >= MAX_CPUS) {
+			check_fail(c, "cpu %u out of range", r->cpu);
+			continue;
+		}
+		if (r->timestamp < c->last_ts[r->cpu])
+			check_fail(c, "cpu %u: timestamp went back %" PRIu64 " -> %" PRIu64,
+				   r->cpu, c->last_ts[r->cpu], r->timestamp);
+		c->last_ts[r->cpu] = r->timestamp;
+		if (r->event == MAGNET_EVENT_LOSS) {
+			const struct magnet_loss *l = (const void *)r->payload;
+
+			c->loss_records++;
+			if (r->size != sizeof(*r) + sizeof(*l) || !l->lost ||
+			    l->total != c->last_total[r->cpu] + l->lost)
+				check_fail(c, "cpu %u: bad loss record lost %llu total %llu after %lu",
+					   r->cpu, (unsigned long long)l->lost,
+					   (unsigned long long)l->total,
+					   c->last_total[r->cpu]);
+			c->last_total[r->cpu] = l->total;
+			c->lost[r->cpu] += l->lost;
+			continue;
+		}
+		ctx = r->event - STRESS_EVENT_BASE;
+		if (ctx >= STRESS_NR_CTX) {
+			check_fail(c, "unexpected event %u", r->event);
+			continue;
+		}
+		const struct stress_payload *p = (const void *)r->payload;
+
+		if (stress_check(p, r->size - sizeof(*r), r->cpu, ctx)) {
+			check_fail(c, "cpu %u ctx %u: corrupt payload (seq %llu)",
+				   r->cpu, ctx, (unsigned long long)p->seq);
+			continue;
+		}
+		if (r->id != stress_id(r->cpu, ctx, p->seq))
+			check_fail(c, "cpu %u: wrong abstract id", r->cpu);
+		if ((r->flags & (MAGNET_RF_SOFTIRQ | MAGNET_RF_HARDIRQ |
+				 MAGNET_RF_NMI)) != ctx_flags[ctx])
+			check_fail(c, "cpu %u ctx %u: context flags %#x", r->cpu,
+				   ctx, r->flags);
+		if ((long long)p->seq < c->next_seq[r->cpu][ctx]) {
+			check_fail(c, "cpu %u ctx %u: seq %llu after %lld (order)",
+				   r->cpu, ctx, (unsigned long long)p->seq,
+				   c->next_seq[r->cpu][ctx] - 1);
+			continue;
+		}
+		c->gaps[r->cpu] += p->seq - c->next_seq[r->cpu][ctx];
+		c->next_seq[r->cpu][ctx] = p->seq + 1;
+		c->records[r->cpu][ctx]++;
+		c->total_records++;
+		if (ctx == STRESS_CTX_TASK) {
+			if (c->tid[r->cpu] && c->tid[r->cpu] != (int)r->tid)
+				check_fail(c, "cpu %u: task records from tids %d and %u",
+					   r->cpu, c->tid[r->cpu], r->tid);
+			c->tid[r->cpu] = r->tid;
+		}
+	}
+}
+
+struct run_arg {
+	const char *cmd;
+	pthread_t reader;
+	volatile int done, acked;
+	int err;
+};
+
+static void *run_thread(void *p)
+{
+	struct run_arg *a = p;
+
+	a->err = write_file(STRESS_RUN, a->cmd);
+	a->done = 1;
+	/* Knock the reader out of a blocking wait until it notices. */
+	while (!a->acked) {
+		pthread_kill(a->reader, SIGUSR1);
+		usleep(20000);
+	}
+	return NULL;
+}
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+}
+
+static int set_attrs(int fd, const struct stream_opts *o)
+{
+	if (lseek(fd, o->size_wm, MAGNET_SEEK_SIZE_WM) < 0 ||
+	    lseek(fd, o->count_wm, MAGNET_SEEK_COUNT_WM) < 0 ||
+	    lseek(fd, o->timeout_us, MAGNET_SEEK_TIMEOUT) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Read until EAGAIN with the watermarks off: everything left. */
+static void drain(int fd, struct checker *c, char *buf, size_t size)
+{
+	ssize_t n;
+
+	lseek(fd, 0, MAGNET_SEEK_SIZE_WM);
+	lseek(fd, 0, MAGNET_SEEK_COUNT_WM);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	while ((n = read(fd, buf, size)) > 0)
+		check_chunk(c, buf, n);
+	if (n < 0 && errno != EAGAIN)
+		check_fail(c, "drain read: %s", strerror(errno));
+}
+
+static void read_loop(int fd, const struct stream_opts *o, struct checker *c,
+		      char *buf, struct run_arg *run)
+{
+	struct io_uring ring;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int epfd = -1, sig = SIGRTMIN + 1;
+	sigset_t set;
+	ssize_t n = -1;
+
+	switch (o->io) {
+	case IO_READ:
+		break;
+	case IO_POLL:
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		break;
+	case IO_EPOLL:
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		epfd = epoll_create1(0);
+		epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+		break;
+	case IO_SIGIO:
+		/* SIGIO itself comes when the queue of @sig overflows */
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigaddset(&set, SIGIO);
+		fcntl(fd, F_SETOWN, getpid());
+		fcntl(fd, F_SETSIG, sig);
+		if (fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC) < 0)
+			check_fail(c, "O_ASYNC: %s", strerror(errno));
+		break;
+	case IO_URING:
+		if (io_uring_queue_init(4, &ring, 0) < 0) {
+			check_fail(c, "io_uring_queue_init failed");
+			return;
+		}
+		break;
+	}
+
+	while (!run->done) {
+		switch (o->io) {
+		case IO_READ:
+			n = read(fd, buf, o->read_size);
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		case IO_POLL: {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+			if (poll(&pfd, 1, 100) <= 0)
+				continue;
+			c->wakeups++;
+			n = read(fd, buf, o->read_size);
+			break;
+		}
+		case IO_EPOLL:
+			if (epoll_wait(epfd, &ev, 1, 100) <= 0)
+				continue;
+			c->wakeups++;
+			n = read(fd, buf, o->read_size);
+			break;
+		case IO_SIGIO: {
+			struct timespec ts = { 0, 100000000 }, zero = { 0, 0 };
+			siginfo_t si;
+			int got, i;
+
+			got = sigtimedwait(&set, &si, &ts);
+			if (got != sig && got != SIGIO)
+				continue;
+			if (got == sig && (si.si_fd != fd || !(si.si_band & POLLIN)))
+				check_fail(c, "SIGIO with fd %d band %#lx",
+					   si.si_fd, (long)si.si_band);
+			c->wakeups++;
+			/* take the signals queued meanwhile, then read until
+			 * EAGAIN, but come back to them while data keeps coming
+			 */
+			while (sigtimedwait(&set, &si, &zero) > 0)
+				;
+			for (i = 0; i < 16 && (n = read(fd, buf, o->read_size)) > 0; i++) {
+				if (o->read_delay_us)
+					usleep(o->read_delay_us);
+				check_chunk(c, buf, n);
+			}
+			continue;
+		}
+		case IO_URING: {
+			struct __kernel_timespec ts = { 0, 100000000 };
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			struct io_uring_cqe *cqe;
+			int ret, pending = 1;
+
+			io_uring_prep_read(sqe, fd, buf, o->read_size, 0);
+			sqe->user_data = 1;
+			io_uring_submit(&ring);
+			while (((ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts)) == -ETIME ||
+				ret == -EINTR) && !run->done)
+				;
+			if (ret == -EINTR)
+				ret = -ETIME;	/* the run is over */
+			if (ret == -ETIME) {
+				/* the run is over: cancel the read */
+				sqe = io_uring_get_sqe(&ring);
+				io_uring_prep_cancel64(sqe, 1, 0);
+				sqe->user_data = 2;
+				io_uring_submit(&ring);
+				pending = 2;
+			}
+			n = -1;
+			errno = EAGAIN;
+			while (pending--) {
+				do
+					ret = io_uring_wait_cqe(&ring, &cqe);
+				while (ret == -EINTR);
+				if (ret < 0) {
+					check_fail(c, "io_uring wait: %s", strerror(-ret));
+					goto out;
+				}
+				if (cqe->user_data == 1 && cqe->res >= 0) {
+					n = cqe->res;
+					c->wakeups++;
+				} else if (cqe->user_data == 1 &&
+					   cqe->res != -ECANCELED) {
+					errno = -cqe->res;
+				}
+				io_uring_cqe_seen(&ring, cqe);
+			}
+			break;
+		}
+		}
+		if (n > 0 && o->read_delay_us)
+			usleep(o->read_delay_us);
+		if (n > 0)
+			check_chunk(c, buf, n);
+		else if (n == 0)
+			check_fail(c, "read returned 0 (EOF) while running");
+		else if (errno != EAGAIN && errno != EINTR)
+			check_fail(c, "read: %s", strerror(errno));
+	}
+out:
+	if (o->io == IO_URING)
+		io_uring_queue_exit(&ring);
+	if (epfd >= 0)
+		close(epfd);
+	if (o->io == IO_SIGIO)
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+}
+
+static int cmd_stream(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "buffer", required_argument, NULL, 'b' },
+		{ "run", required_argument, NULL, 'r' },
+		{ "io", required_argument, NULL, 'i' },
+		{ "size-wm", required_argument, NULL, 's' },
+		{ "count-wm", required_argument, NULL, 'c' },
+		{ "timeout-us", required_argument, NULL, 't' },
+		{ "read-size", required_argument, NULL, 'n' },
+		{ "read-delay-us", required_argument, NULL, 'd' },
+		{ "expect-loss", no_argument, NULL, 'L' },
+		{ "expect-no-loss", no_argument, NULL, 'N' },
+		{ "overwrite", no_argument, NULL, 'o' },
+		{ "name", required_argument, NULL, 'T' },
+		{}
+	};
+	struct stream_opts o = {
+		.buffer = "default", .run = "ms=1000", .read_size = 1 << 20,
+		.expect_loss = -1,
+	};
+	static struct checker c;
+	static struct stress_result sr;
+	struct cpu_stats st[MAX_CPUS], before[MAX_CPUS];
+	struct run_arg run = {};
+	const char *name = "stream";
+	char path[256], *buf;
+	pthread_t tid;
+	int fd, opt, ncpu, cpu, ctx, i;
+	bool ok = true;
+	char why[512] = "";
+
+	while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		switch (opt) {
+		case 'b': o.buffer = optarg; break;
+		case 'r': o.run = optarg; break;
+		case 's': o.size_wm = atol(optarg); break;
+		case 'c': o.count_wm = atol(optarg); break;
+		case 't': o.timeout_us = atol(optarg); break;
+		case 'n': o.read_size = atol(optarg); break;
+		case 'd': o.read_delay_us = atol(optarg); break;
+		case 'L': o.expect_loss = 1; break;
+		case 'N': o.expect_loss = 0; break;
+		case 'o': o.overwrite = true; break;
+		case 'T': name = optarg; break;
+		case 'i':
+			for (i = 0; i < 5; i++)
+				if (!strcmp(optarg, io_names[i]))
+					break;
+			if (i == 5) {
+				fprintf(stderr, "unknown --io %s\n", optarg);
+				return 2;
+			}
+			o.io = i;
+			break;
+		default:
+			return 2;
+		}
+	}
+	buf = aligned_alloc(8, o.read_size < MAGNET_RECORD_MAX ?
+			    MAGNET_RECORD_MAX : o.read_size);
+	snprintf(path, sizeof(path), DATA_DIR "%s", o.buffer);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		result(false, name, "open %s: %s", path, strerror(errno));
+		return summary();
+	}
+	if (set_attrs(fd, &o)) {
+		result(false, name, "lseek attributes: %s", strerror(errno));
+		return summary();
+	}
+	/* Start from an empty buffer, whatever an earlier reader left. */
+	drain(fd, &c, buf, MAGNET_RECORD_MAX);
+	memset(&c, 0, sizeof(c));
+	fcntl(fd, F_SETFL, 0);
+	if (set_attrs(fd, &o)) {
+		result(false, name, "lseek attributes: %s", strerror(errno));
+		return summary();
+	}
+	/* Counters are per buffer lifetime: compare what this run added. */
+	read_stats(o.buffer, before, &ncpu);
+	for (cpu = 0; cpu < ncpu; cpu++)
+		c.last_total[cpu] = before[cpu].lost;
+	/* the SIGIO signal is taken with sigtimedwait(): block it everywhere */
+	sigset_t rt;
+
+	sigemptyset(&rt);
+	sigaddset(&rt, SIGRTMIN + 1);
+	sigaddset(&rt, SIGIO);
+	pthread_sigmask(SIG_BLOCK, &rt, NULL);
+	/* no SA_RESTART: the signal must break a blocking read */
+	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = on_sigusr1 }, NULL);
+	run.cmd = o.run;
+	run.reader = pthread_self();
+	pthread_create(&tid, NULL, run_thread, &run);
+	read_loop(fd, &o, &c, buf, &run);
+	run.acked = 1;
+	pthread_join(tid, NULL);
+	drain(fd, &c, buf, MAGNET_RECORD_MAX);
+
+	if (run.err) {
+		result(false, name, "stress run \"%s\": %s", o.run,
+		       strerror(-run.err));
+		return summary();
+	}
+	read_stress_result(&sr);
+	read_stats(o.buffer, st, &ncpu);
+	stats_sub(st, before, ncpu);
+
+#define FAIL(...) do { if (ok) snprintf(why, sizeof(why), __VA_ARGS__); \
+		       ok = false; } while (0)
+	if (c.errors)
+		FAIL("%lu bad records, first: %s", c.errors, c.first_error);
+	unsigned long total_lost = 0, total_produced = 0;
+
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		unsigned long att = 0, trailing = 0;
+
+		for (ctx = 0; ctx < STRESS_NR_CTX; ctx++) {
+			att += sr.attempts[cpu][ctx];
+			/* drops after the last record read */
+			trailing += sr.attempts[cpu][ctx] - c.next_seq[cpu][ctx];
+			if (!o.overwrite &&
+			    c.records[cpu][ctx] != sr.ok[cpu][ctx])
+				FAIL("cpu %d ctx %d: %lu records logged, %lu read (drop mode loses nothing logged)",
+				     cpu, ctx, sr.ok[cpu][ctx],
+				     c.records[cpu][ctx]);
+		}
+		if (st[cpu].produced != att)
+			FAIL("cpu %d: produced %lu != %lu attempts", cpu,
+			     st[cpu].produced, att);
+		if (st[cpu].produced != st[cpu].read + st[cpu].lost)
+			FAIL("cpu %d: produced %lu != read %lu + lost %lu", cpu,
+			     st[cpu].produced, st[cpu].read, st[cpu].lost);
+		unsigned long got = 0;
+
+		for (ctx = 0; ctx < STRESS_NR_CTX; ctx++)
+			got += c.records[cpu][ctx];
+		if (got != st[cpu].read)
+			FAIL("cpu %d: %lu records read, kernel says %lu", cpu,
+			     got, st[cpu].read);
+		if (c.lost[cpu] != st[cpu].lost)
+			FAIL("cpu %d: loss records sum to %lu, kernel lost %lu",
+			     cpu, c.lost[cpu], st[cpu].lost);
+		if (c.gaps[cpu] + trailing != st[cpu].lost)
+			FAIL("cpu %d: %lu sequence gaps, kernel lost %lu", cpu,
+			     c.gaps[cpu] + trailing, st[cpu].lost);
+		if (sr.tid[cpu] && c.tid[cpu] && sr.tid[cpu] != c.tid[cpu])
+			FAIL("cpu %d: task records carry tid %d, writer was %d",
+			     cpu, c.tid[cpu], sr.tid[cpu]);
+		if (st[cpu].discarded)
+			FAIL("cpu %d: %lu records discarded", cpu,
+			     st[cpu].discarded);
+		total_lost += st[cpu].lost;
+		total_produced += st[cpu].produced;
+	}
+	if (!total_produced)
+		FAIL("nothing was produced");
+	if (o.expect_loss == 0 && total_lost)
+		FAIL("%lu records lost where none should be", total_lost);
+	if (o.expect_loss == 1 && !total_lost)
+		FAIL("no loss where the buffer should overflow");
+	if (o.io != IO_READ && !c.wakeups)
+		FAIL("never woken by %s", io_names[o.io]);
+	printf("# %s: io=%s produced=%lu read=%lu lost=%lu loss_records=%lu reads=%lu wakeups=%lu bytes=%lu\n",
+	       name, io_names[o.io], total_produced, c.total_records,
+	       total_lost, c.loss_records, c.reads, c.wakeups, c.bytes);
+	result(ok, name, "%s", why);
+	close(fd);
+	free(buf);
+	return summary();
+}
+
+/* ---- read attributes and the data file's rules ------------------------- */
+
+static int open_data(const char *buffer, int flags)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), DATA_DIR "%s", buffer);
+	return open(path, flags);
+}
+
+static bool readable(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
+}
+
+/* Make exactly @per_cpu task-context records on every online CPU. */
+static int produce(const char *buffer, int per_cpu, int payload)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 "buffer=%s ctx=task events=%d ms=300 min=%d max=%d",
+		 buffer, per_cpu, payload, payload);
+	return write_file(STRESS_RUN, cmd);
+}
+
+struct blocked_read {
+	int fd;
+	size_t size;
+	ssize_t n;
+	int err;
+	double returned_ms;
+};
+
+static void *blocked_read_thread(void *p)
+{
+	struct blocked_read *b = p;
+	static char buf[1 << 20];
+
+	b->n = read(b->fd, buf, b->size);
+	b->err = errno;
+	b->returned_ms = now_ms();
+	return NULL;
+}
+
+static long ncpus(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static void drain_all(int fd)
+{
+	static char buf[1 << 20];
+	int fl = fcntl(fd, F_GETFL);
+
+	lseek(fd, 0, MAGNET_SEEK_SIZE_WM);
+	lseek(fd, 0, MAGNET_SEEK_COUNT_WM);
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	fcntl(fd, F_SETFL, fl);
+}
+
+static int cmd_attrs(int argc, char **argv)
+{
+	const char *buffer = argc > 1 ? argv[1] : "default";
+	const long rec = sizeof(struct magnet_record) + sizeof(struct stress_payload);
+	long n = ncpus(), per_cpu = 5, total = per_cpu * n;
+	struct blocked_read b = {};
+	pthread_t t;
+	char small[64];
+	double t0;
+	int fd, fd2;
+
+	fd = open_data(buffer, O_RDONLY);
+	result(fd >= 0, "open data file", "%s", strerror(errno));
+	if (fd < 0)
+		return summary();
+	drain_all(fd);
+
+	/* One reader at a time, file against file and file against kernel. */
+	fd2 = open_data(buffer, O_RDONLY);
+	result(fd2 < 0 && errno == EBUSY, "second open gets EBUSY",
+	       "got fd %d errno %s", fd2, strerror(errno));
+	if (fd2 >= 0)
+		close(fd2);
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "buffer=%s kreader=1 ms=10 ctx=task events=1",
+		 buffer);
+	int err = write_file(STRESS_RUN, cmd);
+
+	result(err == -EBUSY, "kernel reader refused while the file is open",
+	       "got %s", strerror(-err));
+	fd2 = open_data(buffer, O_RDWR);
+	result(fd2 < 0 && errno != EBUSY, "open for writing refused",
+	       "got fd %d errno %s", fd2, strerror(errno));
+
+	/* Bad attribute values: EINVAL, nothing changed. */
+	struct { long long v; int whence; int err; const char *what; } bad[] = {
+		{ -1, MAGNET_SEEK_SIZE_WM, EINVAL, "negative size watermark" },
+		{ 1LL << 40, MAGNET_SEEK_SIZE_WM, EINVAL, "size watermark above ring size" },
+		{ -5, MAGNET_SEEK_COUNT_WM, EINVAL, "negative count watermark" },
+		{ 1LL << 40, MAGNET_SEEK_COUNT_WM, EINVAL, "count watermark above ring capacity" },
+		{ -1, MAGNET_SEEK_TIMEOUT, EINVAL, "negative timeout" },
+		{ MAGNET_TIMEOUT_MAX_US + 1, MAGNET_SEEK_TIMEOUT, EINVAL, "timeout above an hour" },
+		{ 10, SEEK_SET, ESPIPE, "SEEK_SET to a position" },
+		{ 10, SEEK_CUR, ESPIPE, "SEEK_CUR by an offset" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		off_t r = lseek(fd, bad[i].v, bad[i].whence);
+
+		result(r == -1 && errno == bad[i].err, bad[i].what,
+		       "lseek returned %lld errno %s", (long long)r,
+		       strerror(errno));
+	}
+	result(lseek(fd, 0, SEEK_CUR) == 0 && lseek(fd, 0, SEEK_SET) == 0,
+	       "position queries are harmless", "%s", strerror(errno));
+
+	/* Count watermark: readiness exactly at the watermark. */
+	result(produce(buffer, per_cpu, 32) == 0, "produce records", "%s",
+	       strerror(errno));
+	lseek(fd, total + 1, MAGNET_SEEK_COUNT_WM);
+	result(!readable(fd, 0), "count watermark above available: not readable",
+	       "poll says readable with %ld records, watermark %ld", total, total + 1);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	ssize_t r = read(fd, small, sizeof(small));
+
+	result(r == -1 && errno == EAGAIN, "O_NONBLOCK read below watermark: EAGAIN",
+	       "read returned %zd (%s)", r, strerror(errno));
+	/* a rejected lseek left the watermark where it was */
+	lseek(fd, -1, MAGNET_SEEK_COUNT_WM);
+	result(!readable(fd, 0), "rejected lseek changed nothing",
+	       "watermark changed by a rejected lseek");
+	lseek(fd, total, MAGNET_SEEK_COUNT_WM);
+	result(readable(fd, 0), "count watermark met: readable",
+	       "poll says not readable with %ld records, watermark %ld", total, total);
+
+	/* Size watermark likewise, in bytes. */
+	lseek(fd, 0, MAGNET_SEEK_COUNT_WM);
+	lseek(fd, total * rec + 1, MAGNET_SEEK_SIZE_WM);
+	result(!readable(fd, 0), "size watermark above available: not readable",
+	       "readable with %ld bytes, watermark %ld", total * rec, total * rec + 1);
+	lseek(fd, total * rec, MAGNET_SEEK_SIZE_WM);
+	result(readable(fd, 0), "size watermark met: readable",
+	       "not readable with %ld bytes, watermark %ld", total * rec, total * rec);
+
+	/* A buffer too small for the next record. */
+	lseek(fd, 0, MAGNET_SEEK_SIZE_WM);
+	r = read(fd, small, 16);
+	result(r == -1 && errno == EMSGSIZE, "read buffer smaller than a record: EMSGSIZE",
+	       "read returned %zd (%s)", r, strerror(errno));
+	/* Whole records only: 3.5 records' room gives 3 records. */
+	static char mid[4096];
+
+	r = read(fd, mid, 3 * rec + rec / 2);
+	result(r == 3 * rec, "read returns whole records only",
+	       "read of %ld bytes returned %zd", 3 * rec + rec / 2, r);
+	drain_all(fd);
+	fcntl(fd, F_SETFL, 0);
+
+	/* A blocking read returns when the count watermark is crossed. */
+	lseek(fd, 2 * total, MAGNET_SEEK_COUNT_WM);
+	b.fd = fd;
+	b.size = 1 << 20;
+	pthread_create(&t, NULL, blocked_read_thread, &b);
+	produce(buffer, per_cpu, 32);	/* half the watermark */
+	usleep(300000);
+	double half_done = now_ms();
+
+	result(!b.returned_ms, "blocking read waits below the count watermark",
+	       "returned %zd after half the records", b.n);
+	produce(buffer, per_cpu, 32);
+	pthread_join(t, NULL);
+	result(b.n == 2 * total * rec && b.returned_ms >= half_done,
+	       "blocking read returns once the count watermark is met",
+	       "read returned %zd (want %ld), %s", b.n, 2 * total * rec,
+	       strerror(b.err));
+
+	/* Size watermark on a blocking read. */
+	lseek(fd, 0, MAGNET_SEEK_COUNT_WM);
+	lseek(fd, 2 * total * rec, MAGNET_SEEK_SIZE_WM);
+	memset(&b, 0, sizeof(b));
+	b.fd = fd;
+	b.size = 1 << 20;
+	pthread_create(&t, NULL, blocked_read_thread, &b);
+	produce(buffer, per_cpu, 32);
+	usleep(300000);
+	half_done = now_ms();
+	result(!b.returned_ms, "blocking read waits below the size watermark",
+	       "returned %zd", b.n);
+	produce(buffer, per_cpu, 32);
+	pthread_join(t, NULL);
+	result(b.n == 2 * total * rec && b.returned_ms >= half_done,
+	       "blocking read returns once the size watermark is met",
+	       "read returned %zd (want %ld)", b.n, 2 * total * rec);
+
+	/* Timeout: returns what there is once it expires. */
+	lseek(fd, 0, MAGNET_SEEK_SIZE_WM);
+	lseek(fd, 10 * total, MAGNET_SEEK_COUNT_WM);
+	lseek(fd, 400000, MAGNET_SEEK_TIMEOUT);
+	produce(buffer, per_cpu, 32);
+	memset(&b, 0, sizeof(b));
+	b.fd = fd;
+	b.size = 1 << 20;
+	t0 = now_ms();
+	blocked_read_thread(&b);
+	result(b.n == total * rec && b.returned_ms - t0 >= 390,
+	       "read timeout returns the records there are after it expires",
+	       "read returned %zd (want %ld) after %.0f ms (timeout 400 ms)",
+	       b.n, total * rec, b.returned_ms - t0);
+
+	/* Timeout with nothing there: waits for the first record. */
+	memset(&b, 0, sizeof(b));
+	b.fd = fd;
+	b.size = 1 << 20;
+	lseek(fd, 100000, MAGNET_SEEK_TIMEOUT);
+	pthread_create(&t, NULL, blocked_read_thread, &b);
+	usleep(500000);
+	result(!b.returned_ms, "expired timeout with no record keeps waiting",
+	       "returned %zd", b.n);
+	produce(buffer, 1, 32);
+	pthread_join(t, NULL);
+	result(b.n >= rec, "then returns the first records", "returned %zd", b.n);
+
+	/* Lowering the watermark releases a blocked reader. */
+	drain_all(fd);
+	lseek(fd, 0, MAGNET_SEEK_TIMEOUT);
+	lseek(fd, 10 * total, MAGNET_SEEK_COUNT_WM);
+	produce(buffer, per_cpu, 32);
+	memset(&b, 0, sizeof(b));
+	b.fd = fd;
+	b.size = 1 << 20;
+	pthread_create(&t, NULL, blocked_read_thread, &b);
+	usleep(200000);
+	lseek(fd, total, MAGNET_SEEK_COUNT_WM);
+	pthread_join(t, NULL);
+	result(b.n == total * rec, "lowering the watermark releases a blocked read",
+	       "read returned %zd (want %ld)", b.n, total * rec);
+
+	/* Attributes belong to the open file: reset on the next open. */
+	lseek(fd, 10 * total, MAGNET_SEEK_COUNT_WM);
+	close(fd);
+	fd = open_data(buffer, O_RDONLY | O_NONBLOCK);
+	produce(buffer, 1, 32);
+	result(fd >= 0 && readable(fd, 0), "attributes reset when reopened",
+	       "not readable after reopen");
+	drain_all(fd);
+	close(fd);
+	return summary();
+}
+
+/* ---- kernel-space reader ------------------------------------------------ */
+
+/* magnet-test kreader BUFFER [RUN ARGS]: magnet_stress consumes with the
+ * in-kernel reader API while it writes; its findings must match the
+ * buffer's counters exactly.
+ */
+static int cmd_kreader(int argc, char **argv)
+{
+	const char *buffer = argc > 1 ? argv[1] : "default";
+	const char *args = argc > 2 ? argv[2] : "ms=1000";
+	unsigned long records = 0, lost = 0, errors = 1;
+	unsigned long produced = 0, read = 0, klost = 0;
+	struct cpu_stats st[MAX_CPUS], before[MAX_CPUS];
+	char cmd[512], line[512], first[256] = "";
+	int err, ncpu, cpu;
+	FILE *f;
+
+	read_stats(buffer, before, &ncpu);
+	snprintf(cmd, sizeof(cmd), "buffer=%s kreader=1 %s", buffer, args);
+	err = write_file(STRESS_RUN, cmd);
+	result(!err, "kernel reader run", "%s", strerror(-err));
+	f = fopen(STRESS_RESULT, "r");
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "kreader records %lu lost %lu errors %lu %255[^\n]",
+		       &records, &lost, &errors, first);
+	if (f)
+		fclose(f);
+	read_stats(buffer, st, &ncpu);
+	stats_sub(st, before, ncpu);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		produced += st[cpu].produced;
+		read += st[cpu].read;
+		klost += st[cpu].lost;
+	}
+	printf("# kreader: produced=%lu read=%lu lost=%lu\n", produced, records, lost);
+	result(errors == 0, "kernel reader sees no bad record", "%lu bad, first: %s",
+	       errors, first);
+	result(records > 0 && records == read, "kernel reader got every record read",
+	       "it got %lu, kernel counted %lu read", records, read);
+	result(lost == klost && produced == read + klost,
+	       "kernel reader's loss records add up",
+	       "loss records %lu, kernel lost %lu, produced %lu read %lu",
+	       lost, klost, produced, read);
+	return summary();
+}
+
+/* ---- control/format ---------------------------------------------------- */
+
+static int cmd_format(void)
+{
+	FILE *f = fopen(CONTROL_DIR "format", "r");
+	char line[256], type[16], field[32];
+	size_t off, size;
+	int version = -1, header = -1, fields = 0, bad = 0;
+
+	if (!f) {
+		result(false, "format file", "%s", strerror(errno));
+		return summary();
+	}
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "version: %d", &version);
+		sscanf(line, "header_size: %d", &header);
+		if (sscanf(line, "field: %15s %31[^;]; offset: %zu; size: %zu",
+			   type, field, &off, &size) == 4) {
+			fields++;
+#define CHECK(name) if (!strcmp(field, #name) && \
+	(off != offsetof(struct magnet_record, name) || \
+	 size != sizeof(((struct magnet_record *)0)->name))) bad++
+			CHECK(size); CHECK(event); CHECK(flags); CHECK(cpu);
+			CHECK(tgid); CHECK(tid); CHECK(id); CHECK(timestamp);
+		}
+	}
+	fclose(f);
+	result(version == MAGNET_FORMAT_VERSION, "format version matches",
+	       "module %d, header %d", version, MAGNET_FORMAT_VERSION);
+	result(header == (int)sizeof(struct magnet_record),
+	       "header size matches", "module %d, header %zu", header,
+	       sizeof(struct magnet_record));
+	result(fields == 9 && !bad, "field layout matches",
+	       "%d fields, %d differ", fields, bad);
+	return summary();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "stream"))
+		return cmd_stream(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "attrs"))
+		return cmd_attrs(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "kreader"))
+		return cmd_kreader(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "format"))
+		return cmd_format();
+	fprintf(stderr,
+		"usage: magnet-test stream [--buffer B] [--run ARGS] [--io read|poll|epoll|sigio|uring]\n"
+		"                          [--size-wm N] [--count-wm N] [--timeout-us N] [--read-size N]\n"
+		"                          [--read-delay-us N]\n"
+		"                          [--expect-loss|--expect-no-loss] [--overwrite] [--name NAME]\n"
+		"       magnet-test attrs [BUFFER]\n"
+		"       magnet-test kreader [BUFFER [RUN ARGS]]\n"
+		"       magnet-test format\n");
+	return 2;
+}

@@ -1,0 +1,53 @@
+# Shell test harness for the suites that run inside the VM (busybox sh).
+# Each check prints "ok - NAME" or "not ok - NAME: WHY"; summary() prints
+# "N passed, N failed" and returns non-zero if anything failed.
+
+passed=0
+failed=0
+M=/magnet
+DBG=/sys/kernel/debug
+PATH=$M/bin:$PATH
+
+pass() { passed=$((passed + 1)); echo "ok - $1"; }
+fail() { failed=$((failed + 1)); echo "not ok - $1: $2"; }
+
+# check NAME COMMAND...: passes if COMMAND succeeds.
+check() {
+	name=$1; shift
+	if "$@"; then pass "$name"; else fail "$name" "failed: $*"; fi
+}
+
+# check_fails NAME COMMAND...: passes if COMMAND fails.
+check_fails() {
+	name=$1; shift
+	if "$@"; then fail "$name" "succeeded: $*"; else pass "$name"; fi
+}
+
+# run_c COMMAND...: run a C test program and add its tally to ours.
+run_c() {
+	out=$("$@" 2>&1)
+	echo "$out"
+	line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+	if [ -z "$line" ]; then
+		fail "$*" "no summary line (crashed?)"
+		return
+	fi
+	set -- $line
+	passed=$((passed + $1))
+	failed=$((failed + $3))
+}
+
+load_magnet() {
+	insmod $M/magnet.ko "$@"
+}
+
+unload_all() {
+	rmmod magnet_stress 2>/dev/null
+	rmmod magnet 2>/dev/null
+	true
+}
+
+summary() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
