@@ -253,6 +253,9 @@ int magnet_buffers_from_param(const char *spec, unsigned long memory_limit)
 				pr_err("buffers=: \"%s\" would exceed max_memory_mb (%lu MiB in use, %lu bytes per CPU on %u CPUs asked)\n",
 				       orig ?: "?", magnet_memory_used >> 20,
 				       size, num_possible_cpus());
+			else
+				pr_err("buffers=: cannot create \"%s\": %pe\n",
+				       orig ?: "?", ERR_PTR(err));
 		}
 		kfree(orig);
 		if (!IS_ERR(buf) && !strcmp(buf->name, "default"))
@@ -263,7 +266,8 @@ int magnet_buffers_from_param(const char *spec, unsigned long memory_limit)
 					   MAGNET_FULL_DROP, memory_limit);
 		if (IS_ERR(buf)) {
 			err = PTR_ERR(buf);
-			pr_err("cannot create buffer \"default\": %d\n", err);
+			pr_err("cannot create buffer \"default\": %pe\n",
+			       buf);
 		}
 	}
 	mutex_unlock(&magnet_buffers_lock);

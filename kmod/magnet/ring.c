@@ -84,7 +84,9 @@ struct magnet_ring *magnet_ring_create(struct magnet_buffer *buf,
 	ring = kzalloc_node(sizeof(*ring), GFP_KERNEL, node);
 	if (!ring)
 		return NULL;
-	ring->data = vzalloc_node(buf->ring_size, node);
+	/* No warning splat on failure: the caller reports -ENOMEM itself. */
+	ring->data = kvzalloc_node(buf->ring_size, GFP_KERNEL | __GFP_NOWARN,
+				   node);
 	if (!ring->data) {
 		kfree(ring);
 		return NULL;
@@ -103,7 +105,7 @@ void magnet_ring_destroy(struct magnet_ring *ring)
 	if (!ring)
 		return;
 	irq_work_sync(&ring->wake_work);
-	vfree(ring->data);
+	kvfree(ring->data);
 	kfree(ring);
 }
 

@@ -84,6 +84,37 @@ wait $reader 2>/dev/null
 check "unload stress module" rmmod magnet_stress
 check "unload magnet" rmmod magnet
 
+# Allocation failures (kernels with failslab, e.g. the debug kernel):
+# opening a data file fails cleanly wherever an allocation fails, and
+# leaves the buffer free for the next reader. Only the process under test
+# gets failures (task-filter). Loads are not fault-injected: failures
+# injected into insmod hit the kernel's own module loader first.
+FS=$DBG/failslab
+if [ -d $FS ]; then
+	load_magnet buffers=default:64K,f:16K:overwrite
+	echo Y > $FS/task-filter
+	echo 100 > $FS/probability
+	echo 0 > $FS/verbose
+	echo N > $FS/ignore-gfp-wait
+	open_failed=0 stuck=
+	space=0
+	while [ $space -le 65536 ]; do
+		# one failure: the first allocation after SPACE bytes
+		echo 1 > $FS/times
+		echo $space > $FS/space
+		sh -c 'echo 1 > /proc/self/make-it-fail; exec "$@"' sh \
+			$M/bin/magnet-read -b f -N -q 2>/dev/null || open_failed=$((open_failed + 1))
+		$M/bin/magnet-read -b f -N -q 2>/dev/null || stuck="$stuck $space"
+		space=$(( space ? space * 2 : 8 ))
+	done
+	echo 0 > $FS/probability
+	check "opens that failed allocations ($open_failed) left the buffer free" \
+		test -z "$stuck" -a $open_failed -gt 0
+	unload_all
+else
+	echo "# no failslab in this kernel: allocation-failure tests skipped"
+fi
+
 # Bad input to the test module's control file (sanity of the rig itself).
 load_magnet
 insmod $M/magnet_stress.ko
