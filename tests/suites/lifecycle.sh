@@ -115,6 +115,18 @@ else
 	echo "# no failslab in this kernel: allocation-failure tests skipped"
 fi
 
+# One reader at a time, the kernel's against the file's.
+load_magnet
+insmod $M/magnet_stress.ko
+echo "kreader=1 ms=1500 period_us=1000 burst=1 task_sleep_us=1000" > $DBG/magnet_stress/run &
+run=$!
+sleep 0.5
+check_fails "file open refused while a kernel reader is attached" \
+	$M/bin/magnet-read -N -q
+wait $run
+check "file opens once the kernel reader is gone" $M/bin/magnet-read -N -q
+unload_all
+
 # Bad input to the test module's control file (sanity of the rig itself).
 load_magnet
 insmod $M/magnet_stress.ko
