@@ -230,7 +230,9 @@ static void fill_header(struct magnet_record *rec, u32 size, u16 event,
  * ERR_PTR(-EINVAL) for an invalid event id,
  * ERR_PTR(-E2BIG) if the record is larger than the buffer's max_record,
  * ERR_PTR(-ENOSPC) if the ring is full (counted as dropped),
- * ERR_PTR(-EBUSY) if writers are nested too deeply (counted as dropped).
+ * ERR_PTR(-EBUSY) if writers are nested too deeply (counted as dropped),
+ * ERR_PTR(-EOPNOTSUPP) in NMI context where the architecture's cmpxchg is
+ * not NMI-safe.
  */
 struct magnet_record *magnet_reserve(struct magnet_buffer *buf, u16 event,
 				     u64 id, u32 payload_size)
@@ -244,6 +246,9 @@ struct magnet_record *magnet_reserve(struct magnet_buffer *buf, u16 event,
 
 	if (unlikely(!event || event > MAGNET_EVENT_ID_MAX))
 		return ERR_PTR(-EINVAL);
+	/* local_cmpxchg() must not be interrupted half-way by an NMI writer. */
+	if (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) && in_nmi())
+		return ERR_PTR(-EOPNOTSUPP);
 	if (unlikely(payload_size > buf->max_record - REC_HDR))
 		return ERR_PTR(-E2BIG);
 	len = rec_len(REC_HDR + payload_size);

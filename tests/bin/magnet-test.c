@@ -143,6 +143,7 @@ static void stats_sub(struct cpu_stats *st, const struct cpu_stats *before,
 struct stress_result {
 	unsigned long attempts[MAX_CPUS][STRESS_NR_CTX];
 	unsigned long ok[MAX_CPUS][STRESS_NR_CTX];
+	unsigned long nested;	/* writes that interrupted another write */
 	int tid[MAX_CPUS];
 };
 
@@ -159,6 +160,10 @@ static int read_stress_result(struct stress_result *r)
 		return -errno;
 	memset(r, 0, sizeof(*r));
 	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "nested %u %lu", &cpu, &att) == 2) {
+			r->nested += att;
+			continue;
+		}
 		if (sscanf(line, "%u %15s %lu %lu %d", &cpu, ctx, &att, &ok,
 			   &tid) != 5 || cpu >= MAX_CPUS)
 			continue;
@@ -656,15 +661,33 @@ static int cmd_stream(int argc, char **argv)
 	}
 	if (!total_produced)
 		FAIL("nothing was produced");
+	/* Every context the run asked for must have logged (NMI: if any). */
+	unsigned long per_ctx[STRESS_NR_CTX] = {};
+	static const char * const ctx_names[] = STRESS_CTX_NAMES;
+
+	for (ctx = 0; ctx < STRESS_NR_CTX; ctx++)
+		for (cpu = 0; cpu < ncpu; cpu++)
+			per_ctx[ctx] += c.records[cpu][ctx];
+	for (ctx = 0; ctx < STRESS_NR_CTX; ctx++) {
+		bool asked = !strstr(o.run, "ctx=") || strstr(o.run, ctx_names[ctx]);
+
+		if (asked && !per_ctx[ctx] && ctx != STRESS_CTX_NMI)
+			FAIL("no %s-context record arrived", ctx_names[ctx]);
+	}
+	if (!strstr(o.run, "ctx=") && !sr.nested)
+		FAIL("no write interrupted another: nesting was not exercised");
 	if (o.expect_loss == 0 && total_lost)
 		FAIL("%lu records lost where none should be", total_lost);
 	if (o.expect_loss == 1 && !total_lost)
 		FAIL("no loss where the buffer should overflow");
 	if (o.io != IO_READ && !c.wakeups)
 		FAIL("never woken by %s", io_names[o.io]);
-	printf("# %s: io=%s produced=%lu read=%lu lost=%lu loss_records=%lu reads=%lu wakeups=%lu bytes=%lu\n",
+	printf("# %s: io=%s produced=%lu read=%lu lost=%lu loss_records=%lu reads=%lu wakeups=%lu bytes=%lu task/softirq/hardirq/nmi=%lu/%lu/%lu/%lu nested=%lu\n",
 	       name, io_names[o.io], total_produced, c.total_records,
-	       total_lost, c.loss_records, c.reads, c.wakeups, c.bytes);
+	       total_lost, c.loss_records, c.reads, c.wakeups, c.bytes,
+	       per_ctx[0], per_ctx[1], per_ctx[2], per_ctx[3], sr.nested);
+	if (!per_ctx[STRESS_CTX_NMI] && !strstr(o.run, "ctx="))
+		printf("# %s: no NMI-context records: this machine gave no NMIs\n", name);
 	result(ok, name, "%s", why);
 	close(fd);
 	free(buf);

@@ -18,7 +18,9 @@
  *		  kreader=0|1     consume with the kernel API (default 0)
  *		  events=N        stop each context after N attempts per CPU
  *   result	per-CPU, per-context attempts and successes of the last run,
- *		the task-context thread ids, and the kernel reader's findings.
+ *		the task-context thread ids, how many writes interrupted
+ *		another write on the same CPU (nested), and the kernel
+ *		reader's findings.
  *
  * Record payload (struct stress_payload): see tests/bin/stress_format.h,
  * which the user-space checker shares.
@@ -59,6 +61,8 @@ struct stress_cpu {
 	struct task_struct *thread;
 	pid_t tid;
 	bool nmi_pending;
+	unsigned int depth;	/* writes in progress on this CPU */
+	unsigned long nested;	/* writes that interrupted another write */
 };
 
 static DEFINE_PER_CPU(struct stress_cpu, stress_cpus);
@@ -89,19 +93,23 @@ static void stress_write(unsigned int ctx)
 		return;
 	seq = sc->attempts[ctx]++;
 	len = stress_len(params.min, params.max, cpu, ctx, seq);
+	/* Interrupts on this CPU nest strictly: depth is back when they return. */
+	if (sc->depth++)
+		sc->nested++;
 	rec = magnet_reserve(stress_buf, STRESS_EVENT_BASE + ctx,
 			     stress_id(cpu, ctx, seq), len);
-	if (IS_ERR(rec))
-		return;
-	p = (struct stress_payload *)rec->payload;
-	p->magic = STRESS_MAGIC;
-	p->ctx = ctx;
-	p->cpu = cpu;
-	p->len = len;
-	p->seq = seq;
-	stress_fill(p);
-	magnet_commit(stress_buf, rec);
-	sc->ok[ctx]++;
+	if (!IS_ERR(rec)) {
+		p = (struct stress_payload *)rec->payload;
+		p->magic = STRESS_MAGIC;
+		p->ctx = ctx;
+		p->cpu = cpu;
+		p->len = len;
+		p->seq = seq;
+		stress_fill(p);
+		magnet_commit(stress_buf, rec);
+		sc->ok[ctx]++;
+	}
+	sc->depth--;
 }
 
 static void stress_burst(unsigned int ctx)
@@ -317,6 +325,7 @@ static int stress_run(void)
 
 		memset(sc->attempts, 0, sizeof(sc->attempts));
 		memset(sc->ok, 0, sizeof(sc->ok));
+		sc->nested = 0;
 		sc->nmi_pending = false;
 		hrtimer_init(&sc->timer, CLOCK_MONOTONIC,
 			     HRTIMER_MODE_REL_PINNED_HARD);
@@ -392,6 +401,7 @@ static int result_show(struct seq_file *m, void *v)
 		for (c = 0; c < STRESS_NR_CTX; c++)
 			seq_printf(m, "%u %s %lu %lu %d\n", cpu, names[c],
 				   sc->attempts[c], sc->ok[c], sc->tid);
+		seq_printf(m, "nested %u %lu\n", cpu, sc->nested);
 	}
 	seq_printf(m, "kreader records %lu lost %lu errors %lu %s\n",
 		   kr.records, kr.lost, kr.errors, kr.first_error);
