@@ -315,9 +315,9 @@ static int stats_show(struct seq_file *m, void *v)
 	list_for_each_entry(buf, &magnet_buffers, node) {
 		for_each_possible_cpu(cpu) {
 			ring = buf->rings[cpu];
-			seq_printf(m, "%s %u %ld %ld %lu %lu %ld %ld %lu\n",
+			seq_printf(m, "%s %u %lu %ld %lu %lu %ld %ld %lu\n",
 				   buf->name, cpu,
-				   local_read(&ring->produced),
+				   magnet_ring_produced(ring),
 				   local_read(&ring->written),
 				   READ_ONCE(ring->read),
 				   magnet_ring_lost(ring),

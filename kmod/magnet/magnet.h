@@ -40,8 +40,8 @@
  * @nesting:	writers currently between reserve and commit on this CPU.
  * @commit:	end of the published bytes: everything below it is whole,
  *		committed records. Only the outermost writer advances it.
- * @produced:	records writers tried to log (logged + dropped).
  * @written:	records reserved and committed.
+ * (Records produced = @written + @dropped, see magnet_ring_produced().)
  * @dropped:	records refused: ring full or writers nested too deep.
  * @overwritten: records evicted unread (overwrite mode).
  * @lost_logged: loss total last written into the stream by a writer.
@@ -61,7 +61,6 @@
 struct magnet_ring {
 	local_t head;
 	local_t nesting;
-	local_t produced;
 	local_t written;
 	local_t dropped;
 	local_t overwritten;
@@ -155,6 +154,7 @@ int magnet_ring_read(struct magnet_reader *reader, struct magnet_ring *ring,
 		     struct magnet_sink *sink);
 void magnet_ring_available(struct magnet_ring *ring, unsigned long *bytes,
 			   unsigned long *records);
+unsigned long magnet_ring_produced(struct magnet_ring *ring);
 unsigned long magnet_ring_lost(struct magnet_ring *ring);
 
 /* buffer.c */

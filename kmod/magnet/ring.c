@@ -70,6 +70,12 @@ static inline unsigned long rec_len(u32 size)
 	return ALIGN(size, MAGNET_RECORD_ALIGN);
 }
 
+/* Records writers tried to log: each was either written or dropped. */
+unsigned long magnet_ring_produced(struct magnet_ring *ring)
+{
+	return local_read(&ring->written) + local_read(&ring->dropped);
+}
+
 unsigned long magnet_ring_lost(struct magnet_ring *ring)
 {
 	return local_read(&ring->dropped) + local_read(&ring->overwritten);
@@ -257,7 +263,6 @@ struct magnet_record *magnet_reserve(struct magnet_buffer *buf, u16 event,
 	preempt_disable_notrace();
 	cpu = smp_processor_id();
 	ring = buf->rings[cpu];
-	local_inc(&ring->produced);
 	/* Bound recursion (e.g. a probe hit inside magnet's own path). */
 	if (unlikely(local_inc_return(&ring->nesting) > MAGNET_MAX_NESTING)) {
 		err = -EBUSY;
