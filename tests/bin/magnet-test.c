@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -711,6 +712,16 @@ static bool readable(int fd, int timeout_ms)
 	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
 }
 
+static bool select_readable(int fd)
+{
+	struct timeval tv = { 0, 0 };
+	fd_set set;
+
+	FD_ZERO(&set);
+	FD_SET(fd, &set);
+	return select(fd + 1, &set, NULL, NULL, &tv) == 1 && FD_ISSET(fd, &set);
+}
+
 /* Make exactly @per_cpu task-context records on every online CPU. */
 static int produce(const char *buffer, int per_cpu, int payload)
 {
@@ -833,6 +844,12 @@ static int cmd_attrs(int argc, char **argv)
 	lseek(fd, total, MAGNET_SEEK_COUNT_WM);
 	result(readable(fd, 0), "count watermark met: readable",
 	       "poll says not readable with %ld records, watermark %ld", total, total);
+	result(select_readable(fd), "select() agrees with poll()",
+	       "select says not readable");
+	lseek(fd, total + 1, MAGNET_SEEK_COUNT_WM);
+	result(!select_readable(fd), "select() not readable below the watermark",
+	       "select says readable");
+	lseek(fd, total, MAGNET_SEEK_COUNT_WM);
 
 	/* Size watermark likewise, in bytes. */
 	lseek(fd, 0, MAGNET_SEEK_COUNT_WM);

@@ -17,7 +17,38 @@
 
 #define MAGNET_FORMAT_VERSION	1
 
-/* Path of magnet's files below the debugfs mount point. */
+/*
+ * Files, below the debugfs mount point (usually /sys/kernel/debug), all
+ * root-only:
+ *
+ * magnet/data/<buffer>
+ *	The buffer's records as a byte stream of whole records (see struct
+ *	magnet_record), drawn from every CPU's ring and consumed by read().
+ *	One reader at a time: a second open() fails with EBUSY, as does an
+ *	open while a kernel-space reader is attached. Opened read-only.
+ *	lseek() sets read attributes (MAGNET_SEEK_*, below). read() fails
+ *	with EMSGSIZE if the next record does not fit in the buffer given
+ *	(MAGNET_RECORD_MAX always does) and returns 0 once the buffer has
+ *	been removed and drained.
+ *
+ * magnet/control/buffers	(text, not consumed by reading)
+ *	"# name bytes_per_cpu mode cpus max_record reader", then one line per
+ *	buffer: mode is "drop" or "overwrite", reader "busy" or "free".
+ *
+ * magnet/control/stats	(text, not consumed by reading)
+ *	"# buffer cpu produced written read lost dropped overwritten discarded",
+ *	then one line per buffer and possible CPU, counting records since the
+ *	buffer was created: produced = written + dropped (every record a
+ *	writer tried to log); lost = dropped + overwritten; discarded =
+ *	consumed but not delivered (the reader's buffer faulted, overwrite
+ *	mode only). Once the reader has drained the buffer,
+ *	produced = read + lost + discarded.
+ *
+ * magnet/control/format	(text, not consumed by reading)
+ *	"version: N" (MAGNET_FORMAT_VERSION), "header_size: N", then
+ *	"field: TYPE NAME; offset: N; size: N" per header field and the
+ *	other constants of this header.
+ */
 #define MAGNET_DEBUGFS_DIR	"magnet"
 
 /*
