@@ -344,17 +344,22 @@ static int set_attrs(int fd, const struct stream_opts *o)
 	return 0;
 }
 
-/* Read until EAGAIN with the watermarks off: everything left. */
-static void drain(int fd, struct checker *c, char *buf, size_t size)
+/*
+ * Read until EAGAIN with the watermarks off: everything left, checked
+ * into @c (or thrown away if @c is NULL). Leaves the file O_NONBLOCK.
+ */
+static void drain(int fd, struct checker *c)
 {
+	static char buf[1 << 20] __attribute__((aligned(8)));
 	ssize_t n;
 
 	lseek(fd, 0, MAGNET_SEEK_SIZE_WM);
 	lseek(fd, 0, MAGNET_SEEK_COUNT_WM);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	while ((n = read(fd, buf, size)) > 0)
-		check_chunk(c, buf, n);
-	if (n < 0 && errno != EAGAIN)
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (c)
+			check_chunk(c, buf, n);
+	if (c && n < 0 && errno != EAGAIN)
 		check_fail(c, "drain read: %s", strerror(errno));
 }
 
@@ -571,13 +576,8 @@ static int cmd_stream(int argc, char **argv)
 		result(false, name, "open %s: %s", path, strerror(errno));
 		return summary();
 	}
-	if (set_attrs(fd, &o)) {
-		result(false, name, "lseek attributes: %s", strerror(errno));
-		return summary();
-	}
 	/* Start from an empty buffer, whatever an earlier reader left. */
-	drain(fd, &c, buf, MAGNET_RECORD_MAX);
-	memset(&c, 0, sizeof(c));
+	drain(fd, NULL);
 	fcntl(fd, F_SETFL, 0);
 	if (set_attrs(fd, &o)) {
 		result(false, name, "lseek attributes: %s", strerror(errno));
@@ -602,7 +602,7 @@ static int cmd_stream(int argc, char **argv)
 	read_loop(fd, &o, &c, buf, &run);
 	run.acked = 1;
 	pthread_join(tid, NULL);
-	drain(fd, &c, buf, MAGNET_RECORD_MAX);
+	drain(fd, &c);
 
 	if (run.err) {
 		result(false, name, "stress run \"%s\": %s", o.run,
@@ -757,16 +757,12 @@ static long ncpus(void)
 	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
+/* Throw away whatever is waiting; keep the file's flags. */
 static void drain_all(int fd)
 {
-	static char buf[1 << 20];
 	int fl = fcntl(fd, F_GETFL);
 
-	lseek(fd, 0, MAGNET_SEEK_SIZE_WM);
-	lseek(fd, 0, MAGNET_SEEK_COUNT_WM);
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
+	drain(fd, NULL);
 	fcntl(fd, F_SETFL, fl);
 }
 
