@@ -347,7 +347,8 @@ static void buffer_disarm(struct magnet_buffer *buf)
  * @wm:		the condition to wait for
  *
  * Call after queueing on buf->wait (prepare_to_wait(), poll_wait()).
- * Return: true if the condition already holds (do not sleep).
+ * Return: true if the condition already holds (do not sleep). A removed
+ * buffer (buf->dead) is the caller's to check.
  */
 bool magnet_buffer_wait_prepare(struct magnet_buffer *buf,
 				const struct magnet_watermarks *wm)
@@ -360,7 +361,7 @@ bool magnet_buffer_wait_prepare(struct magnet_buffer *buf,
 	 * the smp_mb() in ring_publish().
 	 */
 	smp_mb();
-	return magnet_buffer_ready(buf, wm) || READ_ONCE(buf->dead);
+	return magnet_buffer_ready(buf, wm);
 }
 
 /* irq_work: a writer crossed its ring's threshold. */

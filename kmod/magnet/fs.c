@@ -110,13 +110,17 @@ static int iter_deliver(struct magnet_sink *sink,
 	return 0;
 }
 
-/* Arm the wake-up for the reader's current watermarks; true if met. */
+/*
+ * Arm the wake-up for the reader's current watermarks; true if they are
+ * met or the buffer is gone.
+ */
 static bool data_wait_done(struct magnet_reader *reader)
 {
 	struct magnet_watermarks wm;
 
 	reader_watermarks(reader, &wm);
-	return magnet_buffer_wait_prepare(reader->buf, &wm);
+	return magnet_buffer_wait_prepare(reader->buf, &wm) ||
+	       READ_ONCE(reader->buf->dead);
 }
 
 /*
@@ -139,7 +143,8 @@ static int data_wait(struct magnet_reader *reader)
 	if (ret)
 		return ret < 0 ? ret : 0;
 	return wait_event_interruptible(buf->wait,
-					magnet_buffer_wait_prepare(buf, &one));
+					magnet_buffer_wait_prepare(buf, &one) ||
+					READ_ONCE(buf->dead));
 }
 
 static ssize_t data_read_iter(struct kiocb *iocb, struct iov_iter *to)
@@ -203,8 +208,7 @@ static __poll_t data_poll(struct file *file, poll_table *wait)
 
 	poll_wait(file, &buf->wait, wait);
 	reader_watermarks(reader, &wm);
-	if (magnet_buffer_wait_prepare(buf, &wm) &&
-	    magnet_buffer_ready(buf, &wm))
+	if (magnet_buffer_wait_prepare(buf, &wm))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	if (READ_ONCE(buf->dead))
 		mask |= EPOLLHUP;

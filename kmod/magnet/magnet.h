@@ -136,6 +136,7 @@ struct magnet_reader {
  * struct magnet_sink - where magnet_read_records() delivers records
  * @room:	bytes the sink can still take; records are charged
  *		ALIGN(size, MAGNET_RECORD_ALIGN).
+ * @records:	records the sink took (its @deliver counts them).
  * @deliver:	takes one record; returns 0, > 0 to stop after it, or a
  *		negative errno (the record is then counted as discarded).
  */
