@@ -25,28 +25,33 @@ CHECKPATCH ?= $(firstword $(wildcard /usr/src/linux-source-*/scripts/checkpatch.
 		$(CURDIR)/build/kernel-scripts/scripts/checkpatch.pl))
 
 KMOD_SRC  := $(wildcard kmod/magnet/*.c kmod/magnet/*.h) kmod/magnet/Kbuild
+SAMPLE_SRC := kmod/sample/magnet_sample.c kmod/sample/Kbuild
 TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_format.h
 HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
-TOOLS     := build/bin/magnet-read
-STATIC    := build/static/magnet-test build/static/magnet-read
+TOOLS     := build/bin/magnet-read build/bin/magnetctl
+STATIC    := build/static/magnet-test build/static/magnet-read \
+	     build/test-bin/magnet-nltest
 
 all: modules tools
 
 # --- kernel modules ----------------------------------------------------------
 
-$(KOUT)/.tree: $(KMOD_SRC) $(TKMOD_SRC) $(HEADERS)
+$(KOUT)/.tree: $(KMOD_SRC) $(SAMPLE_SRC) $(TKMOD_SRC) $(HEADERS)
 	@test -n "$(KREL)" || { echo "no kernel build tree at KDIR=$(KDIR)"; exit 1; }
 	rm -rf $(KOUT)/kmod $(KOUT)/tests $(KOUT)/include
-	mkdir -p $(KOUT)/kmod/magnet $(KOUT)/tests/kmod $(KOUT)/tests/bin
+	mkdir -p $(KOUT)/kmod/magnet $(KOUT)/kmod/sample $(KOUT)/tests/kmod $(KOUT)/tests/bin
 	ln -s $(CURDIR)/include $(KOUT)/include
 	ln -s $(addprefix $(CURDIR)/,$(KMOD_SRC)) $(KOUT)/kmod/magnet/
+	ln -s $(addprefix $(CURDIR)/,$(SAMPLE_SRC)) $(KOUT)/kmod/sample/
 	ln -s $(CURDIR)/tests/kmod/*.c $(CURDIR)/tests/kmod/Kbuild $(KOUT)/tests/kmod/
 	ln -s $(CURDIR)/tests/bin/stress_format.h $(KOUT)/tests/bin/
 	touch $@
 
 modules: $(KOUT)/.tree
 	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet W=1 modules
+	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/sample W=1 \
+		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
 	$(MAKE) -C $(KDIR) M=$(KOUT)/tests/kmod W=1 \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
 
@@ -59,9 +64,19 @@ build/bin/magnet-read: tools/magnet-read/magnet-read.c include/uapi/linux/magnet
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $<
 
+MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c netlink.c print.c)
+
+build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) include/uapi/linux/magnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $(MAGNETCTL_SRC) -lmnl
+
 build/static/magnet-read: tools/magnet-read/magnet-read.c include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -static -o $@ $<
+
+build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c include/uapi/linux/magnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< -lmnl
 
 build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
@@ -78,7 +93,7 @@ check: $(KOUT)/.tree
 		{ echo "check: compiler or sparse findings above"; exit 1; }
 	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
 		--no-tree --strict --quiet -f \
-		kmod/magnet/*.c kmod/magnet/*.h $(HEADERS) tests/kmod/*.c tests/bin/stress_format.h
+		kmod/magnet/*.c kmod/magnet/*.h $(HEADERS) kmod/sample/*.c tests/kmod/*.c tests/bin/stress_format.h
 	@echo "check: W=1, sparse and checkpatch --strict are clean"
 
 test:
@@ -92,6 +107,8 @@ DKMSDIR := $(DESTDIR)/usr/src/magnet-$(VERSION)
 install: modules tools
 	install -D -m 644 $(KOUT)/kmod/magnet/magnet.ko $(MODDIR)/magnet.ko
 	install -D -m 755 build/bin/magnet-read $(DESTDIR)$(PREFIX)/bin/magnet-read
+	install -D -m 755 build/bin/magnetctl $(DESTDIR)$(PREFIX)/sbin/magnetctl
+	install -D -m 644 tools/magnetctl/magnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8
 	install -D -m 644 include/uapi/linux/magnet.h $(DESTDIR)$(PREFIX)/include/linux/magnet.h
 	install -D -m 644 include/linux/magnet.h $(DKMSDIR)/include/linux/magnet.h
 	install -D -m 644 include/uapi/linux/magnet.h $(DKMSDIR)/include/uapi/linux/magnet.h
@@ -101,7 +118,9 @@ install: modules tools
 
 uninstall:
 	rm -f $(MODDIR)/magnet.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
-	      $(DESTDIR)$(PREFIX)/include/linux/magnet.h
+	      $(DESTDIR)$(PREFIX)/include/linux/magnet.h \
+	      $(DESTDIR)$(PREFIX)/sbin/magnetctl \
+	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8
 	rm -rf $(DKMSDIR)
 
 clean:

@@ -43,6 +43,7 @@ load_magnet() {
 
 unload_all() {
 	rmmod magnet_stress 2>/dev/null
+	rmmod magnet_sample 2>/dev/null
 	rmmod magnet 2>/dev/null
 	true
 }

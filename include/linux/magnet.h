@@ -6,6 +6,7 @@
 #ifndef _LINUX_MAGNET_H
 #define _LINUX_MAGNET_H
 
+#include <linux/module.h>
 #include <linux/types.h>
 #include <uapi/linux/magnet.h>
 
@@ -42,5 +43,54 @@ struct magnet_reader *magnet_reader_open(struct magnet_buffer *buf);
 void magnet_reader_close(struct magnet_reader *reader);
 long magnet_reader_consume(struct magnet_reader *reader, long max_records,
 			   magnet_consume_fn fn, void *ctx);
+
+/*
+ * Events of other modules. A module registers an event by name, gets an
+ * event id, and logs records with magnet_event_log(). Its events are listed,
+ * enabled, disabled, filtered and counted like magnet's own probes
+ * (kind MAGNET_PROBE_EXTERNAL). See kmod/sample/ for an example.
+ */
+struct magnet_event;
+
+/**
+ * struct magnet_event_ops - optional hooks of a module's event
+ * @enable:	the event was enabled: start producing (e.g. arm a hook).
+ *		A negative errno refuses, and the event stays disabled.
+ * @disable:	the event was disabled: stop producing. Records logged
+ *		while disabled are ignored anyway.
+ *
+ * Called in process context, serialised with each other and with
+ * registration; they must not register or unregister events.
+ */
+struct magnet_event_ops {
+	int (*enable)(struct magnet_event *ev);
+	void (*disable)(struct magnet_event *ev);
+};
+
+struct magnet_event *__magnet_event_register(struct module *owner,
+					     const char *name,
+					     const char *buffer,
+					     const struct magnet_event_ops *ops,
+					     void *priv);
+/**
+ * magnet_event_register - register an event of the calling module
+ * @name:	unique event name, 1..MAGNET_NAME_LEN-1 bytes, no '/' or spaces
+ * @buffer:	name of the buffer its records go to (e.g. "default")
+ * @ops:	hooks, or NULL
+ * @priv:	the module's pointer, see magnet_event_priv()
+ *
+ * The event starts disabled; an administrator enables it (magnetctl probe
+ * enable NAME). Unregister it before the module unloads.
+ *
+ * Return: the event, or ERR_PTR(-EINVAL) (bad name), -EEXIST (name in
+ * use), -ENOENT (no such buffer), -ENOSPC (no event id left), -ENOMEM.
+ */
+#define magnet_event_register(name, buffer, ops, priv) \
+	__magnet_event_register(THIS_MODULE, name, buffer, ops, priv)
+void magnet_event_unregister(struct magnet_event *ev);
+u16 magnet_event_id(const struct magnet_event *ev);
+void *magnet_event_priv(const struct magnet_event *ev);
+int magnet_event_log(struct magnet_event *ev, u64 id, const void *payload,
+		     u32 payload_size);
 
 #endif /* _LINUX_MAGNET_H */

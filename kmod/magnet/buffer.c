@@ -35,6 +35,7 @@ DEFINE_MUTEX(magnet_buffers_lock);
 LIST_HEAD(magnet_buffers);
 
 static unsigned long magnet_memory_used;	/* under magnet_buffers_lock */
+unsigned long magnet_memory_limit;		/* set once at load */
 
 static unsigned long buffer_memory(unsigned long ring_size)
 {
@@ -97,32 +98,41 @@ void magnet_buffer_put(struct magnet_buffer *buf)
 EXPORT_SYMBOL_GPL(magnet_buffer_put);
 
 /*
- * Create a buffer and its debugfs file. Caller holds magnet_buffers_lock.
- * Returns ERR_PTR(-EINVAL) for a bad name or size, -EEXIST for a name in
- * use, -E2BIG when the memory limit would be exceeded, -ENOMEM.
+ * Is @name usable as a buffer or event name (and as a file name)? Not all
+ * digits: tools take a number for an event id.
  */
-static struct magnet_buffer *buffer_create_locked(const char *name,
-						  unsigned long ring_size,
-						  enum magnet_full_mode mode,
-						  unsigned long memory_limit)
+bool magnet_name_valid(const char *name)
+{
+	return *name && strlen(name) < MAGNET_NAME_MAX &&
+	       !strpbrk(name, "/ \t\n") &&
+	       name[strspn(name, "0123456789")];
+}
+
+bool magnet_buffer_size_valid(unsigned long ring_size)
+{
+	return is_power_of_2(ring_size) && ring_size >= MAGNET_RING_MIN &&
+	       ring_size <= MAGNET_RING_MAX;
+}
+
+/**
+ * magnet_buffer_alloc - allocate a buffer that is not listed anywhere
+ * @name:	its name (not checked against the registry)
+ * @ring_size:	bytes per CPU, valid per magnet_buffer_size_valid()
+ * @mode:	what a full ring does
+ *
+ * For magnet's own use (the notification queue); magnet_buffer_create()
+ * makes the buffers users see. Free with magnet_buffer_put().
+ */
+struct magnet_buffer *magnet_buffer_alloc(const char *name,
+					  unsigned long ring_size,
+					  enum magnet_full_mode mode)
 {
 	struct magnet_buffer *buf;
 	unsigned int cpu;
-	int err;
-
-	lockdep_assert_held(&magnet_buffers_lock);
-	if (!*name || strlen(name) >= MAGNET_NAME_MAX ||
-	    strpbrk(name, "/ \t\n") || !is_power_of_2(ring_size) ||
-	    ring_size < MAGNET_RING_MIN || ring_size > MAGNET_RING_MAX)
-		return ERR_PTR(-EINVAL);
-	if (buffer_find(name))
-		return ERR_PTR(-EEXIST);
-	if (magnet_memory_used + buffer_memory(ring_size) > memory_limit)
-		return ERR_PTR(-E2BIG);
 
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
-		return ERR_PTR(-ENOMEM);
+		return NULL;
 	strscpy(buf->name, name, sizeof(buf->name));
 	buf->ring_size = ring_size;
 	buf->max_record = min_t(unsigned long, MAGNET_RECORD_MAX,
@@ -132,7 +142,6 @@ static struct magnet_buffer *buffer_create_locked(const char *name,
 	kref_init(&buf->ref);
 	INIT_LIST_HEAD(&buf->node);
 
-	err = -ENOMEM;
 	buf->rings = kcalloc(nr_cpu_ids, sizeof(*buf->rings), GFP_KERNEL);
 	if (!buf->rings)
 		goto fail;
@@ -141,16 +150,114 @@ static struct magnet_buffer *buffer_create_locked(const char *name,
 		if (!buf->rings[cpu])
 			goto fail;
 	}
-	err = magnet_fs_add_buffer(buf);
-	if (err)
-		goto fail;
-	list_add_tail(&buf->node, &magnet_buffers);
-	magnet_memory_used += buffer_memory(ring_size);
 	return buf;
 
 fail:
 	buffer_free(buf);
-	return ERR_PTR(err);
+	return NULL;
+}
+
+/*
+ * Create a buffer and its debugfs file. Caller holds magnet_buffers_lock.
+ * Returns ERR_PTR(-EINVAL) for a bad name or size, -EEXIST for a name in
+ * use, -E2BIG when the memory limit would be exceeded, -ENOMEM.
+ */
+static struct magnet_buffer *buffer_create_locked(const char *name,
+						  unsigned long ring_size,
+						  enum magnet_full_mode mode)
+{
+	struct magnet_buffer *buf;
+	int err;
+
+	lockdep_assert_held(&magnet_buffers_lock);
+	if (!magnet_name_valid(name) || !magnet_buffer_size_valid(ring_size))
+		return ERR_PTR(-EINVAL);
+	if (buffer_find(name))
+		return ERR_PTR(-EEXIST);
+	if (magnet_memory_used + buffer_memory(ring_size) >
+	    magnet_memory_limit)
+		return ERR_PTR(-E2BIG);
+
+	buf = magnet_buffer_alloc(name, ring_size, mode);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	err = magnet_fs_add_buffer(buf);
+	if (err) {
+		magnet_buffer_put(buf);
+		return ERR_PTR(err);
+	}
+	list_add_tail(&buf->node, &magnet_buffers);
+	magnet_memory_used += buffer_memory(ring_size);
+	return buf;
+}
+
+/**
+ * magnet_buffer_create - create a buffer and its data file at run time
+ * @name:	its name, valid per magnet_name_valid()
+ * @ring_size:	bytes per CPU
+ * @mode:	what a full ring does
+ *
+ * Return: 0, -EINVAL (bad name or size), -EEXIST (name in use), -E2BIG
+ * (beyond max_memory_mb) or -ENOMEM.
+ */
+int magnet_buffer_create(const char *name, unsigned long ring_size,
+			 enum magnet_full_mode mode)
+{
+	struct magnet_buffer *buf;
+
+	mutex_lock(&magnet_buffers_lock);
+	buf = buffer_create_locked(name, ring_size, mode);
+	mutex_unlock(&magnet_buffers_lock);
+	return PTR_ERR_OR_ZERO(buf);
+}
+
+/**
+ * magnet_buffer_remove - destroy the buffer of that name
+ * @name:	the buffer's name
+ *
+ * Return: 0, -ENOENT (no such buffer) or -EBUSY (events log into it).
+ */
+int magnet_buffer_remove(const char *name)
+{
+	struct magnet_buffer *buf;
+	int err = 0;
+
+	mutex_lock(&magnet_buffers_lock);
+	buf = buffer_find(name);
+	if (!buf)
+		err = -ENOENT;
+	else if (buf->events)
+		err = -EBUSY;
+	else
+		magnet_buffer_destroy(buf);
+	mutex_unlock(&magnet_buffers_lock);
+	return err;
+}
+
+/*
+ * An event's hold on its buffer: a reference, and a count that keeps the
+ * buffer from being removed while the event may log into it.
+ */
+struct magnet_buffer *magnet_buffer_get_for_event(const char *name)
+{
+	struct magnet_buffer *buf;
+
+	mutex_lock(&magnet_buffers_lock);
+	buf = buffer_find(name);
+	if (buf) {
+		kref_get(&buf->ref);
+		buf->events++;
+	}
+	mutex_unlock(&magnet_buffers_lock);
+	return buf;
+}
+
+void magnet_buffer_put_for_event(struct magnet_buffer *buf)
+{
+	mutex_lock(&magnet_buffers_lock);
+	buf->events--;
+	mutex_unlock(&magnet_buffers_lock);
+	magnet_buffer_put(buf);
 }
 
 /* Destroy a buffer: readers get EOF, memory goes with the last reference. */
@@ -205,12 +312,11 @@ static int parse_buffer_spec(char *spec, const char **name,
 /**
  * magnet_buffers_from_param - create the buffers a module parameter names
  * @spec:	comma-separated "name:size[:drop|:overwrite]" entries
- * @memory_limit: bytes all buffers together may use
  *
  * A buffer named "default" is added (256 KiB per CPU, drop mode) unless
  * @spec names one. On error nothing is left created.
  */
-int magnet_buffers_from_param(const char *spec, unsigned long memory_limit)
+int magnet_buffers_from_param(const char *spec)
 {
 	char *copy, *cursor, *entry;
 	struct magnet_buffer *buf;
@@ -239,7 +345,7 @@ int magnet_buffers_from_param(const char *spec, unsigned long memory_limit)
 			kfree(orig);
 			break;
 		}
-		buf = buffer_create_locked(name, size, mode, memory_limit);
+		buf = buffer_create_locked(name, size, mode);
 		if (IS_ERR(buf)) {
 			err = PTR_ERR(buf);
 			if (err == -EINVAL)
@@ -263,7 +369,7 @@ int magnet_buffers_from_param(const char *spec, unsigned long memory_limit)
 	}
 	if (!err && !have_default) {
 		buf = buffer_create_locked("default", 256 * 1024,
-					   MAGNET_FULL_DROP, memory_limit);
+					   MAGNET_FULL_DROP);
 		if (IS_ERR(buf)) {
 			err = PTR_ERR(buf);
 			pr_err("cannot create buffer \"default\": %pe\n",

@@ -7,6 +7,8 @@
 
 #include <linux/bits.h>
 #include <linux/irq_work.h>
+#include <linux/kprobes.h>
+#include <linux/netlink.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -23,7 +25,9 @@
 
 #define MAGNET_RING_MIN		4096UL		/* per-CPU bytes */
 #define MAGNET_RING_MAX		BIT(30)
-#define MAGNET_NAME_MAX		32		/* buffer name, with its NUL */
+#define MAGNET_NAME_MAX		MAGNET_NAME_LEN	/* names, with their NUL */
+static_assert(MAGNET_RING_MIN == MAGNET_BUFFER_SIZE_MIN);
+static_assert(MAGNET_RING_MAX == MAGNET_BUFFER_SIZE_MAX);
 
 /* Event id of the padding that fills the end of a ring; never read out. */
 #define MAGNET_EVENT_PAD	0xffff
@@ -98,6 +102,8 @@ struct magnet_watermarks {
  *		irq_work that decides whether to wake it.
  * @reader_busy: bit 0 set while a reader (file or kernel) is attached.
  * @dead:	set once the buffer is being destroyed; readers get EOF.
+ * @events:	events that log into the buffer; it cannot be removed while
+ *		there are any. Under magnet_buffers_lock.
  */
 struct magnet_buffer {
 	struct magnet_ring **rings;
@@ -111,6 +117,7 @@ struct magnet_buffer {
 	struct fasync_struct *fasync;
 	unsigned long reader_busy;
 	bool dead;
+	unsigned int events;
 
 	struct kref ref;
 	struct list_head node;
@@ -147,6 +154,57 @@ struct magnet_sink {
 		       const struct magnet_record *rec);
 };
 
+/* Per-CPU counters of an event, summed when read (see enum magnet_stat_attr). */
+struct magnet_event_stats {
+	u64 hits;
+	u64 logged;
+	u64 filtered;
+	u64 sampled;
+	u64 lost;
+};
+
+/*
+ * struct magnet_event - anything that logs records under an event id:
+ * magnet's probes and other modules' events.
+ * @id:		event id, the record's @event field.
+ * @enabled:	logging on; read locklessly by magnet_event_log().
+ * @notify:	copy each record to the notification queue.
+ * @snaplen:	payload bytes kept, 0 = all.
+ * @buf:	where its records go; the event holds it (buffer->events).
+ * @ops:	enable/disable hooks, NULL for none.
+ * @owner:	the module that registered it (magnet itself for probes).
+ *
+ * The registry (id, name, list) and @enabled changes are under
+ * magnet_events_lock.
+ */
+struct magnet_event {
+	u16 id;
+	bool enabled;
+	bool notify;
+	u32 snaplen;
+	enum magnet_probe_kind kind;
+	struct magnet_buffer *buf;
+	struct magnet_event_stats __percpu *stats;
+	const struct magnet_event_ops *ops;
+	void *priv;
+	struct module *owner;
+	char name[MAGNET_NAME_MAX];
+};
+
+/* What a new probe should be; see MAGNET_CMD_PROBE_NEW. */
+struct magnet_probe_spec {
+	const char *name;
+	const char *buffer;
+	const char *predef;
+	const char *target;
+	enum magnet_probe_kind kind;
+	u8 nargs;
+	u8 id_arg;
+	u32 snaplen;
+	bool enabled;
+	bool notify;
+};
+
 /* ring.c */
 struct magnet_ring *magnet_ring_create(struct magnet_buffer *buf,
 				       unsigned int cpu);
@@ -161,9 +219,20 @@ unsigned long magnet_ring_lost(struct magnet_ring *ring);
 /* buffer.c */
 extern struct mutex magnet_buffers_lock;
 extern struct list_head magnet_buffers;
+extern unsigned long magnet_memory_limit;
+bool magnet_name_valid(const char *name);
+bool magnet_buffer_size_valid(unsigned long ring_size);
+struct magnet_buffer *magnet_buffer_alloc(const char *name,
+					  unsigned long ring_size,
+					  enum magnet_full_mode mode);
+int magnet_buffer_create(const char *name, unsigned long ring_size,
+			 enum magnet_full_mode mode);
+int magnet_buffer_remove(const char *name);
+struct magnet_buffer *magnet_buffer_get_for_event(const char *name);
+void magnet_buffer_put_for_event(struct magnet_buffer *buf);
 void magnet_buffer_destroy(struct magnet_buffer *buf);
 void magnet_buffers_destroy_all(void);
-int magnet_buffers_from_param(const char *spec, unsigned long memory_limit);
+int magnet_buffers_from_param(const char *spec);
 bool magnet_buffer_ready(struct magnet_buffer *buf,
 			 const struct magnet_watermarks *wm);
 bool magnet_buffer_wait_prepare(struct magnet_buffer *buf,
@@ -174,6 +243,48 @@ int magnet_reader_attach(struct magnet_buffer *buf,
 void magnet_reader_detach(struct magnet_reader *reader);
 long magnet_read_records(struct magnet_reader *reader,
 			 struct magnet_sink *sink);
+
+/* event.c */
+extern struct mutex magnet_events_lock;
+int magnet_event_add(struct magnet_event *ev, const char *buffer);
+void magnet_event_del(struct magnet_event *ev);
+struct magnet_event *magnet_event_find(u16 id, const char *name);
+struct magnet_event *magnet_event_next(u16 *id);
+int magnet_event_set_enabled(struct magnet_event *ev, bool on);
+void magnet_event_stats_sum(struct magnet_event *ev,
+			    struct magnet_event_stats *sum);
+
+/* probe.c */
+struct magnet_predef {
+	const char *name;
+	enum magnet_probe_kind kind;
+	const char *target;
+	const char *desc;
+	void *tp_handler;
+	int (*kp_handler)(struct kprobe *kp, struct pt_regs *regs);
+};
+
+extern const struct magnet_predef magnet_predefs[];
+extern const unsigned int magnet_predefs_count;
+struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
+					 struct netlink_ext_ack *extack);
+void magnet_probe_destroy(struct magnet_event *ev);
+void magnet_probes_destroy_all(void);
+const char *magnet_probe_target(struct magnet_event *ev);
+const struct magnet_predef *magnet_probe_predef(struct magnet_event *ev);
+void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg);
+u64 magnet_probe_missed(struct magnet_event *ev);
+
+/* notify.c */
+int magnet_notify_init(void);
+void magnet_notify_exit(void);
+void magnet_notify_queue(const struct magnet_record *rec);
+void magnet_notify_counters(u64 *sent, u64 *dropped, u32 *rate);
+
+/* netlink.c */
+int magnet_netlink_init(void);
+void magnet_netlink_exit(void);
+int magnet_notify_send(const struct magnet_record *rec, u32 len);
 
 /* fs.c */
 int magnet_fs_init(void);

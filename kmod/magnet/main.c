@@ -9,6 +9,8 @@
  *		"default" (256K, drop) is added unless listed.
  *   max_memory_mb=N
  *		bound on the memory all buffers together may take.
+ *   notify_rate=N
+ *		most notifications multicast per second (notify.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -40,17 +42,35 @@ static int __init magnet_init(void)
 		pr_err("cannot create debugfs files: %d\n", err);
 		return err;
 	}
-	err = magnet_buffers_from_param(buffers, max_memory_mb << 20);
+	magnet_memory_limit = max_memory_mb << 20;
+	err = magnet_buffers_from_param(buffers);
+	if (err)
+		goto fail_buffers;
+	err = magnet_notify_init();
+	if (err)
+		goto fail_notify;
+	err = magnet_netlink_init();
 	if (err) {
-		magnet_fs_exit();
-		return err;
+		pr_err("cannot register the generic netlink family: %d\n", err);
+		goto fail_netlink;
 	}
 	pr_info("loaded, record format %d\n", MAGNET_FORMAT_VERSION);
 	return 0;
+
+fail_netlink:
+	magnet_notify_exit();
+fail_notify:
+	magnet_buffers_destroy_all();
+fail_buffers:
+	magnet_fs_exit();
+	return err;
 }
 
 static void __exit magnet_exit(void)
 {
+	magnet_netlink_exit();		/* no more requests */
+	magnet_probes_destroy_all();	/* no more hits */
+	magnet_notify_exit();
 	magnet_buffers_destroy_all();
 	magnet_fs_exit();
 }

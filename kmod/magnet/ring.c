@@ -387,6 +387,15 @@ void magnet_ring_available(struct magnet_ring *ring, unsigned long *bytes,
 	*records += local_read(&ring->written) - READ_ONCE(ring->read) -
 		    READ_ONCE(ring->discarded) -
 		    local_read(&ring->overwritten);
+	/*
+	 * A loss not yet reported is something to read too, even when no
+	 * record follows it (writers that only dropped): magnet_ring_read()
+	 * reports it once the ring is drained.
+	 */
+	if (magnet_ring_lost(ring) > READ_ONCE(ring->lost_seen)) {
+		*bytes += LOSS_REC_SIZE;
+		*records += 1;
+	}
 }
 
 /*
@@ -412,7 +421,7 @@ static int ring_report_loss(struct magnet_ring *ring, unsigned long total,
 	rec.hdr.timestamp = ts;
 	rec.loss.lost = total - ring->lost_seen;
 	rec.loss.total = total;
-	ring->lost_seen = total;
+	WRITE_ONCE(ring->lost_seen, total);
 	sink->room -= LOSS_REC_SIZE;
 	ring->last_ts = ts;
 	return sink->deliver(sink, &rec.hdr);

@@ -17,6 +17,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <liburing.h>
@@ -1044,8 +1046,55 @@ static int cmd_format(void)
 	return summary();
 }
 
+/* syscalls N: make N getppid() calls from this thread, say who we are. */
+static int cmd_syscalls(int argc, char **argv)
+{
+	long i, n = argc > 1 ? atol(argv[1]) : 0;
+
+	printf("tgid %d tid %ld\n", getpid(), (long)syscall(SYS_gettid));
+	fflush(stdout);
+	for (i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	return 0;
+}
+
+static volatile bool spin_stop;
+
+static void *spin_thread(void *arg)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET((long)arg, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!spin_stop)
+		syscall(SYS_getppid);
+	return NULL;
+}
+
+/* spin SECONDS: getppid() in a loop on every CPU, for load. */
+static int cmd_spin(int argc, char **argv)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), i;
+	pthread_t t[256];
+
+	if (cpus > 256)
+		cpus = 256;
+	for (i = 0; i < cpus; i++)
+		pthread_create(&t[i], NULL, spin_thread, (void *)i);
+	sleep(argc > 1 ? atoi(argv[1]) : 1);
+	spin_stop = true;
+	for (i = 0; i < cpus; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "syscalls"))
+		return cmd_syscalls(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "spin"))
+		return cmd_spin(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "stream"))
 		return cmd_stream(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "attrs"))
@@ -1061,6 +1110,8 @@ int main(int argc, char **argv)
 		"                          [--expect-loss|--expect-no-loss] [--overwrite] [--name NAME]\n"
 		"       magnet-test attrs [BUFFER]\n"
 		"       magnet-test kreader [BUFFER [RUN ARGS]]\n"
-		"       magnet-test format\n");
+		"       magnet-test format\n"
+		"       magnet-test syscalls N\n"
+		"       magnet-test spin SECONDS\n");
 	return 2;
 }

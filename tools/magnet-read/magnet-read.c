@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/magnet.h>
@@ -63,7 +64,7 @@ static void usage(FILE *f)
 "  -w, --write FILE      save the records to FILE instead of printing them\n"
 "                        (\"-\" for standard output)\n"
 "  -r, --read FILE       print the records of a trace file made with -w\n"
-"  -N, --nonblock        read what is there now, then exit\n"
+"  -N, --nonblock        read what was logged before it started, then exit\n"
 "  -s, --size-wm BYTES   wake only when BYTES of records are waiting\n"
 "  -n, --count-wm N      wake only when N records are waiting\n"
 "  -t, --timeout MS      with -s or -n: wake after MS milliseconds anyway\n"
@@ -229,6 +230,33 @@ static const char *context(uint16_t flags)
 	return "";
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Earliest timestamp among the whole records of a read() result. */
+static uint64_t oldest_timestamp(const char *data, size_t n)
+{
+	uint64_t oldest = UINT64_MAX;
+	size_t off = 0;
+
+	while (n - off >= sizeof(struct magnet_record)) {
+		const struct magnet_record *r = (const void *)(data + off);
+
+		if (r->size < sizeof(*r))
+			break;
+		if (r->timestamp < oldest)
+			oldest = r->timestamp;
+		off += (r->size + MAGNET_RECORD_ALIGN - 1) &
+		       ~(size_t)(MAGNET_RECORD_ALIGN - 1);
+	}
+	return oldest;
+}
+
 struct tally {
 	unsigned long long records, lost;
 };
@@ -336,6 +364,7 @@ static int read_live(const struct options *o, struct tally *t)
 	static char buf[16 * MAGNET_RECORD_MAX] __attribute__((aligned(8)));
 	FILE *out = NULL;
 	ssize_t n;
+	uint64_t started;
 	int fd;
 
 	if (check_format())
@@ -356,6 +385,7 @@ static int read_live(const struct options *o, struct tally *t)
 			return -1;
 		}
 	}
+	started = monotonic_ns();
 	while (!stop) {
 		n = read(fd, buf, sizeof(buf));
 		if (n < 0) {
@@ -386,6 +416,13 @@ static int read_live(const struct options *o, struct tally *t)
 			return -1;
 		}
 		if (o->count && t->records >= o->count)
+			break;
+		/*
+		 * -N reads what was logged before it started: events our own
+		 * reads cause (a probe on read(), say) would never let the
+		 * buffer run dry.
+		 */
+		if (o->nonblock && oldest_timestamp(buf, n) >= started)
 			break;
 	}
 	if (out && fflush(out)) {

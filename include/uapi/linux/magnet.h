@@ -164,4 +164,335 @@ struct magnet_loss {
 
 #define MAGNET_TIMEOUT_MAX_US	3600000000LL	/* one hour */
 
+/*
+ * Probe payloads.
+ *
+ * A generic kprobe records the first MAGNET_A_PROBE_ARGS argument registers
+ * of the probed function (the calling convention's integer arguments, in
+ * order), a generic kretprobe records its return value, the time spent in
+ * the call and the arguments it was entered with, and a generic tracepoint
+ * probe records the first MAGNET_A_PROBE_ARGS arguments the tracepoint
+ * passes (at most MAGNET_TRACEPOINT_ARGS_MAX), as the 64-bit registers
+ * that carry them: pointers as addresses; for arguments narrower than 64
+ * bits (int, bool) only the low bits are defined. Asking for more
+ * arguments than the tracepoint has gives unspecified values in the extra
+ * slots. Only tracepoints of the kernel proper can be probed, not those of
+ * modules. Payloads are cut to the probe's snap length, and to the
+ * buffer's largest record (MAGNET_RF_TRUNCATED).
+ */
+#define MAGNET_PROBE_ARGS_MAX		6
+#define MAGNET_TRACEPOINT_ARGS_MAX	5
+
+/* A generic kprobe or tracepoint probe's payload is __u64 args[N]. */
+
+struct magnet_ret_payload {
+	__s64 retval;		/* the function's return value */
+	__u64 duration_ns;	/* entry to return, CLOCK_MONOTONIC */
+	__u64 args[];		/* MAGNET_A_PROBE_ARGS values, taken at entry */
+};
+
+/*
+ * Payloads of the predefined probes (MAGNET_A_PROBE_PREDEF; the catalog,
+ * MAGNET_CMD_CATALOG_GET, names them with their kind and target). Pids are
+ * in the initial PID namespace. Names are NUL-padded.
+ */
+#define MAGNET_COMM_LEN	16
+
+/* "sched_switch" (tracepoint sched_switch); record id: next task's pid */
+struct magnet_sched_switch {
+	__u32 prev_pid;
+	__u32 prev_tgid;
+	__u32 next_pid;
+	__u32 next_tgid;
+	__u32 prev_state;	/* the kernel's task state bits, 0 = runnable */
+	__u32 preempt;		/* 1 if prev was preempted */
+	char prev_comm[MAGNET_COMM_LEN];
+	char next_comm[MAGNET_COMM_LEN];
+};
+
+/* "process_fork" (tracepoint sched_process_fork); record id: child pid */
+struct magnet_process_fork {
+	__u32 parent_pid;
+	__u32 parent_tgid;
+	__u32 child_pid;
+	__u32 child_tgid;
+	char comm[MAGNET_COMM_LEN];
+};
+
+/* "process_exit" (tracepoint sched_process_exit); record id: pid */
+struct magnet_process_exit {
+	__u32 pid;
+	__u32 tgid;
+	__s32 exit_code;	/* as wait() would report it */
+	__u32 __reserved;
+	char comm[MAGNET_COMM_LEN];
+};
+
+/* "syscall_enter" (tracepoint sys_enter); record id: syscall number */
+struct magnet_syscall_enter {
+	__s64 nr;
+	__u64 args[6];
+};
+
+/* "syscall_exit" (tracepoint sys_exit); record id: syscall number */
+struct magnet_syscall_exit {
+	__s64 nr;
+	__s64 ret;
+};
+
+/*
+ * "netif_receive" (tracepoint netif_receive_skb), "net_xmit" (tracepoint
+ * net_dev_xmit), "skb_free" (tracepoint kfree_skb; consumed packets are
+ * not recorded, only drops); record id: the packet (sk_buff) address.
+ */
+struct magnet_skb {
+	__u32 len;		/* bytes of the packet */
+	__u32 ifindex;		/* device, 0 if none */
+	__u16 protocol;		/* ethertype, host byte order */
+	__u16 __reserved;
+	__s32 result;		/* net_xmit: driver's return code; skb_free:
+				 * the drop reason (enum skb_drop_reason)
+				 */
+	__u64 location;		/* skb_free: address of the dropping code */
+};
+
+/* "tcp_send" (kprobe tcp_sendmsg); record id: the socket address */
+struct magnet_tcp_send {
+	__u64 size;		/* bytes the caller asked to send */
+};
+
+/*
+ * Generic netlink family MAGNET_GENL_NAME: the control plane.
+ *
+ * Conventions (as in the kernel's own families): the request and its reply
+ * use the same command; a request that changes something (BUFFER_NEW/DEL,
+ * PROBE_NEW/DEL/SET, FILTER_NEW/DEL) needs CAP_NET_ADMIN or CAP_SYS_ADMIN
+ * and is answered with an ack (request NLM_F_ACK) or with an error whose
+ * extended ack (NETLINK_EXT_ACK) says what was wrong and, where it applies,
+ * points at the offending attribute. A rejected request changes nothing.
+ * Every command has its own strict attribute policy: unknown attributes,
+ * wrong types and lengths, and values out of the ranges below are
+ * rejected. The family exists only in the initial network namespace.
+ *
+ * Requests that only read (the GET commands) are open to everyone.
+ *
+ * Multicast group MAGNET_GENL_MCGRP_NOTIFY (subscribing needs
+ * CAP_NET_ADMIN: records carry kernel addresses) carries MAGNET_CMD_NOTIFY messages: one
+ * per hit of a probe marked notify (MAGNET_A_PROBE_NOTIFY). They are sent
+ * from a work item, never from probe context, at most
+ * MAGNET_A_NOTIFY_RATE per second (module parameter notify_rate); hits
+ * beyond that, or that find the notification queue full, are counted as
+ * dropped (MAGNET_A_NOTIFY_DROPPED in MAGNET_CMD_STATS_GET).
+ */
+#define MAGNET_GENL_NAME		"magnet"
+#define MAGNET_GENL_VERSION		1
+#define MAGNET_GENL_MCGRP_NOTIFY	"notify"
+
+enum magnet_cmd {
+	MAGNET_CMD_UNSPEC,
+	/*
+	 * Buffers. GET: with BUFFER_NAME one buffer, as a dump all of them;
+	 * reply: BUFFER_NAME, BUFFER_SIZE, BUFFER_MODE, BUFFER_CPUS,
+	 * BUFFER_MAX_RECORD, BUFFER_READER (flag) and BUFFER_PROBES.
+	 * NEW: BUFFER_NAME, BUFFER_SIZE, optional BUFFER_MODE (default drop).
+	 * The buffer's data file appears in debugfs. -EEXIST for a name in
+	 * use, -E2BIG beyond the module's max_memory_mb.
+	 * DEL: BUFFER_NAME. -EBUSY while probes log into it; its reader gets
+	 * what is left, then end of file.
+	 */
+	MAGNET_CMD_BUFFER_GET,
+	MAGNET_CMD_BUFFER_NEW,
+	MAGNET_CMD_BUFFER_DEL,
+	/*
+	 * Probes (every event, including those other kernel modules register,
+	 * kind MAGNET_PROBE_EXTERNAL). GET: with PROBE_ID or PROBE_NAME one
+	 * probe, as a dump all of them; reply: PROBE_ID, PROBE_NAME,
+	 * PROBE_KIND, PROBE_TARGET, PROBE_PREDEF (if predefined), PROBE_OWNER
+	 * (module, external events), BUFFER_NAME, PROBE_ARGS, PROBE_ID_ARG,
+	 * PROBE_SNAPLEN, PROBE_ENABLED, PROBE_NOTIFY, PROBE_MISSED and
+	 * PROBE_STATS.
+	 * NEW: PROBE_NAME and either PROBE_PREDEF or PROBE_KIND + PROBE_TARGET;
+	 * optional BUFFER_NAME (default "default"), PROBE_ARGS, PROBE_ID_ARG,
+	 * PROBE_SNAPLEN, PROBE_ENABLED (default 1), PROBE_NOTIFY (default 0).
+	 * The reply (a PROBE_NEW message) carries the new PROBE_ID.
+	 * -ENOENT: no such symbol or tracepoint; -EINVAL with a message: kprobes
+	 * refuses the address (blacklisted, not at an instruction boundary);
+	 * -EEXIST: name in use; -ENOSPC: no event id left.
+	 * DEL: PROBE_ID or PROBE_NAME. External events cannot be removed
+	 * (-EPERM): their module does so.
+	 * SET: PROBE_ID or PROBE_NAME, then any of PROBE_ENABLED, PROBE_NOTIFY,
+	 * PROBE_SNAPLEN, SAMPLE_EVERY, SAMPLE_INTERVAL.
+	 */
+	MAGNET_CMD_PROBE_GET,
+	MAGNET_CMD_PROBE_NEW,
+	MAGNET_CMD_PROBE_DEL,
+	MAGNET_CMD_PROBE_SET,
+	/*
+	 * Filter rules on an event's records (FILTER_* attributes). GET:
+	 * dump, optionally restricted to PROBE_ID. NEW: PROBE_ID and the
+	 * rule; the reply carries FILTER_ID. DEL: FILTER_ID.
+	 */
+	MAGNET_CMD_FILTER_GET,
+	MAGNET_CMD_FILTER_NEW,
+	MAGNET_CMD_FILTER_DEL,
+	/*
+	 * Statistics, as a dump: one message per probe (PROBE_ID, PROBE_NAME,
+	 * PROBE_STATS, PROBE_MISSED), one per buffer (BUFFER_NAME and one
+	 * BUFFER_CPU nest per possible CPU), then one with the NOTIFY_*
+	 * counters.
+	 */
+	MAGNET_CMD_STATS_GET,
+	/* Multicast only: PROBE_ID, PROBE_NAME, NOTIFY_RECORD. */
+	MAGNET_CMD_NOTIFY,
+	/*
+	 * The predefined probes, as a dump: PROBE_PREDEF, PROBE_KIND,
+	 * PROBE_TARGET, PROBE_DESC.
+	 */
+	MAGNET_CMD_CATALOG_GET,
+
+	__MAGNET_CMD_MAX,
+	MAGNET_CMD_MAX = __MAGNET_CMD_MAX - 1
+};
+
+enum magnet_attr {
+	MAGNET_A_UNSPEC,
+	MAGNET_A_PAD,
+	MAGNET_A_BUFFER_NAME,	/* string, 1..MAGNET_NAME_LEN-1 bytes, no '/'
+				 * or white space, not all digits
+				 */
+	MAGNET_A_BUFFER_SIZE,	/* u64, bytes per CPU: a power of two,
+				 * MAGNET_BUFFER_SIZE_MIN..MAGNET_BUFFER_SIZE_MAX
+				 */
+	MAGNET_A_BUFFER_MODE,	/* u8, enum magnet_buffer_mode */
+	MAGNET_A_BUFFER_CPUS,	/* u32, rings (possible CPUs); reply only */
+	MAGNET_A_BUFFER_MAX_RECORD, /* u32, bytes; reply only */
+	MAGNET_A_BUFFER_READER,	/* flag: a reader is attached; reply only */
+	MAGNET_A_BUFFER_PROBES,	/* u32, probes logging into it; reply only */
+	MAGNET_A_BUFFER_CPU,	/* nest, enum magnet_cpu_attr; reply only,
+				 * repeated once per possible CPU
+				 */
+
+	MAGNET_A_PROBE_ID,	/* u16, event id, 1..MAGNET_EVENT_ID_MAX */
+	MAGNET_A_PROBE_NAME,	/* string, 1..MAGNET_NAME_LEN-1 bytes, no '/'
+				 * or white space, not all digits
+				 */
+	MAGNET_A_PROBE_KIND,	/* u8, enum magnet_probe_kind */
+	MAGNET_A_PROBE_TARGET,	/* string, < MAGNET_TARGET_LEN bytes: kprobe
+				 * "symbol" or "symbol+offset" (offset in
+				 * decimal or 0x hex), kretprobe "symbol",
+				 * tracepoint its name (e.g. "sched_switch")
+				 */
+	MAGNET_A_PROBE_PREDEF,	/* string, a name from the catalog */
+	MAGNET_A_PROBE_ARGS,	/* u8, arguments recorded by a generic probe,
+				 * 0..MAGNET_PROBE_ARGS_MAX
+				 * (MAGNET_TRACEPOINT_ARGS_MAX for tracepoints);
+				 * default 0
+				 */
+	MAGNET_A_PROBE_ID_ARG,	/* u8, generic probes: the record's id is
+				 * argument N (1-based, at most the number
+				 * recorded); 0 = id 0 (default)
+				 */
+	MAGNET_A_PROBE_SNAPLEN,	/* u32, bytes of payload kept, 0 = all
+				 * (default); at most MAGNET_RECORD_MAX
+				 */
+	MAGNET_A_PROBE_ENABLED,	/* u8, 0 or 1 */
+	MAGNET_A_PROBE_NOTIFY,	/* u8, 0 or 1: multicast each hit */
+	MAGNET_A_PROBE_OWNER,	/* string, module that registered the
+				 * event ("magnet" for probes); reply only
+				 */
+	MAGNET_A_PROBE_MISSED,	/* u64, hits the kernel's kprobe or kretprobe
+				 * machinery could not deliver (kretprobe
+				 * instances exhausted, recursion); reply only
+				 */
+	MAGNET_A_PROBE_STATS,	/* nest, enum magnet_stat_attr; reply only */
+	MAGNET_A_PROBE_DESC,	/* string, what a predefined probe records;
+				 * reply only
+				 */
+
+	MAGNET_A_FILTER_ID,	/* u32, rule id */
+	MAGNET_A_FILTER_ACTION,	/* u8, enum magnet_filter_action */
+	MAGNET_A_FILTER_CPUS,	/* binary, CPU bitmap: bit N of byte N / 8 */
+	MAGNET_A_FILTER_TGID,	/* u32, repeated: set of thread group ids */
+	MAGNET_A_FILTER_TID,	/* u32 */
+	MAGNET_A_FILTER_ID_MIN,	/* u64, abstract id range, inclusive */
+	MAGNET_A_FILTER_ID_MAX,	/* u64 */
+	MAGNET_A_SAMPLE_EVERY,	/* u32, keep 1 event in N after filtering,
+				 * 0 or 1 = all
+				 */
+	MAGNET_A_SAMPLE_INTERVAL, /* u64, nanoseconds: keep at most one event
+				   * per interval, 0 = off
+				   */
+
+	MAGNET_A_NOTIFY_RECORD,	/* binary: struct magnet_record header (its
+				 * size field is the whole record's) and the
+				 * first bytes of the payload, at most
+				 * MAGNET_NOTIFY_PREFIX_MAX
+				 */
+	MAGNET_A_NOTIFY_SENT,	/* u64, notifications multicast */
+	MAGNET_A_NOTIFY_DROPPED, /* u64, notify hits not sent (rate limit,
+				  * queue full, a subscriber's socket full)
+				  */
+	MAGNET_A_NOTIFY_RATE,	/* u32, notifications per second allowed */
+
+	__MAGNET_A_MAX,
+	MAGNET_A_MAX = __MAGNET_A_MAX - 1
+};
+
+/* Statistics of one probe, counting hits since it was added (all u64). */
+enum magnet_stat_attr {
+	MAGNET_STAT_UNSPEC,
+	MAGNET_STAT_PAD,
+	MAGNET_STAT_HITS,	/* times the probe fired while enabled */
+	MAGNET_STAT_LOGGED,	/* records written into the buffer */
+	MAGNET_STAT_FILTERED,	/* hits a filter rule rejected */
+	MAGNET_STAT_SAMPLED,	/* hits sampling skipped */
+	MAGNET_STAT_LOST,	/* hits whose record the buffer refused
+				 * (full, or writers nested too deeply)
+				 */
+	__MAGNET_STAT_MAX,
+	MAGNET_STAT_MAX = __MAGNET_STAT_MAX - 1
+};
+
+/*
+ * Statistics of one CPU's ring of a buffer (all u64 but CPU), as in
+ * control/stats (see the top of this header for their relations).
+ */
+enum magnet_cpu_attr {
+	MAGNET_CPU_UNSPEC,
+	MAGNET_CPU_PAD,
+	MAGNET_CPU_ID,		/* u32 */
+	MAGNET_CPU_PRODUCED,
+	MAGNET_CPU_WRITTEN,
+	MAGNET_CPU_READ,
+	MAGNET_CPU_LOST,
+	MAGNET_CPU_DROPPED,
+	MAGNET_CPU_OVERWRITTEN,
+	MAGNET_CPU_DISCARDED,
+	__MAGNET_CPU_MAX,
+	MAGNET_CPU_MAX = __MAGNET_CPU_MAX - 1
+};
+
+enum magnet_buffer_mode {
+	MAGNET_BUFFER_DROP,	/* a full ring drops new records */
+	MAGNET_BUFFER_OVERWRITE, /* a full ring evicts its oldest records */
+};
+
+enum magnet_probe_kind {
+	MAGNET_PROBE_KPROBE,
+	MAGNET_PROBE_KRETPROBE,
+	MAGNET_PROBE_TRACEPOINT,
+	MAGNET_PROBE_EXTERNAL,	/* registered by another module; reply only */
+};
+
+enum magnet_filter_action {
+	MAGNET_FILTER_INCLUDE,	/* keep only records matching some rule */
+	MAGNET_FILTER_EXCLUDE,	/* drop records matching the rule */
+};
+
+#define MAGNET_NAME_LEN			32	/* names, with their NUL */
+#define MAGNET_TARGET_LEN		128	/* probe targets, with NUL */
+#define MAGNET_BUFFER_SIZE_MIN		4096ULL
+#define MAGNET_BUFFER_SIZE_MAX		(1ULL << 30)
+#define MAGNET_NOTIFY_PREFIX_MAX	64	/* payload bytes notified */
+
 #endif /* _UAPI_LINUX_MAGNET_H */

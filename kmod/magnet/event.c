@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: the event registry and the path every event's records take.
+ *
+ * An event is anything that logs under an event id: magnet's own probes
+ * (probe.c) and events other modules register here. The registry maps ids
+ * and names to events; magnet_event_log() is the one path from a hit to a
+ * record: count the hit, (filter, sample: later), cut to the snap length,
+ * log, and copy to the notification queue if asked.
+ *
+ * Ids are handed out cyclically, so an id is not reused soon after its
+ * event goes away and records still in a buffer are not mistaken for a
+ * newer event's.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/idr.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "magnet.h"
+
+/* Serialises the registry and enabling or disabling events. */
+DEFINE_MUTEX(magnet_events_lock);
+static DEFINE_IDR(magnet_events);
+
+/**
+ * magnet_event_add - give an event an id and a buffer
+ * @ev:		the event, its name, kind and owner filled in
+ * @buffer:	name of the buffer its records go to
+ *
+ * The event starts disabled. Caller holds magnet_events_lock.
+ * Return: 0, -EINVAL (bad name), -EEXIST (name in use), -ENOENT (no such
+ * buffer), -ENOSPC (no id left) or -ENOMEM.
+ */
+int magnet_event_add(struct magnet_event *ev, const char *buffer)
+{
+	int id;
+
+	lockdep_assert_held(&magnet_events_lock);
+	if (!magnet_name_valid(ev->name))
+		return -EINVAL;
+	if (magnet_event_find(0, ev->name))
+		return -EEXIST;
+	ev->stats = alloc_percpu(struct magnet_event_stats);
+	if (!ev->stats)
+		return -ENOMEM;
+	ev->buf = magnet_buffer_get_for_event(buffer);
+	if (!ev->buf) {
+		free_percpu(ev->stats);
+		return -ENOENT;
+	}
+	id = idr_alloc_cyclic(&magnet_events, ev, 1, MAGNET_EVENT_ID_MAX + 1,
+			      GFP_KERNEL);
+	if (id < 0) {
+		magnet_buffer_put_for_event(ev->buf);
+		free_percpu(ev->stats);
+		return id;
+	}
+	ev->id = id;
+	ev->enabled = false;
+	return 0;
+}
+
+/*
+ * Take an event out of the registry. Whoever calls this has made sure no
+ * hit is still logging it (probes unregistered, module done).
+ */
+void magnet_event_del(struct magnet_event *ev)
+{
+	lockdep_assert_held(&magnet_events_lock);
+	idr_remove(&magnet_events, ev->id);
+	magnet_buffer_put_for_event(ev->buf);
+	free_percpu(ev->stats);
+}
+
+/* The event with id @id, or if @id is 0 the one named @name. */
+struct magnet_event *magnet_event_find(u16 id, const char *name)
+{
+	struct magnet_event *ev;
+	int i;
+
+	lockdep_assert_held(&magnet_events_lock);
+	if (id)
+		return idr_find(&magnet_events, id);
+	idr_for_each_entry(&magnet_events, ev, i)
+		if (!strcmp(ev->name, name))
+			return ev;
+	return NULL;
+}
+
+/* The event with the lowest id >= *@id (updated), for walking the list. */
+struct magnet_event *magnet_event_next(u16 *id)
+{
+	int next = *id;
+	struct magnet_event *ev;
+
+	lockdep_assert_held(&magnet_events_lock);
+	ev = idr_get_next(&magnet_events, &next);
+	if (ev)
+		*id = next;
+	return ev;
+}
+
+int magnet_event_set_enabled(struct magnet_event *ev, bool on)
+{
+	int err;
+
+	lockdep_assert_held(&magnet_events_lock);
+	if (ev->enabled == on)
+		return 0;
+	if (on) {
+		err = ev->ops && ev->ops->enable ? ev->ops->enable(ev) : 0;
+		if (err)
+			return err;
+		WRITE_ONCE(ev->enabled, true);
+	} else {
+		WRITE_ONCE(ev->enabled, false);
+		if (ev->ops && ev->ops->disable)
+			ev->ops->disable(ev);
+	}
+	return 0;
+}
+
+void magnet_event_stats_sum(struct magnet_event *ev,
+			    struct magnet_event_stats *sum)
+{
+	unsigned int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct magnet_event_stats *s = per_cpu_ptr(ev->stats, cpu);
+
+		sum->hits += READ_ONCE(s->hits);
+		sum->logged += READ_ONCE(s->logged);
+		sum->filtered += READ_ONCE(s->filtered);
+		sum->sampled += READ_ONCE(s->sampled);
+		sum->lost += READ_ONCE(s->lost);
+	}
+}
+
+/**
+ * magnet_event_log - log one hit of an event
+ * @ev:		the event
+ * @id:		the record's abstract id
+ * @payload:	event data, cut to the event's snap length
+ * @payload_size: bytes at @payload
+ *
+ * Any context, NMI included. Does nothing while the event is disabled.
+ *
+ * Return: 0 if the record was logged or the event is disabled, else the
+ * negative errno of magnet_reserve() (the hit is counted as lost).
+ */
+int magnet_event_log(struct magnet_event *ev, u64 id, const void *payload,
+		     u32 payload_size)
+{
+	struct magnet_buffer *buf = ev->buf;
+	struct magnet_record *rec;
+	u32 keep = payload_size;
+	u32 snaplen;
+
+	if (!READ_ONCE(ev->enabled))
+		return 0;
+	this_cpu_inc(ev->stats->hits);
+
+	snaplen = READ_ONCE(ev->snaplen);
+	if (snaplen && keep > snaplen)
+		keep = snaplen;
+	/* A record never exceeds its buffer's limit: cut rather than lose. */
+	if (keep > buf->max_record - sizeof(*rec))
+		keep = buf->max_record - sizeof(*rec);
+
+	rec = magnet_reserve(buf, ev->id, id, keep);
+	if (IS_ERR(rec)) {
+		this_cpu_inc(ev->stats->lost);
+		return PTR_ERR(rec);
+	}
+	memcpy(rec->payload, payload, keep);
+	if (keep < payload_size)
+		rec->flags |= MAGNET_RF_TRUNCATED;
+	if (READ_ONCE(ev->notify))
+		magnet_notify_queue(rec);
+	magnet_commit(buf, rec);
+	this_cpu_inc(ev->stats->logged);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(magnet_event_log);
+
+struct magnet_event *__magnet_event_register(struct module *owner,
+					     const char *name,
+					     const char *buffer,
+					     const struct magnet_event_ops *ops,
+					     void *priv)
+{
+	struct magnet_event *ev;
+	int err;
+
+	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+	if (!ev)
+		return ERR_PTR(-ENOMEM);
+	if (strscpy(ev->name, name, sizeof(ev->name)) < 0) {
+		kfree(ev);
+		return ERR_PTR(-EINVAL);
+	}
+	ev->kind = MAGNET_PROBE_EXTERNAL;
+	ev->ops = ops;
+	ev->priv = priv;
+	ev->owner = owner;
+
+	mutex_lock(&magnet_events_lock);
+	err = magnet_event_add(ev, buffer);
+	mutex_unlock(&magnet_events_lock);
+	if (err) {
+		kfree(ev);
+		return ERR_PTR(err);
+	}
+	return ev;
+}
+EXPORT_SYMBOL_GPL(__magnet_event_register);
+
+/**
+ * magnet_event_unregister - remove a module's event
+ * @ev:		from magnet_event_register()
+ *
+ * Disables the event (calling its @disable hook) and removes it. The
+ * module must not log into it once this is called, and logging calls
+ * already under way must have returned.
+ */
+void magnet_event_unregister(struct magnet_event *ev)
+{
+	mutex_lock(&magnet_events_lock);
+	magnet_event_set_enabled(ev, false);
+	magnet_event_del(ev);
+	mutex_unlock(&magnet_events_lock);
+	kfree(ev);
+}
+EXPORT_SYMBOL_GPL(magnet_event_unregister);
+
+u16 magnet_event_id(const struct magnet_event *ev)
+{
+	return ev->id;
+}
+EXPORT_SYMBOL_GPL(magnet_event_id);
+
+void *magnet_event_priv(const struct magnet_event *ev)
+{
+	return ev->priv;
+}
+EXPORT_SYMBOL_GPL(magnet_event_priv);

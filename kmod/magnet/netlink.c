@@ -1,0 +1,840 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: the generic netlink family "magnet", the control plane.
+ *
+ * The messages, attributes and their ranges are documented in
+ * <uapi/linux/magnet.h>. Each command has its own strict policy, so the
+ * netlink core rejects unknown, mistyped and out-of-range attributes
+ * before a handler runs; handlers check what a policy cannot express
+ * (required attributes, combinations, powers of two) and say what was
+ * wrong in the extended ack. Handlers validate everything before they
+ * change anything.
+ *
+ * The family is not parallel_ops: the generic netlink mutex serialises
+ * requests. magnet_events_lock and magnet_buffers_lock are still taken,
+ * because other modules register events and readers open files outside
+ * of it.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/module.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+#include <net/sock.h>
+
+#include "magnet.h"
+
+/* genl_ops.internal_flags: the command changes something. */
+#define MAGNET_NL_ADMIN		BIT(0)
+
+enum magnet_mcgrp {
+	MAGNET_MCGRP_NOTIFY_IDX,
+};
+
+static struct genl_family magnet_family;
+
+/* --- policies ------------------------------------------------------------- */
+
+static struct netlink_range_validation buffer_size_range = {
+	.min = MAGNET_BUFFER_SIZE_MIN,
+	.max = MAGNET_BUFFER_SIZE_MAX,
+};
+
+static struct netlink_range_validation event_id_range = {
+	.min = 1,
+	.max = MAGNET_EVENT_ID_MAX,
+};
+
+static struct netlink_range_validation snaplen_range = {
+	.max = MAGNET_RECORD_MAX,
+};
+
+#define POL_BUFFER_NAME	{ .type = NLA_NUL_STRING, .len = MAGNET_NAME_LEN - 1 }
+#define POL_PROBE_ID	NLA_POLICY_FULL_RANGE(NLA_U16, &event_id_range)
+#define POL_PROBE_NAME	{ .type = NLA_NUL_STRING, .len = MAGNET_NAME_LEN - 1 }
+#define POL_FLAG_U8	NLA_POLICY_MAX(NLA_U8, 1)
+#define POL_SNAPLEN	NLA_POLICY_FULL_RANGE(NLA_U32, &snaplen_range)
+
+static const struct nla_policy buffer_get_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_BUFFER_NAME] = POL_BUFFER_NAME,
+};
+
+static const struct nla_policy buffer_new_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_BUFFER_NAME] = POL_BUFFER_NAME,
+	[MAGNET_A_BUFFER_SIZE] = NLA_POLICY_FULL_RANGE(NLA_U64,
+						       &buffer_size_range),
+	[MAGNET_A_BUFFER_MODE] = NLA_POLICY_MAX(NLA_U8,
+						MAGNET_BUFFER_OVERWRITE),
+};
+
+static const struct nla_policy probe_get_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_PROBE_ID] = POL_PROBE_ID,
+	[MAGNET_A_PROBE_NAME] = POL_PROBE_NAME,
+};
+
+static const struct nla_policy probe_new_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_PROBE_NAME] = POL_PROBE_NAME,
+	[MAGNET_A_PROBE_KIND] = NLA_POLICY_MAX(NLA_U8,
+					       MAGNET_PROBE_TRACEPOINT),
+	[MAGNET_A_PROBE_TARGET] = { .type = NLA_NUL_STRING,
+				    .len = MAGNET_TARGET_LEN - 1 },
+	[MAGNET_A_PROBE_PREDEF] = { .type = NLA_NUL_STRING,
+				    .len = MAGNET_NAME_LEN - 1 },
+	[MAGNET_A_BUFFER_NAME] = POL_BUFFER_NAME,
+	[MAGNET_A_PROBE_ARGS] = NLA_POLICY_MAX(NLA_U8, MAGNET_PROBE_ARGS_MAX),
+	[MAGNET_A_PROBE_ID_ARG] = NLA_POLICY_MAX(NLA_U8,
+						 MAGNET_PROBE_ARGS_MAX),
+	[MAGNET_A_PROBE_SNAPLEN] = POL_SNAPLEN,
+	[MAGNET_A_PROBE_ENABLED] = POL_FLAG_U8,
+	[MAGNET_A_PROBE_NOTIFY] = POL_FLAG_U8,
+};
+
+static const struct nla_policy probe_set_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_PROBE_ID] = POL_PROBE_ID,
+	[MAGNET_A_PROBE_NAME] = POL_PROBE_NAME,
+	[MAGNET_A_PROBE_ENABLED] = POL_FLAG_U8,
+	[MAGNET_A_PROBE_NOTIFY] = POL_FLAG_U8,
+	[MAGNET_A_PROBE_SNAPLEN] = POL_SNAPLEN,
+	[MAGNET_A_SAMPLE_EVERY] = { .type = NLA_U32 },
+	[MAGNET_A_SAMPLE_INTERVAL] = { .type = NLA_U64 },
+};
+
+static const struct nla_policy filter_get_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_PROBE_ID] = POL_PROBE_ID,
+};
+
+static const struct nla_policy filter_new_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_PROBE_ID] = POL_PROBE_ID,
+	[MAGNET_A_FILTER_ACTION] = NLA_POLICY_MAX(NLA_U8,
+						  MAGNET_FILTER_EXCLUDE),
+	[MAGNET_A_FILTER_CPUS] = { .type = NLA_BINARY,
+				   .len = NR_CPUS / BITS_PER_BYTE + 1 },
+	[MAGNET_A_FILTER_TGID] = { .type = NLA_U32 },
+	[MAGNET_A_FILTER_TID] = { .type = NLA_U32 },
+	[MAGNET_A_FILTER_ID_MIN] = { .type = NLA_U64 },
+	[MAGNET_A_FILTER_ID_MAX] = { .type = NLA_U64 },
+};
+
+static const struct nla_policy filter_del_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_FILTER_ID] = { .type = NLA_U32 },
+};
+
+/* Commands that take no attributes. */
+static const struct nla_policy no_attr_policy[MAGNET_A_MAX + 1] = {
+};
+
+/* --- helpers ----------------------------------------------------------------- */
+
+/* Is attribute @type present? If not, say so (@msg, a literal). */
+#define need_attr(info, type, msg) ({					\
+	struct genl_info *__info = (info);				\
+	bool __present = !!__info->attrs[type];				\
+									\
+	if (!__present) {						\
+		NL_SET_ERR_MSG(__info->extack, msg);			\
+		NL_SET_ERR_ATTR_MISS(__info->extack, NULL, type);	\
+	}								\
+	__present;							\
+})
+
+/* The probe a request names by MAGNET_A_PROBE_ID or MAGNET_A_PROBE_NAME. */
+static struct magnet_event *probe_lookup(struct genl_info *info)
+{
+	struct nlattr *id = info->attrs[MAGNET_A_PROBE_ID];
+	struct nlattr *name = info->attrs[MAGNET_A_PROBE_NAME];
+	struct magnet_event *ev;
+
+	lockdep_assert_held(&magnet_events_lock);
+	if (!id && !name) {
+		NL_SET_ERR_MSG(info->extack,
+			       "name the probe: MAGNET_A_PROBE_ID or MAGNET_A_PROBE_NAME");
+		NL_SET_ERR_ATTR_MISS(info->extack, NULL, MAGNET_A_PROBE_ID);
+		return ERR_PTR(-EINVAL);
+	}
+	ev = magnet_event_find(id ? nla_get_u16(id) : 0,
+			       name ? nla_data(name) : NULL);
+	if (!ev || (id && name && strcmp(ev->name, nla_data(name)))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, id ?: name,
+				    "no probe with this id or name");
+		return ERR_PTR(-ENOENT);
+	}
+	return ev;
+}
+
+/* --- buffers ----------------------------------------------------------------- */
+
+static int fill_buffer(struct sk_buff *skb, struct magnet_buffer *buf,
+		       u32 portid, u32 seq, int flags)
+{
+	void *hdr = genlmsg_put(skb, portid, seq, &magnet_family, flags,
+				MAGNET_CMD_BUFFER_GET);
+
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, MAGNET_A_BUFFER_NAME, buf->name) ||
+	    nla_put_u64_64bit(skb, MAGNET_A_BUFFER_SIZE, buf->ring_size,
+			      MAGNET_A_PAD) ||
+	    nla_put_u8(skb, MAGNET_A_BUFFER_MODE,
+		       buf->mode == MAGNET_FULL_OVERWRITE ?
+		       MAGNET_BUFFER_OVERWRITE : MAGNET_BUFFER_DROP) ||
+	    nla_put_u32(skb, MAGNET_A_BUFFER_CPUS, num_possible_cpus()) ||
+	    nla_put_u32(skb, MAGNET_A_BUFFER_MAX_RECORD, buf->max_record) ||
+	    nla_put_u32(skb, MAGNET_A_BUFFER_PROBES, buf->events) ||
+	    (test_bit(0, &buf->reader_busy) &&
+	     nla_put_flag(skb, MAGNET_A_BUFFER_READER))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* The @idx-th listed buffer, under magnet_buffers_lock. */
+static struct magnet_buffer *buffer_at(long idx)
+{
+	struct magnet_buffer *buf;
+
+	lockdep_assert_held(&magnet_buffers_lock);
+	list_for_each_entry(buf, &magnet_buffers, node)
+		if (!idx--)
+			return buf;
+	return NULL;
+}
+
+static int buffer_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct magnet_buffer *buf;
+	int err = 0;
+
+	mutex_lock(&magnet_buffers_lock);
+	while ((buf = buffer_at(cb->args[0]))) {
+		err = fill_buffer(skb, buf, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		if (err)
+			break;
+		cb->args[0]++;
+	}
+	mutex_unlock(&magnet_buffers_lock);
+	/* A full skb ends this part of the dump; the next part goes on. */
+	return err == -EMSGSIZE && skb->len ? skb->len : err ?: skb->len;
+}
+
+static int buffer_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct magnet_buffer *buf;
+	struct sk_buff *msg;
+	int err = -ENOENT;
+
+	if (!need_attr(info, MAGNET_A_BUFFER_NAME,
+		       "name the buffer (or ask for a dump)"))
+		return -EINVAL;
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&magnet_buffers_lock);
+	list_for_each_entry(buf, &magnet_buffers, node) {
+		if (!strcmp(buf->name,
+			    nla_data(info->attrs[MAGNET_A_BUFFER_NAME]))) {
+			err = fill_buffer(msg, buf, info->snd_portid,
+					  info->snd_seq, 0);
+			break;
+		}
+	}
+	mutex_unlock(&magnet_buffers_lock);
+	if (err) {
+		if (err == -ENOENT)
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[MAGNET_A_BUFFER_NAME],
+					    "no buffer of that name");
+		nlmsg_free(msg);
+		return err;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+static int buffer_new_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *name = info->attrs[MAGNET_A_BUFFER_NAME];
+	struct nlattr *mode = info->attrs[MAGNET_A_BUFFER_MODE];
+	u64 size;
+	int err;
+
+	if (!need_attr(info, MAGNET_A_BUFFER_NAME, "a buffer needs a name") ||
+	    !need_attr(info, MAGNET_A_BUFFER_SIZE,
+		       "a buffer needs a size (bytes per CPU)"))
+		return -EINVAL;
+	if (!magnet_name_valid(nla_data(name))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, name,
+				    "a name has 1-31 characters, not all digits, no '/' or white space");
+		return -EINVAL;
+	}
+	size = nla_get_u64(info->attrs[MAGNET_A_BUFFER_SIZE]);
+	if (!magnet_buffer_size_valid(size)) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[MAGNET_A_BUFFER_SIZE],
+				    "the size must be a power of two");
+		return -EINVAL;
+	}
+	err = magnet_buffer_create(nla_data(name), size,
+				   mode && nla_get_u8(mode) ==
+				   MAGNET_BUFFER_OVERWRITE ?
+				   MAGNET_FULL_OVERWRITE : MAGNET_FULL_DROP);
+	if (err == -EEXIST)
+		NL_SET_ERR_MSG_ATTR(info->extack, name,
+				    "a buffer of that name exists");
+	else if (err == -E2BIG)
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[MAGNET_A_BUFFER_SIZE],
+				    "all buffers together would exceed the module's max_memory_mb");
+	else if (err)
+		NL_SET_ERR_MSG(info->extack, "cannot create the buffer");
+	return err;
+}
+
+static int buffer_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *name = info->attrs[MAGNET_A_BUFFER_NAME];
+	int err;
+
+	if (!need_attr(info, MAGNET_A_BUFFER_NAME, "name the buffer"))
+		return -EINVAL;
+	err = magnet_buffer_remove(nla_data(name));
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, name,
+				    "no buffer of that name");
+	else if (err == -EBUSY)
+		NL_SET_ERR_MSG_ATTR(info->extack, name,
+				    "probes log into this buffer: remove them first");
+	return err;
+}
+
+/* --- probes ------------------------------------------------------------------ */
+
+static int put_probe_stats(struct sk_buff *skb, struct magnet_event *ev)
+{
+	struct magnet_event_stats s;
+	struct nlattr *nest;
+
+	magnet_event_stats_sum(ev, &s);
+	nest = nla_nest_start(skb, MAGNET_A_PROBE_STATS);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, MAGNET_STAT_HITS, s.hits,
+			      MAGNET_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_STAT_LOGGED, s.logged,
+			      MAGNET_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_STAT_FILTERED, s.filtered,
+			      MAGNET_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_STAT_SAMPLED, s.sampled,
+			      MAGNET_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_STAT_LOST, s.lost,
+			      MAGNET_STAT_PAD)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* A probe's description; @full adds its configuration to the counters. */
+static int fill_probe(struct sk_buff *skb, struct magnet_event *ev, u8 cmd,
+		      bool full, u32 portid, u32 seq, int flags)
+{
+	const struct magnet_predef *predef = magnet_probe_predef(ev);
+	const char *target = magnet_probe_target(ev);
+	void *hdr = genlmsg_put(skb, portid, seq, &magnet_family, flags, cmd);
+	u8 nargs, id_arg;
+
+	if (!hdr)
+		return -EMSGSIZE;
+	magnet_probe_args(ev, &nargs, &id_arg);
+	if (nla_put_u16(skb, MAGNET_A_PROBE_ID, ev->id) ||
+	    nla_put_string(skb, MAGNET_A_PROBE_NAME, ev->name) ||
+	    nla_put_u64_64bit(skb, MAGNET_A_PROBE_MISSED,
+			      magnet_probe_missed(ev), MAGNET_A_PAD) ||
+	    put_probe_stats(skb, ev))
+		goto cancel;
+	if (full &&
+	    (nla_put_u8(skb, MAGNET_A_PROBE_KIND, ev->kind) ||
+	     (target && nla_put_string(skb, MAGNET_A_PROBE_TARGET, target)) ||
+	     (predef &&
+	      nla_put_string(skb, MAGNET_A_PROBE_PREDEF, predef->name)) ||
+	     nla_put_string(skb, MAGNET_A_PROBE_OWNER,
+			    ev->owner ? module_name(ev->owner) : "kernel") ||
+	     nla_put_string(skb, MAGNET_A_BUFFER_NAME, ev->buf->name) ||
+	     nla_put_u8(skb, MAGNET_A_PROBE_ARGS, nargs) ||
+	     nla_put_u8(skb, MAGNET_A_PROBE_ID_ARG, id_arg) ||
+	     nla_put_u32(skb, MAGNET_A_PROBE_SNAPLEN, ev->snaplen) ||
+	     nla_put_u8(skb, MAGNET_A_PROBE_ENABLED, ev->enabled) ||
+	     nla_put_u8(skb, MAGNET_A_PROBE_NOTIFY, ev->notify)))
+		goto cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* Dump probes from id cb->args[0] on; @full as for fill_probe(). */
+static int dump_probes(struct sk_buff *skb, struct netlink_callback *cb,
+		       u8 cmd, bool full, long *cursor)
+{
+	struct magnet_event *ev;
+	u16 id = max(*cursor, 1L);
+	int err = 0;
+
+	mutex_lock(&magnet_events_lock);
+	while (id <= MAGNET_EVENT_ID_MAX && (ev = magnet_event_next(&id))) {
+		err = fill_probe(skb, ev, cmd, full,
+				 NETLINK_CB(cb->skb).portid,
+				 cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		if (err)
+			break;
+		*cursor = ++id;
+	}
+	if (!err)
+		*cursor = MAGNET_EVENT_ID_MAX + 1;
+	mutex_unlock(&magnet_events_lock);
+	return err;
+}
+
+static int probe_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	int err = dump_probes(skb, cb, MAGNET_CMD_PROBE_GET, true,
+			      &cb->args[0]);
+
+	return err == -EMSGSIZE && skb->len ? skb->len : err ?: skb->len;
+}
+
+static int reply_probe(struct genl_info *info, struct magnet_event *ev, u8 cmd)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	err = fill_probe(msg, ev, cmd, true, info->snd_portid, info->snd_seq,
+			 0);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+static int probe_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct magnet_event *ev;
+	int err;
+
+	mutex_lock(&magnet_events_lock);
+	ev = probe_lookup(info);
+	err = IS_ERR(ev) ? PTR_ERR(ev) :
+			   reply_probe(info, ev, MAGNET_CMD_PROBE_GET);
+	mutex_unlock(&magnet_events_lock);
+	return err;
+}
+
+static int probe_new_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct magnet_probe_spec spec = {
+		.buffer = "default",
+		.enabled = true,
+	};
+	struct magnet_event *ev;
+	int err;
+
+	if (!need_attr(info, MAGNET_A_PROBE_NAME, "a probe needs a name"))
+		return -EINVAL;
+	spec.name = nla_data(a[MAGNET_A_PROBE_NAME]);
+	if (!magnet_name_valid(spec.name)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[MAGNET_A_PROBE_NAME],
+				    "a name has 1-31 characters, not all digits, no '/' or white space");
+		return -EINVAL;
+	}
+	if (a[MAGNET_A_PROBE_PREDEF]) {
+		if (a[MAGNET_A_PROBE_KIND] || a[MAGNET_A_PROBE_TARGET]) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    a[MAGNET_A_PROBE_KIND] ?:
+					    a[MAGNET_A_PROBE_TARGET],
+					    "a predefined probe has its own kind and target");
+			return -EINVAL;
+		}
+		spec.predef = nla_data(a[MAGNET_A_PROBE_PREDEF]);
+	} else {
+		if (!need_attr(info, MAGNET_A_PROBE_KIND,
+			       "give a predefined probe or a kind and a target") ||
+		    !need_attr(info, MAGNET_A_PROBE_TARGET,
+			       "give the symbol or tracepoint to probe"))
+			return -EINVAL;
+		spec.kind = nla_get_u8(a[MAGNET_A_PROBE_KIND]);
+		spec.target = nla_data(a[MAGNET_A_PROBE_TARGET]);
+	}
+	if (a[MAGNET_A_BUFFER_NAME])
+		spec.buffer = nla_data(a[MAGNET_A_BUFFER_NAME]);
+	if (a[MAGNET_A_PROBE_ARGS])
+		spec.nargs = nla_get_u8(a[MAGNET_A_PROBE_ARGS]);
+	if (a[MAGNET_A_PROBE_ID_ARG])
+		spec.id_arg = nla_get_u8(a[MAGNET_A_PROBE_ID_ARG]);
+	if (a[MAGNET_A_PROBE_SNAPLEN])
+		spec.snaplen = nla_get_u32(a[MAGNET_A_PROBE_SNAPLEN]);
+	if (a[MAGNET_A_PROBE_ENABLED])
+		spec.enabled = nla_get_u8(a[MAGNET_A_PROBE_ENABLED]);
+	if (a[MAGNET_A_PROBE_NOTIFY])
+		spec.notify = nla_get_u8(a[MAGNET_A_PROBE_NOTIFY]);
+
+	mutex_lock(&magnet_events_lock);
+	ev = magnet_probe_create(&spec, info->extack);
+	if (IS_ERR(ev)) {
+		err = PTR_ERR(ev);
+	} else {
+		err = reply_probe(info, ev, MAGNET_CMD_PROBE_NEW);
+		/* No reply, no probe: the caller cannot know its id. */
+		if (err)
+			magnet_probe_destroy(ev);
+	}
+	mutex_unlock(&magnet_events_lock);
+	return err;
+}
+
+static int probe_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct magnet_event *ev;
+	int err = 0;
+
+	mutex_lock(&magnet_events_lock);
+	ev = probe_lookup(info);
+	if (IS_ERR(ev)) {
+		err = PTR_ERR(ev);
+	} else if (ev->kind == MAGNET_PROBE_EXTERNAL) {
+		NL_SET_ERR_MSG(info->extack,
+			       "this event belongs to another module: it goes when that module unregisters it");
+		err = -EPERM;
+	} else {
+		magnet_probe_destroy(ev);
+	}
+	mutex_unlock(&magnet_events_lock);
+	return err;
+}
+
+static int probe_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct magnet_event *ev;
+	int err = 0;
+
+	if (a[MAGNET_A_SAMPLE_EVERY] || a[MAGNET_A_SAMPLE_INTERVAL]) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    a[MAGNET_A_SAMPLE_EVERY] ?:
+				    a[MAGNET_A_SAMPLE_INTERVAL],
+				    "sampling is not supported by this version of magnet");
+		return -EOPNOTSUPP;
+	}
+	mutex_lock(&magnet_events_lock);
+	ev = probe_lookup(info);
+	if (IS_ERR(ev)) {
+		err = PTR_ERR(ev);
+		goto out;
+	}
+	/* The one change that can fail goes first. */
+	if (a[MAGNET_A_PROBE_ENABLED]) {
+		err = magnet_event_set_enabled(ev,
+					       nla_get_u8(a[MAGNET_A_PROBE_ENABLED]));
+		if (err) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    a[MAGNET_A_PROBE_ENABLED],
+					    "the probe could not be enabled");
+			goto out;
+		}
+	}
+	if (a[MAGNET_A_PROBE_NOTIFY])
+		WRITE_ONCE(ev->notify, nla_get_u8(a[MAGNET_A_PROBE_NOTIFY]));
+	if (a[MAGNET_A_PROBE_SNAPLEN])
+		WRITE_ONCE(ev->snaplen, nla_get_u32(a[MAGNET_A_PROBE_SNAPLEN]));
+out:
+	mutex_unlock(&magnet_events_lock);
+	return err;
+}
+
+/* --- filters (rules arrive with the filtering subsystem) ---------------------- */
+
+static int filter_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return 0;		/* no rules */
+}
+
+static int filter_change_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	NL_SET_ERR_MSG(info->extack,
+		       "filter rules are not supported by this version of magnet");
+	return -EOPNOTSUPP;
+}
+
+/* --- statistics ------------------------------------------------------------- */
+
+static int put_cpu_stats(struct sk_buff *skb, struct magnet_ring *ring)
+{
+	struct nlattr *nest = nla_nest_start(skb, MAGNET_A_BUFFER_CPU);
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, MAGNET_CPU_ID, ring->cpu) ||
+	    nla_put_u64_64bit(skb, MAGNET_CPU_PRODUCED,
+			      magnet_ring_produced(ring), MAGNET_CPU_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_CPU_WRITTEN,
+			      local_read(&ring->written), MAGNET_CPU_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_CPU_READ, READ_ONCE(ring->read),
+			      MAGNET_CPU_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_CPU_LOST, magnet_ring_lost(ring),
+			      MAGNET_CPU_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_CPU_DROPPED,
+			      local_read(&ring->dropped), MAGNET_CPU_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_CPU_OVERWRITTEN,
+			      local_read(&ring->overwritten), MAGNET_CPU_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_CPU_DISCARDED,
+			      READ_ONCE(ring->discarded), MAGNET_CPU_PAD)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int fill_buffer_stats(struct sk_buff *skb, struct magnet_buffer *buf,
+			     u32 portid, u32 seq)
+{
+	void *hdr = genlmsg_put(skb, portid, seq, &magnet_family, NLM_F_MULTI,
+				MAGNET_CMD_STATS_GET);
+	unsigned int cpu;
+
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, MAGNET_A_BUFFER_NAME, buf->name))
+		goto cancel;
+	for_each_possible_cpu(cpu)
+		if (put_cpu_stats(skb, buf->rings[cpu]))
+			goto cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int fill_notify_stats(struct sk_buff *skb, u32 portid, u32 seq)
+{
+	void *hdr = genlmsg_put(skb, portid, seq, &magnet_family, NLM_F_MULTI,
+				MAGNET_CMD_STATS_GET);
+	u64 sent, dropped;
+	u32 rate;
+
+	if (!hdr)
+		return -EMSGSIZE;
+	magnet_notify_counters(&sent, &dropped, &rate);
+	if (nla_put_u64_64bit(skb, MAGNET_A_NOTIFY_SENT, sent, MAGNET_A_PAD) ||
+	    nla_put_u64_64bit(skb, MAGNET_A_NOTIFY_DROPPED, dropped,
+			      MAGNET_A_PAD) ||
+	    nla_put_u32(skb, MAGNET_A_NOTIFY_RATE, rate)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* cb->args[0]: phase (probes, buffers, notify, done); [1]: cursor. */
+enum { STATS_PROBES, STATS_BUFFERS, STATS_NOTIFY, STATS_DONE };
+
+static int stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	u32 portid = NETLINK_CB(cb->skb).portid;
+	u32 seq = cb->nlh->nlmsg_seq;
+	struct magnet_buffer *buf;
+	int err = 0;
+
+	if (cb->args[0] == STATS_PROBES) {
+		err = dump_probes(skb, cb, MAGNET_CMD_STATS_GET, false,
+				  &cb->args[1]);
+		if (err)
+			goto out;
+		cb->args[0] = STATS_BUFFERS;
+		cb->args[1] = 0;
+	}
+	if (cb->args[0] == STATS_BUFFERS) {
+		mutex_lock(&magnet_buffers_lock);
+		while ((buf = buffer_at(cb->args[1]))) {
+			err = fill_buffer_stats(skb, buf, portid, seq);
+			if (err)
+				break;
+			cb->args[1]++;
+		}
+		mutex_unlock(&magnet_buffers_lock);
+		if (err)
+			goto out;
+		cb->args[0] = STATS_NOTIFY;
+	}
+	if (cb->args[0] == STATS_NOTIFY) {
+		err = fill_notify_stats(skb, portid, seq);
+		if (err)
+			goto out;
+		cb->args[0] = STATS_DONE;
+	}
+out:
+	return err == -EMSGSIZE && skb->len ? skb->len : err ?: skb->len;
+}
+
+/* --- catalog ------------------------------------------------------------------ */
+
+static int catalog_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	const struct magnet_predef *p;
+	void *hdr;
+
+	for (; cb->args[0] < magnet_predefs_count; cb->args[0]++) {
+		p = &magnet_predefs[cb->args[0]];
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &magnet_family,
+				  NLM_F_MULTI, MAGNET_CMD_CATALOG_GET);
+		if (!hdr)
+			break;
+		if (nla_put_string(skb, MAGNET_A_PROBE_PREDEF, p->name) ||
+		    nla_put_u8(skb, MAGNET_A_PROBE_KIND, p->kind) ||
+		    nla_put_string(skb, MAGNET_A_PROBE_TARGET, p->target) ||
+		    nla_put_string(skb, MAGNET_A_PROBE_DESC, p->desc)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	return skb->len;
+}
+
+/* --- notifications ------------------------------------------------------------ */
+
+/**
+ * magnet_notify_send - multicast one notification
+ * @rec:	the record's header and the start of its payload
+ * @len:	bytes at @rec
+ *
+ * Process context. Return: 0, -ESRCH if nobody listens, or another
+ * negative errno if the message was not delivered to every listener.
+ */
+int magnet_notify_send(const struct magnet_record *rec, u32 len)
+{
+	struct magnet_event *ev;
+	struct sk_buff *msg;
+	void *hdr;
+
+	if (!genl_has_listeners(&magnet_family, &init_net,
+				MAGNET_MCGRP_NOTIFY_IDX))
+		return -ESRCH;
+	msg = genlmsg_new(nla_total_size(sizeof(u16)) +	/* PROBE_ID */
+			  nla_total_size(MAGNET_NAME_LEN) +	/* PROBE_NAME */
+			  nla_total_size(len),			/* NOTIFY_RECORD */
+			  GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put(msg, 0, 0, &magnet_family, 0, MAGNET_CMD_NOTIFY);
+	if (!hdr)
+		goto nospace;
+	if (nla_put_u16(msg, MAGNET_A_PROBE_ID, rec->event) ||
+	    nla_put(msg, MAGNET_A_NOTIFY_RECORD, len, rec))
+		goto nospace;
+	mutex_lock(&magnet_events_lock);
+	ev = magnet_event_find(rec->event, NULL);
+	if (ev && nla_put_string(msg, MAGNET_A_PROBE_NAME, ev->name)) {
+		mutex_unlock(&magnet_events_lock);
+		goto nospace;
+	}
+	mutex_unlock(&magnet_events_lock);
+	genlmsg_end(msg, hdr);
+	return genlmsg_multicast(&magnet_family, msg, 0,
+				 MAGNET_MCGRP_NOTIFY_IDX, GFP_KERNEL);
+
+nospace:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+/* --- family ------------------------------------------------------------------- */
+
+static int magnet_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+			   struct genl_info *info)
+{
+	if ((ops->internal_flags & MAGNET_NL_ADMIN) &&
+	    !netlink_capable(skb, CAP_NET_ADMIN) &&
+	    !netlink_capable(skb, CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "changing magnet needs CAP_NET_ADMIN or CAP_SYS_ADMIN");
+		return -EPERM;
+	}
+	return 0;
+}
+
+#define OP_POLICY(p)	.policy = p, .maxattr = MAGNET_A_MAX
+
+static const struct genl_ops magnet_ops[] = {
+	{ .cmd = MAGNET_CMD_BUFFER_GET, .doit = buffer_get_doit,
+	  .dumpit = buffer_get_dumpit, OP_POLICY(buffer_get_policy) },
+	{ .cmd = MAGNET_CMD_BUFFER_NEW, .doit = buffer_new_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(buffer_new_policy) },
+	{ .cmd = MAGNET_CMD_BUFFER_DEL, .doit = buffer_del_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(buffer_get_policy) },
+	{ .cmd = MAGNET_CMD_PROBE_GET, .doit = probe_get_doit,
+	  .dumpit = probe_get_dumpit, OP_POLICY(probe_get_policy) },
+	{ .cmd = MAGNET_CMD_PROBE_NEW, .doit = probe_new_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(probe_new_policy) },
+	{ .cmd = MAGNET_CMD_PROBE_DEL, .doit = probe_del_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(probe_get_policy) },
+	{ .cmd = MAGNET_CMD_PROBE_SET, .doit = probe_set_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(probe_set_policy) },
+	{ .cmd = MAGNET_CMD_FILTER_GET, .dumpit = filter_get_dumpit,
+	  OP_POLICY(filter_get_policy) },
+	{ .cmd = MAGNET_CMD_FILTER_NEW, .doit = filter_change_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(filter_new_policy) },
+	{ .cmd = MAGNET_CMD_FILTER_DEL, .doit = filter_change_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(filter_del_policy) },
+	{ .cmd = MAGNET_CMD_STATS_GET, .dumpit = stats_get_dumpit,
+	  OP_POLICY(no_attr_policy) },
+	{ .cmd = MAGNET_CMD_CATALOG_GET, .dumpit = catalog_get_dumpit,
+	  OP_POLICY(no_attr_policy) },
+};
+
+static const struct genl_multicast_group magnet_mcgrps[] = {
+	[MAGNET_MCGRP_NOTIFY_IDX] = {
+		.name = MAGNET_GENL_MCGRP_NOTIFY,
+#ifdef GENL_MCAST_CAP_NET_ADMIN
+		/* Records carry kernel addresses: privileged listeners only. */
+		.flags = GENL_MCAST_CAP_NET_ADMIN,
+#endif
+	},
+};
+
+static struct genl_family magnet_family __ro_after_init = {
+	.name = MAGNET_GENL_NAME,
+	.version = MAGNET_GENL_VERSION,
+	.maxattr = MAGNET_A_MAX,
+	.netnsok = false,		/* the initial namespace only */
+	.module = THIS_MODULE,
+	.pre_doit = magnet_pre_doit,
+	.ops = magnet_ops,
+	.n_ops = ARRAY_SIZE(magnet_ops),
+	.resv_start_op = MAGNET_CMD_UNSPEC + 1,	/* strict from the first */
+	.mcgrps = magnet_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(magnet_mcgrps),
+};
+
+int magnet_netlink_init(void)
+{
+	return genl_register_family(&magnet_family);
+}
+
+void magnet_netlink_exit(void)
+{
+	genl_unregister_family(&magnet_family);
+}

@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: probes inserted at run time.
+ *
+ * A probe is an event (event.c) plus a hook in the kernel: a kprobe, a
+ * kretprobe or a tracepoint. Its handler builds a payload on the stack and
+ * hands it to magnet_event_log(). A disabled probe costs its path nothing:
+ * kprobes are disarmed (disable_kprobe()), tracepoint handlers are
+ * unregistered.
+ *
+ * Handlers are either predefined (the catalog below: what matters at that
+ * point, in a struct of the uapi header) or generic (the first N argument
+ * registers, a kretprobe's return value and duration).
+ *
+ * Creating a probe registers its event first (the handler logs under the
+ * event's id), then the hook; if the hook fails, the event goes again, so
+ * a failed request leaves nothing behind. Removing unregisters the hook,
+ * waits until no handler can still run, then frees.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/netdevice.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <asm/syscall.h>
+
+#include "magnet.h"
+
+struct magnet_probe {
+	struct magnet_event ev;
+	const struct magnet_predef *predef;
+	u8 nargs;
+	u8 id_arg;			/* 1-based, 0 = none */
+	bool tp_registered;
+	struct tracepoint *tp;
+	struct kprobe kp;
+	struct kretprobe rp;
+	char target[MAGNET_TARGET_LEN];
+	char symbol[MAGNET_TARGET_LEN];	/* target without "+offset" */
+};
+
+/* What a kretprobe keeps from entry to return, per call. */
+struct ret_entry {
+	u64 start;
+	u64 args[MAGNET_PROBE_ARGS_MAX];
+};
+
+static struct magnet_probe *to_probe(struct magnet_event *ev)
+{
+	return container_of(ev, struct magnet_probe, ev);
+}
+
+static bool is_probe(struct magnet_event *ev)
+{
+	return ev->kind != MAGNET_PROBE_EXTERNAL;
+}
+
+static u64 probe_id(struct magnet_probe *p, const u64 *args)
+{
+	return p->id_arg ? args[p->id_arg - 1] : 0;
+}
+
+/* --- generic handlers ---------------------------------------------------- */
+
+static void read_args(struct pt_regs *regs, u64 *args, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		args[i] = regs_get_kernel_argument(regs, i);
+}
+
+static int kprobe_generic(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct magnet_probe *p = container_of(kp, struct magnet_probe, kp);
+	u64 args[MAGNET_PROBE_ARGS_MAX];
+
+	read_args(regs, args, p->nargs);
+	magnet_event_log(&p->ev, probe_id(p, args), args,
+			 p->nargs * sizeof(u64));
+	return 0;
+}
+
+static int kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct magnet_probe *p = container_of(kp, struct magnet_probe, kp);
+
+	return p->predef ? p->predef->kp_handler(kp, regs) :
+			   kprobe_generic(kp, regs);
+}
+
+static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct magnet_probe *p = container_of(rp, struct magnet_probe, rp);
+	struct ret_entry *e = (struct ret_entry *)ri->data;
+
+	read_args(regs, e->args, p->nargs);
+	e->start = ktime_get_mono_fast_ns();
+	return 0;
+}
+
+static int kretprobe_return(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	u64 now = ktime_get_mono_fast_ns();
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct magnet_probe *p = container_of(rp, struct magnet_probe, rp);
+	struct ret_entry *e = (struct ret_entry *)ri->data;
+	struct {
+		struct magnet_ret_payload ret;
+		u64 args[MAGNET_PROBE_ARGS_MAX];
+	} pl;
+
+	static_assert(offsetof(typeof(pl), args) ==
+		      offsetof(struct magnet_ret_payload, args));
+	pl.ret.retval = (s64)regs_return_value(regs);
+	pl.ret.duration_ns = now - e->start;
+	memcpy(pl.args, e->args, p->nargs * sizeof(u64));
+	magnet_event_log(&p->ev, probe_id(p, e->args), &pl,
+			 sizeof(pl.ret) + p->nargs * sizeof(u64));
+	return 0;
+}
+
+/*
+ * A tracepoint calls its handlers with (data, its arguments): integer and
+ * pointer arguments travel in registers, so a handler taking five longs
+ * sees the first five arguments, whatever their declared types (narrower
+ * ones in the low bits). The uapi header documents this for users.
+ */
+static void tracepoint_generic(void *data, unsigned long a0, unsigned long a1,
+			       unsigned long a2, unsigned long a3,
+			       unsigned long a4)
+{
+	struct magnet_probe *p = data;
+	u64 args[MAGNET_TRACEPOINT_ARGS_MAX] = { a0, a1, a2, a3, a4 };
+
+	magnet_event_log(&p->ev, probe_id(p, args), args,
+			 p->nargs * sizeof(u64));
+}
+
+/* --- predefined handlers --------------------------------------------------- */
+
+static void predef_sched_switch(void *data, bool preempt,
+				struct task_struct *prev,
+				struct task_struct *next,
+				unsigned int prev_state)
+{
+	struct magnet_probe *p = data;
+	struct magnet_sched_switch e = {
+		.prev_pid = prev->pid,
+		.prev_tgid = prev->tgid,
+		.next_pid = next->pid,
+		.next_tgid = next->tgid,
+		.prev_state = prev_state,
+		.preempt = preempt,
+	};
+
+	memcpy(e.prev_comm, prev->comm, sizeof(e.prev_comm));
+	memcpy(e.next_comm, next->comm, sizeof(e.next_comm));
+	magnet_event_log(&p->ev, next->pid, &e, sizeof(e));
+}
+
+static void predef_process_fork(void *data, struct task_struct *parent,
+				struct task_struct *child)
+{
+	struct magnet_probe *p = data;
+	struct magnet_process_fork e = {
+		.parent_pid = parent->pid,
+		.parent_tgid = parent->tgid,
+		.child_pid = child->pid,
+		.child_tgid = child->tgid,
+	};
+
+	memcpy(e.comm, child->comm, sizeof(e.comm));
+	magnet_event_log(&p->ev, child->pid, &e, sizeof(e));
+}
+
+static void predef_process_exit(void *data, struct task_struct *task)
+{
+	struct magnet_probe *p = data;
+	struct magnet_process_exit e = {
+		.pid = task->pid,
+		.tgid = task->tgid,
+		.exit_code = task->exit_code,
+	};
+
+	memcpy(e.comm, task->comm, sizeof(e.comm));
+	magnet_event_log(&p->ev, task->pid, &e, sizeof(e));
+}
+
+static void predef_syscall_enter(void *data, struct pt_regs *regs, long nr)
+{
+	struct magnet_probe *p = data;
+	struct magnet_syscall_enter e = { .nr = nr };
+	unsigned long args[6];
+	unsigned int i;
+
+	syscall_get_arguments(current, regs, args);
+	for (i = 0; i < ARRAY_SIZE(args); i++)
+		e.args[i] = args[i];
+	magnet_event_log(&p->ev, nr, &e, sizeof(e));
+}
+
+static void predef_syscall_exit(void *data, struct pt_regs *regs, long ret)
+{
+	struct magnet_probe *p = data;
+	struct magnet_syscall_exit e = {
+		.nr = syscall_get_nr(current, regs),
+		.ret = ret,
+	};
+
+	magnet_event_log(&p->ev, e.nr, &e, sizeof(e));
+}
+
+static void log_skb(struct magnet_probe *p, struct sk_buff *skb, u32 len,
+		    const struct net_device *dev, u16 protocol, s32 result,
+		    u64 location)
+{
+	struct magnet_skb e = {
+		.len = len,
+		.ifindex = dev ? dev->ifindex : 0,
+		.protocol = protocol,
+		.result = result,
+		.location = location,
+	};
+
+	magnet_event_log(&p->ev, (unsigned long)skb, &e, sizeof(e));
+}
+
+static void predef_netif_receive(void *data, struct sk_buff *skb)
+{
+	log_skb(data, skb, skb->len, skb->dev, ntohs(skb->protocol), 0, 0);
+}
+
+/* The packet may be gone already: use only what the tracepoint passes. */
+static void predef_net_xmit(void *data, struct sk_buff *skb, int rc,
+			    struct net_device *dev, unsigned int skb_len)
+{
+	log_skb(data, skb, skb_len, dev, 0, rc, 0);
+}
+
+static void predef_skb_free(void *data, struct sk_buff *skb, void *location,
+			    enum skb_drop_reason reason)
+{
+	log_skb(data, skb, skb->len, skb->dev, ntohs(skb->protocol), reason,
+		(unsigned long)location);
+}
+
+static int predef_tcp_send(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct magnet_probe *p = container_of(kp, struct magnet_probe, kp);
+	struct magnet_tcp_send e = {
+		.size = regs_get_kernel_argument(regs, 2),
+	};
+
+	magnet_event_log(&p->ev, regs_get_kernel_argument(regs, 0), &e,
+			 sizeof(e));
+	return 0;
+}
+
+const struct magnet_predef magnet_predefs[] = {
+	{ "sched_switch", MAGNET_PROBE_TRACEPOINT, "sched_switch",
+	  "context switch: both tasks, prev's state (struct magnet_sched_switch)",
+	  predef_sched_switch },
+	{ "process_fork", MAGNET_PROBE_TRACEPOINT, "sched_process_fork",
+	  "new task (struct magnet_process_fork)", predef_process_fork },
+	{ "process_exit", MAGNET_PROBE_TRACEPOINT, "sched_process_exit",
+	  "task exit and its code (struct magnet_process_exit)",
+	  predef_process_exit },
+	{ "syscall_enter", MAGNET_PROBE_TRACEPOINT, "sys_enter",
+	  "system call entry: number and arguments (struct magnet_syscall_enter)",
+	  predef_syscall_enter },
+	{ "syscall_exit", MAGNET_PROBE_TRACEPOINT, "sys_exit",
+	  "system call return value (struct magnet_syscall_exit)",
+	  predef_syscall_exit },
+	{ "netif_receive", MAGNET_PROBE_TRACEPOINT, "netif_receive_skb",
+	  "packet received by the stack (struct magnet_skb)",
+	  predef_netif_receive },
+	{ "net_xmit", MAGNET_PROBE_TRACEPOINT, "net_dev_xmit",
+	  "packet handed to a driver, and its verdict (struct magnet_skb)",
+	  predef_net_xmit },
+	{ "skb_free", MAGNET_PROBE_TRACEPOINT, "kfree_skb",
+	  "packet dropped, where and why (struct magnet_skb)",
+	  predef_skb_free },
+	{ "tcp_send", MAGNET_PROBE_KPROBE, "tcp_sendmsg",
+	  "TCP send call: socket and size (struct magnet_tcp_send)",
+	  NULL, predef_tcp_send },
+};
+
+const unsigned int magnet_predefs_count = ARRAY_SIZE(magnet_predefs);
+
+static const struct magnet_predef *predef_find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(magnet_predefs); i++)
+		if (!strcmp(magnet_predefs[i].name, name))
+			return &magnet_predefs[i];
+	return NULL;
+}
+
+/* --- hooks ------------------------------------------------------------------ */
+
+struct tracepoint_lookup {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void tracepoint_match(struct tracepoint *tp, void *priv)
+{
+	struct tracepoint_lookup *l = priv;
+
+	if (!strcmp(tp->name, l->name))
+		l->tp = tp;
+}
+
+static void *tracepoint_handler(struct magnet_probe *p)
+{
+	return p->predef ? p->predef->tp_handler : (void *)tracepoint_generic;
+}
+
+static int probe_enable(struct magnet_event *ev)
+{
+	struct magnet_probe *p = to_probe(ev);
+	int err;
+
+	switch (ev->kind) {
+	case MAGNET_PROBE_KPROBE:
+		return enable_kprobe(&p->kp);
+	case MAGNET_PROBE_KRETPROBE:
+		return enable_kretprobe(&p->rp);
+	case MAGNET_PROBE_TRACEPOINT:
+		err = tracepoint_probe_register(p->tp, tracepoint_handler(p), p);
+		if (!err)
+			p->tp_registered = true;
+		return err;
+	default:
+		return -EINVAL;
+	}
+}
+
+static void probe_disable(struct magnet_event *ev)
+{
+	struct magnet_probe *p = to_probe(ev);
+
+	switch (ev->kind) {
+	case MAGNET_PROBE_KPROBE:
+		disable_kprobe(&p->kp);
+		break;
+	case MAGNET_PROBE_KRETPROBE:
+		disable_kretprobe(&p->rp);
+		break;
+	case MAGNET_PROBE_TRACEPOINT:
+		if (p->tp_registered)
+			tracepoint_probe_unregister(p->tp,
+						    tracepoint_handler(p), p);
+		p->tp_registered = false;
+		break;
+	default:
+		break;
+	}
+}
+
+static const struct magnet_event_ops probe_ops = {
+	.enable = probe_enable,
+	.disable = probe_disable,
+};
+
+/* "symbol" or "symbol+offset" into p->symbol and the kprobe's offset. */
+static int parse_target(struct magnet_probe *p, struct kprobe *kp,
+			struct netlink_ext_ack *extack)
+{
+	char *plus;
+	unsigned int offset = 0;
+
+	strscpy(p->symbol, p->target, sizeof(p->symbol));
+	plus = strchr(p->symbol, '+');
+	if (plus) {
+		*plus++ = '\0';
+		if (kstrtouint(plus, 0, &offset)) {
+			NL_SET_ERR_MSG(extack,
+				       "probe target: offset after '+' is not a number");
+			return -EINVAL;
+		}
+	}
+	if (!*p->symbol) {
+		NL_SET_ERR_MSG(extack, "probe target: no symbol");
+		return -EINVAL;
+	}
+	if (offset && p->ev.kind == MAGNET_PROBE_KRETPROBE) {
+		NL_SET_ERR_MSG(extack,
+			       "a kretprobe goes on a function's entry: no +offset");
+		return -EINVAL;
+	}
+	kp->symbol_name = p->symbol;
+	kp->offset = offset;
+	return 0;
+}
+
+static void kprobe_error(int err, struct netlink_ext_ack *extack)
+{
+	switch (err) {
+	case -ENOENT:
+		NL_SET_ERR_MSG(extack, "no such symbol in the kernel");
+		break;
+	case -EINVAL:
+		NL_SET_ERR_MSG(extack,
+			       "kprobes refuses this address (blacklisted or not kernel code)");
+		break;
+	case -EILSEQ:
+		NL_SET_ERR_MSG(extack,
+			       "offset is not on an instruction boundary");
+		break;
+	case -EEXIST:
+		NL_SET_ERR_MSG(extack, "kprobe already registered");
+		break;
+	default:
+		NL_SET_ERR_MSG(extack, "kprobes could not register the probe");
+		break;
+	}
+}
+
+static int hook_register(struct magnet_probe *p, bool enabled,
+			 struct netlink_ext_ack *extack)
+{
+	struct tracepoint_lookup l = { .name = p->target };
+	int err;
+
+	switch (p->ev.kind) {
+	case MAGNET_PROBE_KPROBE:
+		err = parse_target(p, &p->kp, extack);
+		if (err)
+			return err;
+		p->kp.pre_handler = kprobe_hit;
+		if (!enabled)
+			p->kp.flags = KPROBE_FLAG_DISABLED;
+		err = register_kprobe(&p->kp);
+		if (err)
+			kprobe_error(err, extack);
+		return err;
+	case MAGNET_PROBE_KRETPROBE:
+		err = parse_target(p, &p->rp.kp, extack);
+		if (err)
+			return err;
+		p->rp.entry_handler = kretprobe_entry;
+		p->rp.handler = kretprobe_return;
+		p->rp.data_size = sizeof(struct ret_entry);
+		/* Calls that may sleep in the probed function each hold one. */
+		p->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
+		if (!enabled)
+			p->rp.kp.flags = KPROBE_FLAG_DISABLED;
+		err = register_kretprobe(&p->rp);
+		if (err)
+			kprobe_error(err, extack);
+		return err;
+	case MAGNET_PROBE_TRACEPOINT:
+		for_each_kernel_tracepoint(tracepoint_match, &l);
+		if (!l.tp) {
+			NL_SET_ERR_MSG(extack,
+				       "no such tracepoint in the kernel (module tracepoints are not supported)");
+			return -ENOENT;
+		}
+		p->tp = l.tp;
+		if (!enabled)
+			return 0;
+		err = probe_enable(&p->ev);
+		if (err)
+			NL_SET_ERR_MSG(extack,
+				       "the tracepoint refused the handler");
+		return err;
+	default:
+		NL_SET_ERR_MSG(extack, "unknown probe kind");
+		return -EINVAL;
+	}
+}
+
+/* Unregister the hook and wait until none of its handlers runs. */
+static void hook_unregister(struct magnet_probe *p)
+{
+	switch (p->ev.kind) {
+	case MAGNET_PROBE_KPROBE:
+		unregister_kprobe(&p->kp);	/* waits for handlers */
+		break;
+	case MAGNET_PROBE_KRETPROBE:
+		unregister_kretprobe(&p->rp);	/* waits for handlers */
+		break;
+	case MAGNET_PROBE_TRACEPOINT:
+		probe_disable(&p->ev);
+		tracepoint_synchronize_unregister();
+		break;
+	default:
+		break;
+	}
+}
+
+static int spec_check(const struct magnet_probe_spec *spec,
+		      const struct magnet_predef **predef,
+		      struct netlink_ext_ack *extack)
+{
+	unsigned int max_args = MAGNET_PROBE_ARGS_MAX;
+
+	*predef = NULL;
+	if (spec->predef) {
+		*predef = predef_find(spec->predef);
+		if (!*predef) {
+			NL_SET_ERR_MSG(extack,
+				       "no predefined probe of that name (see the catalog)");
+			return -ENOENT;
+		}
+		if (spec->nargs || spec->id_arg) {
+			NL_SET_ERR_MSG(extack,
+				       "argument recording is for generic probes only");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (spec->kind == MAGNET_PROBE_TRACEPOINT)
+		max_args = MAGNET_TRACEPOINT_ARGS_MAX;
+	if (spec->nargs > max_args) {
+		NL_SET_ERR_MSG(extack,
+			       "too many arguments (6 for kprobes and kretprobes, 5 for tracepoints)");
+		return -ERANGE;
+	}
+	if (spec->id_arg > spec->nargs) {
+		NL_SET_ERR_MSG(extack,
+			       "the id argument must be one of the arguments recorded");
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/**
+ * magnet_probe_create - add a probe
+ * @spec:	what to add (validated here)
+ * @extack:	receives the reason of a failure
+ *
+ * Caller holds magnet_events_lock.
+ * Return: the probe's event, or an ERR_PTR; on error nothing is left.
+ */
+struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
+					 struct netlink_ext_ack *extack)
+{
+	const struct magnet_predef *predef;
+	struct magnet_probe *p;
+	int err;
+
+	lockdep_assert_held(&magnet_events_lock);
+	err = spec_check(spec, &predef, extack);
+	if (err)
+		return ERR_PTR(err);
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	p->predef = predef;
+	p->nargs = spec->nargs;
+	p->id_arg = spec->id_arg;
+	p->ev.kind = predef ? predef->kind : spec->kind;
+	strscpy(p->target, predef ? predef->target : spec->target,
+		sizeof(p->target));
+	strscpy(p->ev.name, spec->name, sizeof(p->ev.name));
+	p->ev.snaplen = spec->snaplen;
+	p->ev.notify = spec->notify;
+	p->ev.ops = &probe_ops;
+	p->ev.owner = THIS_MODULE;
+
+	err = magnet_event_add(&p->ev, spec->buffer);
+	if (err) {
+		if (err == -EEXIST)
+			NL_SET_ERR_MSG(extack, "a probe of that name exists");
+		else if (err == -ENOENT)
+			NL_SET_ERR_MSG(extack, "no buffer of that name");
+		else if (err == -ENOSPC)
+			NL_SET_ERR_MSG(extack, "no event id left");
+		else if (err == -EINVAL)
+			NL_SET_ERR_MSG(extack, "bad probe name");
+		kfree(p);
+		return ERR_PTR(err);
+	}
+	/* Logging is on before the hook is armed: no early hit is ignored. */
+	p->ev.enabled = spec->enabled;
+	err = hook_register(p, spec->enabled, extack);
+	if (err) {
+		p->ev.enabled = false;
+		magnet_event_del(&p->ev);
+		kfree(p);
+		return ERR_PTR(err);
+	}
+	return &p->ev;
+}
+
+/* Remove a probe (not an external event). Caller holds magnet_events_lock. */
+void magnet_probe_destroy(struct magnet_event *ev)
+{
+	struct magnet_probe *p = to_probe(ev);
+
+	lockdep_assert_held(&magnet_events_lock);
+	WRITE_ONCE(ev->enabled, false);
+	hook_unregister(p);
+	magnet_event_del(ev);
+	kfree(p);
+}
+
+void magnet_probes_destroy_all(void)
+{
+	struct magnet_event *ev;
+	u16 id = 1;
+
+	mutex_lock(&magnet_events_lock);
+	while ((ev = magnet_event_next(&id))) {
+		if (is_probe(ev))
+			magnet_probe_destroy(ev);
+		else
+			pr_warn("event %s of module %s still registered\n",
+				ev->name, module_name(ev->owner));
+		if (id == MAGNET_EVENT_ID_MAX)
+			break;
+		id++;
+	}
+	mutex_unlock(&magnet_events_lock);
+}
+
+const char *magnet_probe_target(struct magnet_event *ev)
+{
+	return is_probe(ev) ? to_probe(ev)->target : NULL;
+}
+
+const struct magnet_predef *magnet_probe_predef(struct magnet_event *ev)
+{
+	return is_probe(ev) ? to_probe(ev)->predef : NULL;
+}
+
+void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg)
+{
+	*nargs = is_probe(ev) ? to_probe(ev)->nargs : 0;
+	*id_arg = is_probe(ev) ? to_probe(ev)->id_arg : 0;
+}
+
+u64 magnet_probe_missed(struct magnet_event *ev)
+{
+	struct magnet_probe *p = to_probe(ev);
+
+	switch (ev->kind) {
+	case MAGNET_PROBE_KPROBE:
+		return p->kp.nmissed;
+	case MAGNET_PROBE_KRETPROBE:
+		return p->rp.kp.nmissed + p->rp.nmissed;
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet-nltest: drives the "magnet" generic netlink family with requests
+ * magnetctl would never send, for the VM test suites.
+ *
+ *   magnet-nltest badinput      every malformed request of the table below
+ *                               fails with its errno and an extended-ack
+ *                               explanation, and leaves buffers and probes
+ *                               exactly as they were
+ *   magnet-nltest unpriv        (run unprivileged) every change is refused
+ *                               with EPERM, listing still works, the notify
+ *                               group cannot be joined
+ *   magnet-nltest churn N SYM   N cycles of adding and removing a kprobe on
+ *                               SYM (enabled, on buffer "default")
+ *
+ * Prints "ok"/"FAIL" lines; exits 1 if anything failed.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+
+/* The request tables below leave trailing fields to their zero default. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/magnet.h>
+
+static struct mnl_socket *nl;
+static uint16_t family_id;
+static uint32_t mcgrp_notify;
+static unsigned int seq = 1;
+static int failures;
+
+/* --- plumbing ------------------------------------------------------------ */
+
+struct reply {
+	int err;		/* 0 or a positive errno */
+	char msg[256];		/* extended ack message */
+	bool bad_attr;		/* the ack points at an attribute */
+	bool miss_attr;		/* the ack names a missing attribute */
+	void (*on_msg)(const struct nlmsghdr *nlh, void *ctx);
+	void *ctx;
+};
+
+static int data_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct reply *r = data;
+
+	if (r->on_msg)
+		r->on_msg(nlh, r->ctx);
+	return MNL_CB_OK;
+}
+
+static void parse_ack(const struct nlmsghdr *nlh, struct reply *r)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	unsigned int off = sizeof(*e);
+
+	r->err = -e->error;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	/* Uncapped acks quote the request after its header. */
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(e->msg);
+	mnl_attr_for_each_payload((const void *)((const char *)e + off),
+				  nlh->nlmsg_len - MNL_NLMSG_HDRLEN - off) {
+		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG)
+			snprintf(r->msg, sizeof(r->msg), "%s",
+				 mnl_attr_get_str(attr));
+		else if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_OFFS)
+			r->bad_attr = true;
+		else if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MISS_TYPE)
+			r->miss_attr = true;
+	}
+}
+
+/* Send @nlh and read until its ack or the end of its dump. */
+static void transact(struct nlmsghdr *nlh, struct reply *r)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	unsigned int s = nlh->nlmsg_seq;
+	int n;
+
+	r->err = 0;
+	r->msg[0] = '\0';
+	r->bad_attr = r->miss_attr = false;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		r->err = errno;
+		return;
+	}
+	for (;;) {
+		struct nlmsghdr *h;
+
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n < 0) {
+			r->err = errno;
+			return;
+		}
+		for (h = (struct nlmsghdr *)buf; mnl_nlmsg_ok(h, n);
+		     h = mnl_nlmsg_next(h, &n)) {
+			if (h->nlmsg_seq != s)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				parse_ack(h, r);
+				return;
+			}
+			if (h->nlmsg_type == NLMSG_DONE)
+				return;
+			data_cb(h, r);
+		}
+	}
+}
+
+static struct nlmsghdr *genl_start(char *buf, uint16_t type, uint8_t cmd,
+				   uint16_t flags)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = seq++;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = MAGNET_GENL_VERSION;
+	return nlh;
+}
+
+static int family_cb(const struct nlmsghdr *nlh, void *ctx)
+{
+	const struct nlattr *a, *grp, *ga;
+
+	(void)ctx;
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID)
+			family_id = mnl_attr_get_u16(a);
+		if (mnl_attr_get_type(a) != CTRL_ATTR_MCAST_GROUPS)
+			continue;
+		mnl_attr_for_each_nested(grp, a) {
+			uint32_t id = 0;
+			const char *name = "";
+
+			mnl_attr_for_each_nested(ga, grp) {
+				if (mnl_attr_get_type(ga) == CTRL_ATTR_MCAST_GRP_ID)
+					id = mnl_attr_get_u32(ga);
+				if (mnl_attr_get_type(ga) == CTRL_ATTR_MCAST_GRP_NAME)
+					name = mnl_attr_get_str(ga);
+			}
+			if (!strcmp(name, MAGNET_GENL_MCGRP_NOTIFY))
+				mcgrp_notify = id;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+static void ctrl_msg(const struct nlmsghdr *nlh, void *ctx)
+{
+	family_cb(nlh, ctx);
+}
+
+static void open_family(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct reply r = { .on_msg = ctrl_msg };
+	int one = 1;
+
+	nl = mnl_socket_open(NETLINK_GENERIC);
+	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		perror("magnet-nltest: netlink socket");
+		exit(2);
+	}
+	mnl_socket_setsockopt(nl, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl, NETLINK_CAP_ACK, &one, sizeof(one));
+	nlh = genl_start(buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_ACK);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, MAGNET_GENL_NAME);
+	transact(nlh, &r);
+	if (r.err || !family_id) {
+		fprintf(stderr, "magnet-nltest: no family %s: %s\n",
+			MAGNET_GENL_NAME, strerror(r.err));
+		exit(2);
+	}
+}
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf(ok ? "ok   " : "FAIL ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!ok)
+		failures++;
+}
+
+/* --- the table of bad requests ---------------------------------------------- */
+
+enum fmt { END, U8, U16, U32, U64, STR, RAW, FLAG };
+
+struct tattr {
+	uint16_t type;
+	enum fmt fmt;
+	uint64_t num;
+	const char *str;
+};
+
+struct tcase {
+	const char *what;
+	uint8_t cmd;
+	uint16_t flags;		/* beyond NLM_F_REQUEST | NLM_F_ACK */
+	struct tattr a[5];
+	int err;		/* expected errno */
+	bool no_msg;		/* the core answers without a message */
+};
+
+#define LONGNAME "abcdefghijklmnopqrstuvwxyz0123456789"
+#define A(t, f, n) { MAGNET_A_##t, f, n, NULL }
+#define S(t, s) { MAGNET_A_##t, STR, 0, s }
+
+static const struct tcase cases[] = {
+	/* buffers */
+	{ "buffer add: no attributes", MAGNET_CMD_BUFFER_NEW, 0, {}, EINVAL },
+	{ "buffer add: no size", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1") }, EINVAL },
+	{ "buffer add: no name", MAGNET_CMD_BUFFER_NEW, 0,
+	  { A(BUFFER_SIZE, U64, 8192) }, EINVAL },
+	{ "buffer add: size as u32", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U32, 8192) }, EINVAL },
+	{ "buffer add: size below minimum", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 1024) }, ERANGE },
+	{ "buffer add: size above maximum", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 1ULL << 31) }, ERANGE },
+	{ "buffer add: size not a power of two", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 12288) }, EINVAL },
+	{ "buffer add: beyond max_memory_mb", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 1ULL << 30) }, E2BIG },
+	{ "buffer add: mode out of range", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 8192),
+	    A(BUFFER_MODE, U8, 2) }, ERANGE },
+	{ "buffer add: name too long", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, LONGNAME), A(BUFFER_SIZE, U64, 8192) }, EINVAL },
+	{ "buffer add: empty name", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, ""), A(BUFFER_SIZE, U64, 8192) }, EINVAL },
+	{ "buffer add: name with '/'", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "a/b"), A(BUFFER_SIZE, U64, 8192) }, EINVAL },
+	{ "buffer add: name without NUL", MAGNET_CMD_BUFFER_NEW, 0,
+	  { { MAGNET_A_BUFFER_NAME, RAW, 0, "abcd" },
+	    A(BUFFER_SIZE, U64, 8192) }, EINVAL },
+	{ "buffer add: name in use", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "default"), A(BUFFER_SIZE, U64, 8192) }, EEXIST },
+	{ "buffer add: attribute of another command", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 8192),
+	    A(PROBE_ID, U16, 1) }, EINVAL },
+	{ "buffer add: unknown attribute", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 8192),
+	    { 200, U32, 1, NULL } }, EINVAL },
+	{ "buffer del: no name", MAGNET_CMD_BUFFER_DEL, 0, {}, EINVAL },
+	{ "buffer del: unknown", MAGNET_CMD_BUFFER_DEL, 0,
+	  { S(BUFFER_NAME, "nosuch") }, ENOENT },
+	{ "buffer del: probes log into it", MAGNET_CMD_BUFFER_DEL, 0,
+	  { S(BUFFER_NAME, "default") }, EBUSY },
+	{ "buffer get: unknown", MAGNET_CMD_BUFFER_GET, 0,
+	  { S(BUFFER_NAME, "nosuch") }, ENOENT },
+	/* probes */
+	{ "probe add: no attributes", MAGNET_CMD_PROBE_NEW, 0, {}, EINVAL },
+	{ "probe add: name only", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1") }, EINVAL },
+	{ "probe add: kind without target", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE) },
+	  EINVAL },
+	{ "probe add: kind external", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_EXTERNAL),
+	    S(PROBE_TARGET, "vfs_read") }, ERANGE },
+	{ "probe add: kind as u32", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U32, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, "vfs_read") }, EINVAL },
+	{ "probe add: unknown symbol", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, "magnet_no_such_symbol") }, ENOENT },
+	{ "probe add: blacklisted symbol", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, "kprobe_int3_handler") }, EINVAL },
+	{ "probe add: offset not a number", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, "vfs_read+x1") }, EINVAL },
+	{ "probe add: kretprobe with offset", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KRETPROBE),
+	    S(PROBE_TARGET, "vfs_read+4") }, EINVAL },
+	{ "probe add: unknown tracepoint", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_TRACEPOINT),
+	    S(PROBE_TARGET, "no_such_tracepoint") }, ENOENT },
+	{ "probe add: unknown predefined", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "no_such_probe") }, ENOENT },
+	{ "probe add: predefined with a kind", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "sched_switch"),
+	    A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE) }, EINVAL },
+	{ "probe add: predefined with args", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "sched_switch"),
+	    A(PROBE_ARGS, U8, 2) }, EINVAL },
+	{ "probe add: 7 arguments", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, "vfs_read"), A(PROBE_ARGS, U8, 7) }, ERANGE },
+	{ "probe add: 6 tracepoint arguments", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_TRACEPOINT),
+	    S(PROBE_TARGET, "sched_switch"), A(PROBE_ARGS, U8, 6) }, ERANGE },
+	{ "probe add: id argument not recorded", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, "vfs_read"), A(PROBE_ARGS, U8, 2),
+	    A(PROBE_ID_ARG, U8, 3) }, ERANGE },
+	{ "probe add: snaplen too large", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "sched_switch"),
+	    A(PROBE_SNAPLEN, U32, MAGNET_RECORD_MAX + 1) }, ERANGE },
+	{ "probe add: enabled = 2", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "sched_switch"),
+	    A(PROBE_ENABLED, U8, 2) }, ERANGE },
+	{ "probe add: name in use", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), S(PROBE_PREDEF, "sched_switch") },
+	  EEXIST },
+	{ "probe add: name with a space", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p 1"), S(PROBE_PREDEF, "sched_switch") }, EINVAL },
+	{ "probe add: all-digit name", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "123"), S(PROBE_PREDEF, "sched_switch") }, EINVAL },
+	{ "probe add: name too long", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, LONGNAME), S(PROBE_PREDEF, "sched_switch") },
+	  EINVAL },
+	{ "probe add: unknown buffer", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "sched_switch"),
+	    S(BUFFER_NAME, "nosuch") }, ENOENT },
+	{ "probe add: target too long", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, LONGNAME LONGNAME LONGNAME LONGNAME) }, EINVAL },
+	{ "probe del: nothing named", MAGNET_CMD_PROBE_DEL, 0, {}, EINVAL },
+	{ "probe del: id 0", MAGNET_CMD_PROBE_DEL, 0,
+	  { A(PROBE_ID, U16, 0) }, ERANGE },
+	{ "probe del: id above the maximum", MAGNET_CMD_PROBE_DEL, 0,
+	  { A(PROBE_ID, U16, 0xffff) }, ERANGE },
+	{ "probe del: unknown id", MAGNET_CMD_PROBE_DEL, 0,
+	  { A(PROBE_ID, U16, 0xfe00) }, ENOENT },
+	{ "probe del: unknown name", MAGNET_CMD_PROBE_DEL, 0,
+	  { S(PROBE_NAME, "nosuch") }, ENOENT },
+	{ "probe set: unknown name", MAGNET_CMD_PROBE_SET, 0,
+	  { S(PROBE_NAME, "nosuch"), A(PROBE_ENABLED, U8, 0) }, ENOENT },
+	{ "probe set: enabled = 5", MAGNET_CMD_PROBE_SET, 0,
+	  { S(PROBE_NAME, "nl_keep"), A(PROBE_ENABLED, U8, 5) }, ERANGE },
+	{ "probe set: sampling (not yet)", MAGNET_CMD_PROBE_SET, 0,
+	  { S(PROBE_NAME, "nl_keep"), A(PROBE_ENABLED, U8, 0),
+	    A(SAMPLE_EVERY, U32, 10) }, EOPNOTSUPP },
+	{ "probe set: attribute of another command", MAGNET_CMD_PROBE_SET, 0,
+	  { S(PROBE_NAME, "nl_keep"), S(PROBE_TARGET, "vfs_read") }, EINVAL },
+	{ "probe get: unknown id", MAGNET_CMD_PROBE_GET, 0,
+	  { A(PROBE_ID, U16, 0xfe00) }, ENOENT },
+	/* filters, statistics, framing */
+	{ "filter add (not yet)", MAGNET_CMD_FILTER_NEW, 0,
+	  { A(PROBE_ID, U16, 1) }, EOPNOTSUPP },
+	{ "filter del (not yet)", MAGNET_CMD_FILTER_DEL, 0,
+	  { A(FILTER_ID, U32, 1) }, EOPNOTSUPP },
+	{ "stats: with an attribute", MAGNET_CMD_STATS_GET, NLM_F_DUMP,
+	  { A(PROBE_ID, U16, 1) }, EINVAL },
+	{ "stats: not as a dump", MAGNET_CMD_STATS_GET, 0, {}, EOPNOTSUPP,
+	  true },
+	{ "unknown command", 99, 0, {}, EOPNOTSUPP, true },
+	{ "reserved header flag", MAGNET_CMD_BUFFER_NEW, NLM_F_CREATE,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 8192) }, EINVAL },
+};
+
+static struct nlmsghdr *build(char *buf, const struct tcase *c)
+{
+	struct nlmsghdr *nlh = genl_start(buf, family_id, c->cmd,
+					  NLM_F_ACK | c->flags);
+	const struct tattr *a;
+
+	for (a = c->a; a < c->a + 5 && a->fmt != END; a++) {
+		switch (a->fmt) {
+		case U8:
+			mnl_attr_put_u8(nlh, a->type, a->num);
+			break;
+		case U16:
+			mnl_attr_put_u16(nlh, a->type, a->num);
+			break;
+		case U32:
+			mnl_attr_put_u32(nlh, a->type, a->num);
+			break;
+		case U64:
+			mnl_attr_put_u64(nlh, a->type, a->num);
+			break;
+		case STR:
+			mnl_attr_put_strz(nlh, a->type, a->str);
+			break;
+		case RAW:
+			mnl_attr_put(nlh, a->type, strlen(a->str), a->str);
+			break;
+		case FLAG:
+			mnl_attr_put(nlh, a->type, 0, NULL);
+			break;
+		case END:
+			break;
+		}
+	}
+	return nlh;
+}
+
+/* Configuration (not counters) of every buffer and probe, as text. */
+static void snap_msg(const struct nlmsghdr *nlh, void *ctx)
+{
+	char *out = ctx;
+	const struct nlattr *a;
+	size_t len = strlen(out);
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		int t = mnl_attr_get_type(a);
+
+		if (t == MAGNET_A_PROBE_STATS || t == MAGNET_A_PROBE_MISSED ||
+		    t == MAGNET_A_PAD || t == MAGNET_A_BUFFER_READER)
+			continue;
+		len += snprintf(out + len, 65536 - len, "%d:", t);
+		for (unsigned int i = 0; i < mnl_attr_get_payload_len(a); i++)
+			len += snprintf(out + len, 65536 - len, "%02x",
+					((uint8_t *)mnl_attr_get_payload(a))[i]);
+		len += snprintf(out + len, 65536 - len, " ");
+	}
+	len += snprintf(out + len, 65536 - len, "\n");
+}
+
+static void snapshot(char *out)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct reply r = { .on_msg = snap_msg, .ctx = out };
+
+	out[0] = '\0';
+	transact(genl_start(buf, family_id, MAGNET_CMD_BUFFER_GET,
+			    NLM_F_DUMP), &r);
+	check(!r.err, "snapshot: buffer dump (%s)", strerror(r.err));
+	transact(genl_start(buf, family_id, MAGNET_CMD_PROBE_GET,
+			    NLM_F_DUMP), &r);
+	check(!r.err, "snapshot: probe dump (%s)", strerror(r.err));
+}
+
+static int bad_input(void)
+{
+	static char before[65536], after[65536];
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct reply r = {};
+	size_t i;
+
+	snapshot(before);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct tcase *c = &cases[i];
+
+		transact(build(buf, c), &r);
+		check(r.err == c->err &&
+		      (c->no_msg || r.msg[0] || r.bad_attr || r.miss_attr),
+		      "%s: %s (want %s)%s%s", c->what, strerror(r.err),
+		      strerror(c->err), r.msg[0] ? ": " : "", r.msg);
+	}
+	snapshot(after);
+	check(!strcmp(before, after),
+	      "rejected requests changed nothing (%zu bytes of configuration)",
+	      strlen(before));
+	if (strcmp(before, after))
+		printf("before:\n%safter:\n%s", before, after);
+	return failures ? 1 : 0;
+}
+
+/* --- unprivileged ------------------------------------------------------------ */
+
+static int unprivileged(void)
+{
+	static const struct tcase changes[] = {
+		{ "buffer add", MAGNET_CMD_BUFFER_NEW, 0,
+		  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 8192) } },
+		{ "buffer del", MAGNET_CMD_BUFFER_DEL, 0,
+		  { S(BUFFER_NAME, "default") } },
+		{ "probe add", MAGNET_CMD_PROBE_NEW, 0,
+		  { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "sched_switch") } },
+		{ "probe del", MAGNET_CMD_PROBE_DEL, 0,
+		  { S(PROBE_NAME, "nl_keep") } },
+		{ "probe set", MAGNET_CMD_PROBE_SET, 0,
+		  { S(PROBE_NAME, "nl_keep"), A(PROBE_ENABLED, U8, 0) } },
+		{ "filter add", MAGNET_CMD_FILTER_NEW, 0,
+		  { A(PROBE_ID, U16, 1) } },
+		{ "filter del", MAGNET_CMD_FILTER_DEL, 0,
+		  { A(FILTER_ID, U32, 1) } },
+	};
+	static char before[65536], after[65536];
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct reply r = {};
+	unsigned int grp;
+	size_t i;
+
+	snapshot(before);
+	for (i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
+		transact(build(buf, &changes[i]), &r);
+		check(r.err == EPERM && r.msg[0], "unprivileged %s: %s%s%s",
+		      changes[i].what, strerror(r.err), r.msg[0] ? ": " : "",
+		      r.msg);
+	}
+	snapshot(after);
+	check(!strcmp(before, after) && strlen(before) > 0,
+	      "unprivileged: listing works and nothing changed");
+	grp = mcgrp_notify;
+	check(grp && mnl_socket_setsockopt(nl, NETLINK_ADD_MEMBERSHIP, &grp,
+					   sizeof(grp)) < 0 && errno == EPERM,
+	      "unprivileged: joining the notify group refused");
+	return failures ? 1 : 0;
+}
+
+/* --- churn -------------------------------------------------------------------- */
+
+static void new_id(const struct nlmsghdr *nlh, void *ctx)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+		if (mnl_attr_get_type(a) == MAGNET_A_PROBE_ID)
+			*(uint16_t *)ctx = mnl_attr_get_u16(a);
+}
+
+static int churn(long n, const char *symbol)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct timespec t0, t1;
+	long i, bad = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++) {
+		uint16_t id = 0;
+		struct reply r = { .on_msg = new_id, .ctx = &id };
+
+		nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_NEW,
+				 NLM_F_ACK);
+		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, "churn");
+		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_KIND,
+				i % 2 ? MAGNET_PROBE_KRETPROBE :
+					MAGNET_PROBE_KPROBE);
+		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_TARGET, symbol);
+		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ARGS, 2);
+		transact(nlh, &r);
+		if (r.err || !id) {
+			fprintf(stderr, "churn %ld: add: %s %s\n", i,
+				strerror(r.err), r.msg);
+			bad++;
+			continue;
+		}
+		nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_DEL,
+				 NLM_F_ACK);
+		mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, id);
+		transact(nlh, &r);
+		if (r.err) {
+			fprintf(stderr, "churn %ld: del: %s %s\n", i,
+				strerror(r.err), r.msg);
+			bad++;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	check(!bad, "churn: %ld add/remove cycles on %s, %ld failed, %.1f ms each",
+	      n, symbol, bad,
+	      ((t1.tv_sec - t0.tv_sec) * 1e3 +
+	       (t1.tv_nsec - t0.tv_nsec) / 1e6) / (n ? n : 1));
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr,
+			"usage: magnet-nltest badinput | unpriv | churn N SYMBOL\n");
+		return 2;
+	}
+	open_family();
+	if (!strcmp(argv[1], "badinput"))
+		return bad_input();
+	if (!strcmp(argv[1], "unpriv"))
+		return unprivileged();
+	if (!strcmp(argv[1], "churn") && argc == 4)
+		return churn(atol(argv[2]), argv[3]);
+	fprintf(stderr, "magnet-nltest: unknown mode %s\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnetctl: the generic netlink side. One socket per run; the family is
+ * resolved when the first request is sent, so that a command line can be
+ * checked completely without the module.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include "netlink.h"
+
+/* The kernel sizes dump messages to the largest buffer we read with. */
+#define REPLY_SIZE		32768
+/* monitor: room for bursts of notifications (capped by rmem_max) */
+#define MONITOR_RCVBUF		(1 << 20)
+#define CAP_HINT		"needs CAP_NET_ADMIN or CAP_SYS_ADMIN"
+#define MONITOR_CAP_HINT	"needs CAP_NET_ADMIN"
+
+static struct {
+	struct mnl_socket *sock;
+	unsigned int portid;
+	unsigned int seq;
+	uint16_t family;		/* 0 until resolved */
+	uint32_t notify_group;		/* 0: the family has none */
+} nl;
+
+static char reply[REPLY_SIZE] __attribute__((aligned(8)));
+
+/* One request and its replies. */
+struct exchange {
+	const struct nlmsghdr *req;
+	mnl_cb_t cb;
+	void *data;
+	int error;			/* errno the kernel answered with */
+	char msg[256];			/* NLMSGERR_ATTR_MSG */
+	int bad_attr;			/* offending attribute, or -1 */
+	int missing_attr;		/* NLMSGERR_ATTR_MISS_TYPE, or -1 */
+	const char *failed;		/* what went wrong on our side */
+	int local_errno;
+};
+
+#define ATTR_NAME(a)	[MAGNET_A_##a] = "MAGNET_A_" #a
+static const char *const magnet_attr_names[MAGNET_A_MAX + 1] = {
+	ATTR_NAME(BUFFER_NAME), ATTR_NAME(BUFFER_SIZE), ATTR_NAME(BUFFER_MODE),
+	ATTR_NAME(BUFFER_CPUS), ATTR_NAME(BUFFER_MAX_RECORD),
+	ATTR_NAME(BUFFER_READER), ATTR_NAME(BUFFER_PROBES),
+	ATTR_NAME(BUFFER_CPU), ATTR_NAME(PROBE_ID), ATTR_NAME(PROBE_NAME),
+	ATTR_NAME(PROBE_KIND), ATTR_NAME(PROBE_TARGET),
+	ATTR_NAME(PROBE_PREDEF), ATTR_NAME(PROBE_ARGS),
+	ATTR_NAME(PROBE_ID_ARG), ATTR_NAME(PROBE_SNAPLEN),
+	ATTR_NAME(PROBE_ENABLED), ATTR_NAME(PROBE_NOTIFY),
+	ATTR_NAME(PROBE_OWNER), ATTR_NAME(PROBE_MISSED),
+	ATTR_NAME(PROBE_STATS), ATTR_NAME(PROBE_DESC), ATTR_NAME(FILTER_ID),
+	ATTR_NAME(FILTER_ACTION), ATTR_NAME(FILTER_CPUS),
+	ATTR_NAME(FILTER_TGID), ATTR_NAME(FILTER_TID),
+	ATTR_NAME(FILTER_ID_MIN), ATTR_NAME(FILTER_ID_MAX),
+	ATTR_NAME(SAMPLE_EVERY), ATTR_NAME(SAMPLE_INTERVAL),
+	ATTR_NAME(NOTIFY_RECORD), ATTR_NAME(NOTIFY_SENT),
+	ATTR_NAME(NOTIFY_DROPPED), ATTR_NAME(NOTIFY_RATE),
+};
+
+static const enum mnl_attr_data_type magnet_attr_types[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_BUFFER_NAME]		= MNL_TYPE_NUL_STRING,
+	[MAGNET_A_BUFFER_SIZE]		= MNL_TYPE_U64,
+	[MAGNET_A_BUFFER_MODE]		= MNL_TYPE_U8,
+	[MAGNET_A_BUFFER_CPUS]		= MNL_TYPE_U32,
+	[MAGNET_A_BUFFER_MAX_RECORD]	= MNL_TYPE_U32,
+	[MAGNET_A_BUFFER_READER]	= MNL_TYPE_FLAG,
+	[MAGNET_A_BUFFER_PROBES]	= MNL_TYPE_U32,
+	[MAGNET_A_BUFFER_CPU]		= MNL_TYPE_NESTED,
+	[MAGNET_A_PROBE_ID]		= MNL_TYPE_U16,
+	[MAGNET_A_PROBE_NAME]		= MNL_TYPE_NUL_STRING,
+	[MAGNET_A_PROBE_KIND]		= MNL_TYPE_U8,
+	[MAGNET_A_PROBE_TARGET]		= MNL_TYPE_NUL_STRING,
+	[MAGNET_A_PROBE_PREDEF]		= MNL_TYPE_NUL_STRING,
+	[MAGNET_A_PROBE_ARGS]		= MNL_TYPE_U8,
+	[MAGNET_A_PROBE_ID_ARG]		= MNL_TYPE_U8,
+	[MAGNET_A_PROBE_SNAPLEN]	= MNL_TYPE_U32,
+	[MAGNET_A_PROBE_ENABLED]	= MNL_TYPE_U8,
+	[MAGNET_A_PROBE_NOTIFY]		= MNL_TYPE_U8,
+	[MAGNET_A_PROBE_OWNER]		= MNL_TYPE_NUL_STRING,
+	[MAGNET_A_PROBE_MISSED]		= MNL_TYPE_U64,
+	[MAGNET_A_PROBE_STATS]		= MNL_TYPE_NESTED,
+	[MAGNET_A_PROBE_DESC]		= MNL_TYPE_NUL_STRING,
+	[MAGNET_A_FILTER_ID]		= MNL_TYPE_U32,
+	[MAGNET_A_FILTER_ACTION]	= MNL_TYPE_U8,
+	[MAGNET_A_FILTER_CPUS]		= MNL_TYPE_BINARY,
+	[MAGNET_A_FILTER_TGID]		= MNL_TYPE_U32,
+	[MAGNET_A_FILTER_TID]		= MNL_TYPE_U32,
+	[MAGNET_A_FILTER_ID_MIN]	= MNL_TYPE_U64,
+	[MAGNET_A_FILTER_ID_MAX]	= MNL_TYPE_U64,
+	[MAGNET_A_SAMPLE_EVERY]		= MNL_TYPE_U32,
+	[MAGNET_A_SAMPLE_INTERVAL]	= MNL_TYPE_U64,
+	[MAGNET_A_NOTIFY_RECORD]	= MNL_TYPE_BINARY,
+	[MAGNET_A_NOTIFY_SENT]		= MNL_TYPE_U64,
+	[MAGNET_A_NOTIFY_DROPPED]	= MNL_TYPE_U64,
+	[MAGNET_A_NOTIFY_RATE]		= MNL_TYPE_U32,
+};
+
+static const enum mnl_attr_data_type stat_attr_types[MAGNET_STAT_MAX + 1] = {
+	[MAGNET_STAT_HITS]		= MNL_TYPE_U64,
+	[MAGNET_STAT_LOGGED]		= MNL_TYPE_U64,
+	[MAGNET_STAT_FILTERED]		= MNL_TYPE_U64,
+	[MAGNET_STAT_SAMPLED]		= MNL_TYPE_U64,
+	[MAGNET_STAT_LOST]		= MNL_TYPE_U64,
+};
+
+static const enum mnl_attr_data_type cpu_attr_types[MAGNET_CPU_MAX + 1] = {
+	[MAGNET_CPU_ID]			= MNL_TYPE_U32,
+	[MAGNET_CPU_PRODUCED]		= MNL_TYPE_U64,
+	[MAGNET_CPU_WRITTEN]		= MNL_TYPE_U64,
+	[MAGNET_CPU_READ]		= MNL_TYPE_U64,
+	[MAGNET_CPU_LOST]		= MNL_TYPE_U64,
+	[MAGNET_CPU_DROPPED]		= MNL_TYPE_U64,
+	[MAGNET_CPU_OVERWRITTEN]	= MNL_TYPE_U64,
+	[MAGNET_CPU_DISCARDED]		= MNL_TYPE_U64,
+};
+
+static const enum mnl_attr_data_type ctrl_attr_types[CTRL_ATTR_MAX + 1] = {
+	[CTRL_ATTR_FAMILY_ID]		= MNL_TYPE_U16,
+	[CTRL_ATTR_FAMILY_NAME]		= MNL_TYPE_NUL_STRING,
+	[CTRL_ATTR_MCAST_GROUPS]	= MNL_TYPE_NESTED,
+};
+
+static const enum mnl_attr_data_type
+mcast_attr_types[CTRL_ATTR_MCAST_GRP_MAX + 1] = {
+	[CTRL_ATTR_MCAST_GRP_NAME]	= MNL_TYPE_NUL_STRING,
+	[CTRL_ATTR_MCAST_GRP_ID]	= MNL_TYPE_U32,
+};
+
+/* --- attribute tables ----------------------------------------------------- */
+
+struct attr_table {
+	const struct nlattr **tb;
+	const enum mnl_attr_data_type *types;
+	unsigned int max;
+};
+
+static int attr_table_cb(const struct nlattr *attr, void *data)
+{
+	const struct attr_table *t = data;
+
+	/* from a newer kernel: not ours to judge */
+	if (mnl_attr_type_valid(attr, t->max) < 0)
+		return MNL_CB_OK;
+	if (mnl_attr_validate(attr, t->types[mnl_attr_get_type(attr)]) < 0)
+		return MNL_CB_ERROR;
+	t->tb[mnl_attr_get_type(attr)] = attr;
+	return MNL_CB_OK;
+}
+
+static int parse_genl(const struct nlmsghdr *nlh, const struct nlattr **tb,
+		      const enum mnl_attr_data_type *types, unsigned int max)
+{
+	struct attr_table t = { tb, types, max };
+
+	memset(tb, 0, (max + 1) * sizeof(*tb));
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct genlmsghdr)) {
+		errno = EBADMSG;
+		return -1;
+	}
+	return mnl_attr_parse(nlh, sizeof(struct genlmsghdr), attr_table_cb,
+			      &t) < 0 ? -1 : 0;
+}
+
+static int parse_nest(const struct nlattr *nest, const struct nlattr **tb,
+		      const enum mnl_attr_data_type *types, unsigned int max)
+{
+	struct attr_table t = { tb, types, max };
+
+	memset(tb, 0, (max + 1) * sizeof(*tb));
+	return mnl_attr_parse_nested(nest, attr_table_cb, &t) < 0 ? -1 : 0;
+}
+
+int parse_magnet_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb)
+{
+	return parse_genl(nlh, tb, magnet_attr_types, MAGNET_A_MAX);
+}
+
+int parse_stat_attrs(const struct nlattr *nest, const struct nlattr **tb)
+{
+	return parse_nest(nest, tb, stat_attr_types, MAGNET_STAT_MAX);
+}
+
+int parse_cpu_attrs(const struct nlattr *nest, const struct nlattr **tb)
+{
+	return parse_nest(nest, tb, cpu_attr_types, MAGNET_CPU_MAX);
+}
+
+/* --- errors and extended acks --------------------------------------------- */
+
+/* The type of the attribute of our request that starts at @offset. */
+static int attr_at(const struct nlmsghdr *req, uint32_t offset)
+{
+	const struct nlattr *attr;
+
+	mnl_attr_for_each(attr, req, sizeof(struct genlmsghdr))
+		if ((const char *)attr - (const char *)req == (long)offset)
+			return mnl_attr_get_type(attr);
+	return -1;
+}
+
+static int extack_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct exchange *ex = data;
+
+	switch (mnl_attr_get_type(attr)) {
+	case NLMSGERR_ATTR_MSG:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+			snprintf(ex->msg, sizeof(ex->msg), "%s",
+				 mnl_attr_get_str(attr));
+		break;
+	case NLMSGERR_ATTR_OFFS:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
+			ex->bad_attr = attr_at(ex->req, mnl_attr_get_u32(attr));
+		break;
+	case NLMSGERR_ATTR_MISS_TYPE:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
+			ex->missing_attr = mnl_attr_get_u32(attr);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+/* Note the kernel's error; its TLVs start @offset bytes into the payload. */
+static int kernel_error(const struct nlmsghdr *nlh, int error, size_t offset,
+			struct exchange *ex)
+{
+	ex->error = error < 0 ? -error : error;
+	if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) &&
+	    offset < mnl_nlmsg_get_payload_len(nlh))
+		mnl_attr_parse(nlh, offset, extack_attr_cb, ex);
+	errno = ex->error;
+	return MNL_CB_ERROR;
+}
+
+static int error_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlmsgerr *err = mnl_nlmsg_get_payload(nlh);
+	size_t offset = sizeof(*err);
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*err)) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	if (!err->error)
+		return MNL_CB_STOP;
+	/* the TLVs follow our request, unless it was capped to its header */
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		offset += err->msg.nlmsg_len - sizeof(struct nlmsghdr);
+	return kernel_error(nlh, err->error, offset, data);
+}
+
+/* A dump ends with NLMSG_DONE, whose payload is the dump's error code. */
+static int done_cb(const struct nlmsghdr *nlh, void *data)
+{
+	int error;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(error))
+		return MNL_CB_STOP;
+	memcpy(&error, mnl_nlmsg_get_payload(nlh), sizeof(error));
+	if (error >= 0)
+		return MNL_CB_STOP;
+	return kernel_error(nlh, error, sizeof(error), data);
+}
+
+static int noop_cb(const struct nlmsghdr *nlh, void *data)
+{
+	(void)nlh;
+	(void)data;
+	return MNL_CB_OK;
+}
+
+static mnl_cb_t control_cbs[NLMSG_MIN_TYPE] = {
+	[NLMSG_NOOP]	= noop_cb,
+	[NLMSG_ERROR]	= error_cb,
+	[NLMSG_DONE]	= done_cb,
+	[NLMSG_OVERRUN]	= noop_cb,
+};
+
+static const char *attr_name(const struct exchange *ex, int type)
+{
+	if (ex->req->nlmsg_type == GENL_ID_CTRL || type < 0 ||
+	    type > MAGNET_A_MAX || !magnet_attr_names[type])
+		return NULL;
+	return magnet_attr_names[type];
+}
+
+static void print_exchange_error(const struct exchange *ex)
+{
+	const char *bad = attr_name(ex, ex->bad_attr);
+	const char *missing = attr_name(ex, ex->missing_attr);
+
+	if (!ex->error) {
+		fprintf(stderr, "magnetctl: %s", ex->failed);
+		if (ex->local_errno)
+			fprintf(stderr, ": %s", strerror(ex->local_errno));
+		fputc('\n', stderr);
+		return;
+	}
+	fprintf(stderr, "magnetctl: %s", strerror(ex->error));
+	if (ex->msg[0])
+		fprintf(stderr, ": %s", ex->msg);
+	if (bad)
+		fprintf(stderr, " (attribute %s)", bad);
+	if (missing)
+		fprintf(stderr, " (missing attribute %s)", missing);
+	if (ex->error == EPERM && !ex->msg[0])
+		fputs(" (" CAP_HINT ")", stderr);
+	fputc('\n', stderr);
+}
+
+/* --- requests ------------------------------------------------------------- */
+
+struct nlmsghdr *request_start(struct request *req, uint8_t cmd,
+			       uint16_t flags)
+{
+	struct genlmsghdr *genl;
+
+	if ((flags & NLM_F_DUMP) != NLM_F_DUMP)
+		flags |= NLM_F_ACK;
+	req->nlh = mnl_nlmsg_put_header(req->buf);
+	req->nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	genl = mnl_nlmsg_put_extra_header(req->nlh, sizeof(*genl));
+	genl->cmd = cmd;
+	genl->version = MAGNET_GENL_VERSION;
+	return req->nlh;
+}
+
+static int data_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct exchange *ex = data;
+	int ret;
+
+	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
+		errno = EINTR;
+		return MNL_CB_ERROR;
+	}
+	if (nlh->nlmsg_type != ex->req->nlmsg_type || !ex->cb)
+		return MNL_CB_OK;
+	ret = ex->cb(nlh, ex->data);
+	if (ret == MNL_CB_ERROR && !ex->failed)
+		ex->failed = "malformed reply from the kernel";
+	return ret;
+}
+
+/* Send @nlh and run its replies through @ex until the ack or an error. */
+static int exchange(struct nlmsghdr *nlh, struct exchange *ex)
+{
+	int ret = MNL_CB_OK;
+	ssize_t n;
+
+	ex->req = nlh;
+	ex->bad_attr = ex->missing_attr = -1;
+	nlh->nlmsg_seq = ++nl.seq;
+	if (mnl_socket_sendto(nl.sock, nlh, nlh->nlmsg_len) < 0) {
+		ex->failed = "sending the request";
+		ex->local_errno = errno;
+		return -1;
+	}
+	do {
+		n = mnl_socket_recvfrom(nl.sock, reply, sizeof(reply));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ex->failed = "receiving the reply";
+			ex->local_errno = errno;
+			return -1;
+		}
+		ret = mnl_cb_run2(reply, n, nlh->nlmsg_seq, nl.portid,
+				  data_cb, ex, control_cbs,
+				  MNL_ARRAY_SIZE(control_cbs));
+	} while (n < 0 || ret > MNL_CB_STOP);
+	if (ret < 0) {
+		ex->local_errno = errno;
+		/* libmnl, or data_cb(), found NLM_F_DUMP_INTR */
+		if (errno == EINTR && !ex->failed) {
+			ex->failed = "the objects changed during the dump; run the command again";
+			ex->local_errno = 0;
+		}
+		if (!ex->failed)
+			ex->failed = "unexpected netlink message";
+		return -1;
+	}
+	return 0;
+}
+
+static int mcast_group_cb(const struct nlattr *group)
+{
+	const struct nlattr *tb[CTRL_ATTR_MCAST_GRP_MAX + 1];
+
+	if (parse_nest(group, tb, mcast_attr_types, CTRL_ATTR_MCAST_GRP_MAX))
+		return MNL_CB_ERROR;
+	if (tb[CTRL_ATTR_MCAST_GRP_NAME] && tb[CTRL_ATTR_MCAST_GRP_ID] &&
+	    !strcmp(mnl_attr_get_str(tb[CTRL_ATTR_MCAST_GRP_NAME]),
+		    MAGNET_GENL_MCGRP_NOTIFY))
+		nl.notify_group = mnl_attr_get_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
+	return MNL_CB_OK;
+}
+
+static int family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
+	const struct nlattr *group;
+
+	(void)data;
+	if (parse_genl(nlh, tb, ctrl_attr_types, CTRL_ATTR_MAX) ||
+	    !tb[CTRL_ATTR_FAMILY_ID])
+		return MNL_CB_ERROR;
+	nl.family = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+	if (tb[CTRL_ATTR_MCAST_GROUPS])
+		mnl_attr_for_each_nested(group, tb[CTRL_ATTR_MCAST_GROUPS])
+			if (mcast_group_cb(group) != MNL_CB_OK)
+				return MNL_CB_ERROR;
+	return MNL_CB_OK;
+}
+
+static int resolve_family(void)
+{
+	struct exchange ex = { .cb = family_cb };
+	struct request req;
+	struct genlmsghdr *genl;
+
+	req.nlh = mnl_nlmsg_put_header(req.buf);
+	req.nlh->nlmsg_type = GENL_ID_CTRL;
+	req.nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	genl = mnl_nlmsg_put_extra_header(req.nlh, sizeof(*genl));
+	genl->cmd = CTRL_CMD_GETFAMILY;
+	genl->version = 1;
+	mnl_attr_put_strz(req.nlh, CTRL_ATTR_FAMILY_NAME, MAGNET_GENL_NAME);
+	if (exchange(req.nlh, &ex) == 0) {
+		if (nl.family)
+			return 0;
+		ex.failed = "the kernel did not give the family's id";
+	}
+	if (ex.error == ENOENT)
+		fputs("magnetctl: the magnet kernel module is not loaded (no generic netlink family \""
+		      MAGNET_GENL_NAME "\")\n", stderr);
+	else
+		print_exchange_error(&ex);
+	return -1;
+}
+
+static int nl_connect(void)
+{
+	int one = 1;
+
+	if (nl.family)
+		return 0;
+	nl.sock = mnl_socket_open(NETLINK_GENERIC);
+	if (!nl.sock || mnl_socket_bind(nl.sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		fprintf(stderr, "magnetctl: generic netlink socket: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	/* Kernels without them still work, only with terser errors. */
+	mnl_socket_setsockopt(nl.sock, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl.sock, NETLINK_CAP_ACK, &one, sizeof(one));
+	nl.portid = mnl_socket_get_portid(nl.sock);
+	nl.seq = time(NULL);
+	return resolve_family();
+}
+
+int nl_request(struct request *req, mnl_cb_t cb, void *data)
+{
+	struct exchange ex = { .cb = cb, .data = data };
+
+	if (nl_connect())
+		return -1;
+	req->nlh->nlmsg_type = nl.family;
+	if (exchange(req->nlh, &ex) == 0)
+		return 0;
+	print_exchange_error(&ex);
+	return -1;
+}
+
+void nl_close(void)
+{
+	if (nl.sock)
+		mnl_socket_close(nl.sock);
+	nl.sock = NULL;
+	nl.family = 0;
+}
+
+/* --- notifications -------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct listener {
+	mnl_cb_t cb;
+	void *data;
+};
+
+static int notify_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct genlmsghdr *genl = mnl_nlmsg_get_payload(nlh);
+	struct listener *l = data;
+
+	if (nlh->nlmsg_type != nl.family ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*genl) ||
+	    genl->cmd != MAGNET_CMD_NOTIFY)
+		return MNL_CB_OK;
+	return l->cb(nlh, l->data);
+}
+
+static int join_notify_group(void)
+{
+	int rcvbuf = MONITOR_RCVBUF;
+
+	if (!nl.notify_group) {
+		fputs("magnetctl: the magnet module has no \""
+		      MAGNET_GENL_MCGRP_NOTIFY "\" multicast group\n", stderr);
+		return -1;
+	}
+	if (mnl_socket_setsockopt(nl.sock, NETLINK_ADD_MEMBERSHIP,
+				  &nl.notify_group, sizeof(nl.notify_group))) {
+		fprintf(stderr, "magnetctl: joining the \"%s\" group: %s%s\n",
+			MAGNET_GENL_MCGRP_NOTIFY, strerror(errno),
+			errno == EPERM ? " (" MONITOR_CAP_HINT ")" : "");
+		return -1;
+	}
+	setsockopt(mnl_socket_get_fd(nl.sock), SOL_SOCKET, SO_RCVBUF,
+		   &rcvbuf, sizeof(rcvbuf));
+	return 0;
+}
+
+/* Block SIGINT and SIGTERM except while waiting, so none goes unnoticed. */
+static void catch_stop_signals(sigset_t *wait_mask)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, wait_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int nl_listen(mnl_cb_t cb, void *data)
+{
+	struct listener l = { cb, data };
+	struct pollfd pfd = { .events = POLLIN };
+	sigset_t wait_mask;
+	ssize_t n;
+	int ret;
+
+	if (nl_connect() || join_notify_group())
+		return -1;
+	pfd.fd = mnl_socket_get_fd(nl.sock);
+	catch_stop_signals(&wait_mask);
+	while (!stop_signal) {
+		if (ppoll(&pfd, 1, NULL, &wait_mask) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "magnetctl: poll: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		n = mnl_socket_recvfrom(nl.sock, reply, sizeof(reply));
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				fputs("magnetctl: warning: notifications lost, the socket's receive buffer overran (ENOBUFS)\n",
+				      stderr);
+				continue;
+			}
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			fprintf(stderr, "magnetctl: receiving notifications: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		ret = mnl_cb_run(reply, n, 0, 0, notify_cb, &l);
+		if (ret == MNL_CB_STOP)
+			break;
+		if (ret < 0) {
+			fprintf(stderr, "magnetctl: malformed notification: %s\n",
+				strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * magnetctl's generic netlink plumbing: the socket, the "magnet" family,
+ * requests and their replies, kernel errors with extended ack, and
+ * listening to the notify group.
+ */
+#ifndef MAGNETCTL_NETLINK_H
+#define MAGNETCTL_NETLINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/magnet.h>
+
+/* Room for a request: a filter rule with a thousand tgids still fits. */
+#define REQUEST_SIZE	8192
+
+struct request {
+	struct nlmsghdr *nlh;
+	char buf[REQUEST_SIZE] __attribute__((aligned(8)));
+};
+
+/*
+ * Start a MAGNET_CMD_* request in @req. Flags: NLM_F_DUMP for a dump;
+ * otherwise NLM_F_ACK is added, so every request ends with the kernel's
+ * ack or error. The family id is filled in when the request is sent.
+ */
+struct nlmsghdr *request_start(struct request *req, uint8_t cmd,
+			       uint16_t flags);
+
+/*
+ * Send @req and hand each reply message to @cb (NULL: none expected) until
+ * the ack, the end of the dump or an error. Connects to the family first
+ * if need be. Returns 0, or -1 once the error has been printed.
+ */
+int nl_request(struct request *req, mnl_cb_t cb, void *data);
+
+/*
+ * Join the notify group and hand each MAGNET_CMD_NOTIFY message to @cb
+ * until @cb returns MNL_CB_STOP or SIGINT/SIGTERM arrives. Returns 0, or
+ * -1 once the error has been printed.
+ */
+int nl_listen(mnl_cb_t cb, void *data);
+
+void nl_close(void);
+
+/*
+ * Validate a magnet message's attributes (or a nest's) against the types
+ * the header gives them and index them by type in @tb (MAGNET_A_MAX + 1,
+ * MAGNET_STAT_MAX + 1 or MAGNET_CPU_MAX + 1 entries). Attributes newer
+ * than this program are skipped. Returns 0, or -1 with errno set.
+ */
+int parse_magnet_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb);
+int parse_stat_attrs(const struct nlattr *nest, const struct nlattr **tb);
+int parse_cpu_attrs(const struct nlattr *nest, const struct nlattr **tb);
+
+#endif /* MAGNETCTL_NETLINK_H */
