@@ -1,6 +1,7 @@
 # The demonstration: magnet loaded in a real kernel, events flowing from
 # task, softirq, hardirq and NMI context on every CPU into per-CPU buffers,
-# read with magnet-read; then a buffer overflowing and saying what it lost.
+# read with magnet-read; then a buffer overflowing and saying what it lost;
+# then probes added at run time with magnetctl, and notifications.
 . /magnet/lib.sh
 C=$DBG/magnet/control
 say() { printf '\n=== %s\n' "$*"; }
@@ -27,7 +28,31 @@ say "Counters (control/stats): produced = read + lost on every CPU"
 cat $C/stats
 
 rmmod magnet_stress
+
+say "Probes at run time, over generic netlink: the catalog"
+magnetctl probe catalog
+say "A kprobe on getppid(), a kretprobe on nanosleep, the sched_switch tracepoint"
+magnetctl probe add ppid kprobe __x64_sys_getppid
+magnetctl probe add nap kretprobe __x64_sys_clock_nanosleep
+magnetctl probe add sw sched_switch
+magnet-read -N -q 2>/dev/null
+magnet-test syscalls 5
+usleep 100000
+ids=$(magnetctl -j probe list | tr '{' '\n' |
+	sed -n 's/.*"id":\([0-9]*\),"name":"\(ppid\|nap\)".*/\1/p' | tr '\n' '|')
+# ppid's records, and nap's with its payload: return value, nanoseconds
+magnet-read -N -x | grep -A1 -E " ev (${ids%|}) " |
+	grep -E "^    | ev (${ids%|}) " | head -20
+say "Probes with their counters (magnetctl probe list)"
+magnetctl probe list
+say "Notifications: magnetctl monitor sees each hit of a notify probe"
+magnetctl -j monitor count 2 &
+sleep 0.5
+magnetctl probe set ppid notify on
+magnet-test syscalls 2 > /dev/null
+wait
+magnetctl stats | tail -n 1
 rmmod magnet
-say "Done: magnet unloaded cleanly"
+say "Done: magnet unloaded cleanly, its probes with it"
 check "demo ran" true
 summary

@@ -187,7 +187,8 @@ reader=$!
 check "1000 add/remove cycles while probes fire on every CPU" \
 	run_nl magnet-nltest churn 1000 __x64_sys_getppid
 kill $spin $reader
-wait $spin $reader 2>/dev/null
+wait $spin
+wait $reader
 magnetctl probe disable load
 drain
 hits=$(stat_of load hits); logged=$(stat_of load logged); lost=$(stat_of load lost)

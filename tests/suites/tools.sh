@@ -54,6 +54,14 @@ echo "not a trace" > /tmp/bad.mtr
 magnet-read -r /tmp/bad.mtr > /dev/null 2>/tmp/err.txt
 check "bad trace file: says so" grep -q 'not a magnet trace file' /tmp/err.txt
 check "--help documents the output" sh -c 'magnet-read --help | grep -q "LOST N records"'
+# Interrupted while waiting on an idle buffer: the read returns, it exits.
+magnet-read -q > /dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill $pid
+i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+check_fails "SIGTERM stops a reader waiting on an idle buffer" kill -0 $pid
+kill -9 $pid 2>/dev/null
 unload_all
 magnet-read -N > /dev/null 2>/tmp/err.txt
 check "module not loaded: says so" grep -q 'is the magnet module loaded' /tmp/err.txt

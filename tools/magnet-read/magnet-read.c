@@ -441,8 +441,11 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 2;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	/* No SA_RESTART: a read() waiting on an idle buffer must return. */
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	ret = o.read_file ? read_trace(&o, &t) : read_live(&o, &t);
 	fflush(stdout);
 	if (!ret)
