@@ -37,6 +37,15 @@ run_c() {
 	failed=$((failed + $3))
 }
 
+# run_nl COMMAND...: run a program that prints ok/FAIL lines; fails if it
+# fails or prints a FAIL line.
+run_nl() {
+	out=$("$@" 2>&1)
+	rc=$?
+	echo "$out"
+	[ $rc -eq 0 ] && ! echo "$out" | grep -q '^FAIL'
+}
+
 load_magnet() {
 	insmod $M/magnet.ko "$@"
 }

@@ -12,10 +12,16 @@
  *                               group cannot be joined
  *   magnet-nltest churn N SYM   N cycles of adding and removing a kprobe on
  *                               SYM (enabled, on buffer "default")
+ *   magnet-nltest faults        (fault-injection kernels) make the 1st, 2nd,
+ *                               ... allocation of each kind of creating
+ *                               request fail (/proc/thread-self/fail-nth):
+ *                               each fails cleanly and changes nothing, or
+ *                               succeeds anyway
  *
  * Prints "ok"/"FAIL" lines; exits 1 if anything failed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,6 +44,10 @@ static uint16_t family_id;
 static uint32_t mcgrp_notify;
 static unsigned int seq = 1;
 static int failures;
+
+/* Fault injection for the next request: fail its Nth fault point. */
+static int inject_nth;
+static bool injected;
 
 /* --- plumbing ------------------------------------------------------------ */
 
@@ -83,6 +93,46 @@ static void parse_ack(const struct nlmsghdr *nlh, struct reply *r)
 	}
 }
 
+/*
+ * /proc/thread-self/fail-nth, opened once: opening it between arming and
+ * reading would itself pass fault points. Reading and writing it copy
+ * to and from user space, which is a fault point too; see disarm_fault().
+ */
+static int fail_nth_fd = -1;
+
+static void arm_fault(int nth)
+{
+	char num[16];
+	int len = snprintf(num, sizeof(num), "%d", nth);
+
+	/* The number is copied in before the countdown starts. */
+	if (pwrite(fail_nth_fd, num, len, 0) != len) {
+		perror("magnet-nltest: arming fail-nth");
+		exit(2);
+	}
+}
+
+/* Was the fault injected (during the request)? Leaves injection off. */
+static bool disarm_fault(void)
+{
+	char num[16] = "";
+	ssize_t n = pread(fail_nth_fd, num, sizeof(num) - 1, 0);
+
+	/*
+	 * EFAULT: the countdown ended on this read's own copy-out, so the
+	 * request did not reach it. Otherwise the value is what was left
+	 * when the request returned; 0 means the fault was injected.
+	 */
+	bool hit = n > 0 && atoi(num) == 0;
+
+	/* May end the countdown on its copy-in; either way it ends. */
+	if (pwrite(fail_nth_fd, "0", 1, 0) < 0 && errno != EFAULT) {
+		perror("magnet-nltest: disarming fail-nth");
+		exit(2);
+	}
+	return hit;
+}
+
 /* Send @nlh and read until its ack or the end of its dump. */
 static void transact(struct nlmsghdr *nlh, struct reply *r)
 {
@@ -93,7 +143,13 @@ static void transact(struct nlmsghdr *nlh, struct reply *r)
 	r->err = 0;
 	r->msg[0] = '\0';
 	r->bad_attr = r->miss_attr = false;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+	if (inject_nth)
+		arm_fault(inject_nth);
+	n = mnl_socket_sendto(nl, nlh, nlh->nlmsg_len);
+	/* The kernel handled the request inside sendto(): disarm now. */
+	if (inject_nth)
+		injected = disarm_fault();
+	if (n < 0) {
 		r->err = errno;
 		return;
 	}
@@ -515,6 +571,105 @@ static int unprivileged(void)
 	return failures ? 1 : 0;
 }
 
+/* --- fault injection ------------------------------------------------------- */
+
+/* Remove what a creating request made (without injection): 0 or errno. */
+static int undo(const struct tcase *c)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct reply r = {};
+	struct nlmsghdr *del;
+
+	del = genl_start(buf, family_id,
+			 c->cmd == MAGNET_CMD_BUFFER_NEW ? MAGNET_CMD_BUFFER_DEL :
+							   MAGNET_CMD_PROBE_DEL,
+			 NLM_F_ACK);
+	mnl_attr_put_strz(del, c->a[0].type, c->a[0].str);
+	transact(del, &r);
+	return r.err;
+}
+
+/*
+ * For each creating request: fail its 1st, 2nd, ... fault point (slab
+ * allocations and the like) until it goes through without reaching the
+ * injected one. A failed request must leave the configuration as it was;
+ * one that succeeds despite the fault (a fallback took over) is undone.
+ */
+static int fault_sweep(void)
+{
+	static const struct tcase creates[] = {
+		{ "buffer add", MAGNET_CMD_BUFFER_NEW, 0,
+		  { S(BUFFER_NAME, "fi_buf"), A(BUFFER_SIZE, U64, 65536),
+		    A(BUFFER_MODE, U8, MAGNET_BUFFER_OVERWRITE) } },
+		{ "kprobe add", MAGNET_CMD_PROBE_NEW, 0,
+		  { S(PROBE_NAME, "fi_kp"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+		    S(PROBE_TARGET, "vfs_read"), A(PROBE_ARGS, U8, 2) } },
+		{ "kretprobe add", MAGNET_CMD_PROBE_NEW, 0,
+		  { S(PROBE_NAME, "fi_kr"),
+		    A(PROBE_KIND, U8, MAGNET_PROBE_KRETPROBE),
+		    S(PROBE_TARGET, "vfs_read") } },
+		{ "tracepoint add", MAGNET_CMD_PROBE_NEW, 0,
+		  { S(PROBE_NAME, "fi_tp"),
+		    A(PROBE_KIND, U8, MAGNET_PROBE_TRACEPOINT),
+		    S(PROBE_TARGET, "sched_switch"), A(PROBE_ARGS, U8, 2) } },
+		{ "predefined probe add", MAGNET_CMD_PROBE_NEW, 0,
+		  { S(PROBE_NAME, "fi_pd"), S(PROBE_PREDEF, "process_exit"),
+		    A(PROBE_NOTIFY, U8, 1) } },
+	};
+	static char before[65536], after[65536];
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	size_t i;
+
+	fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (fail_nth_fd < 0) {
+		printf("skip fault injection: no /proc/thread-self/fail-nth (%s)\n",
+		       strerror(errno));
+		return 0;
+	}
+	snapshot(before);
+	for (i = 0; i < sizeof(creates) / sizeof(creates[0]); i++) {
+		const struct tcase *c = &creates[i];
+		int nth, failed = 0, survived = 0, dirty = 0;
+		bool done = false;
+
+		for (nth = 1; nth <= 2000 && !done; nth++) {
+			struct reply r = {};
+
+			inject_nth = nth;
+			transact(build(buf, c), &r);
+			inject_nth = 0;
+			if (r.err) {
+				failed++;
+				snapshot(after);
+				/*
+				 * ENOBUFS: the ack itself could not be
+				 * allocated; the request may have gone
+				 * through. Then undo it like a success.
+				 */
+				if (strcmp(before, after) && r.err == ENOBUFS) {
+					undo(c);
+					snapshot(after);
+				}
+				if (strcmp(before, after) && !dirty++)
+					printf("after a failure at point %d (%s):\n%s",
+					       nth, strerror(r.err), after);
+				continue;
+			}
+			done = !injected;
+			survived += injected;
+			if (undo(c))
+				dirty++;
+		}
+		check(done && !dirty,
+		      "fault injection, %s: %d fault points failed it cleanly, %d were survived, %s",
+		      c->what, failed, survived,
+		      done ? "then it succeeded" : "never succeeded");
+	}
+	snapshot(after);
+	check(!strcmp(before, after), "fault injection: configuration as before");
+	return failures ? 1 : 0;
+}
+
 /* --- churn -------------------------------------------------------------------- */
 
 static void new_id(const struct nlmsghdr *nlh, void *ctx)
@@ -575,7 +730,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr,
-			"usage: magnet-nltest badinput | unpriv | churn N SYMBOL\n");
+			"usage: magnet-nltest badinput | unpriv | faults | churn N SYMBOL\n");
 		return 2;
 	}
 	open_family();
@@ -583,6 +738,8 @@ int main(int argc, char **argv)
 		return bad_input();
 	if (!strcmp(argv[1], "unpriv"))
 		return unprivileged();
+	if (!strcmp(argv[1], "faults"))
+		return fault_sweep();
 	if (!strcmp(argv[1], "churn") && argc == 4)
 		return churn(atol(argv[2]), argv[3]);
 	fprintf(stderr, "magnet-nltest: unknown mode %s\n", argv[1]);

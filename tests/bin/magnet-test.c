@@ -1046,15 +1046,24 @@ static int cmd_format(void)
 	return summary();
 }
 
-/* syscalls N: make N getppid() calls from this thread, say who we are. */
+/*
+ * syscalls N: make N getppid() calls from this thread, then say who we are
+ * and what a call cost.
+ */
 static int cmd_syscalls(int argc, char **argv)
 {
 	long i, n = argc > 1 ? atol(argv[1]) : 0;
 
-	printf("tgid %d tid %ld\n", getpid(), (long)syscall(SYS_gettid));
-	fflush(stdout);
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < n; i++)
 		syscall(SYS_getppid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("tgid %d tid %ld ns_per_call %.1f\n", getpid(),
+	       (long)syscall(SYS_gettid),
+	       n ? ((t1.tv_sec - t0.tv_sec) * 1e9 +
+		    (t1.tv_nsec - t0.tv_nsec)) / n : 0.0);
 	return 0;
 }
 

@@ -169,7 +169,6 @@ magnetctl probe del ppn
 # --- bad input, unprivileged callers ---------------------------------------------------------
 magnetctl probe add nl_keep sched_switch disabled
 check "nl_keep is there" sh -c 'magnetctl probe list | grep -q nl_keep'
-run_nl() { out=$("$@" 2>&1); echo "$out"; ! echo "$out" | grep -q '^FAIL'; }
 check "malformed requests: errors with reasons, nothing changed" run_nl magnet-nltest badinput
 check "unprivileged: refused, nothing changed" run_nl su nobody -s /bin/sh -c "/magnet/bin/magnet-nltest unpriv"
 su nobody -s /bin/sh -c "/magnet/bin/magnetctl probe del nl_keep" 2> /tmp/err.txt
