@@ -645,8 +645,11 @@ void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg)
 
 u64 magnet_probe_missed(struct magnet_event *ev)
 {
-	struct magnet_probe *p = to_probe(ev);
+	struct magnet_probe *p;
 
+	if (!is_probe(ev))
+		return 0;
+	p = to_probe(ev);
 	switch (ev->kind) {
 	case MAGNET_PROBE_KPROBE:
 		return p->kp.nmissed;
