@@ -127,7 +127,7 @@ int magnet_event_set_enabled(struct magnet_event *ev, bool on)
 }
 
 void magnet_event_stats_sum(struct magnet_event *ev,
-			    struct magnet_event_stats *sum)
+			    struct magnet_event_totals *sum)
 {
 	unsigned int cpu;
 
@@ -136,11 +136,15 @@ void magnet_event_stats_sum(struct magnet_event *ev,
 		const struct magnet_event_stats *s = per_cpu_ptr(ev->stats, cpu);
 
 		sum->hits += READ_ONCE(s->hits);
-		sum->logged += READ_ONCE(s->logged);
 		sum->filtered += READ_ONCE(s->filtered);
 		sum->sampled += READ_ONCE(s->sampled);
 		sum->lost += READ_ONCE(s->lost);
 	}
+	/*
+	 * A hit under way is counted before its outcome: while events fire
+	 * this can run ahead by the hits in flight; exact once they stop.
+	 */
+	sum->logged = sum->hits - sum->filtered - sum->sampled - sum->lost;
 }
 
 /**
@@ -185,7 +189,6 @@ int magnet_event_log(struct magnet_event *ev, u64 id, const void *payload,
 	if (READ_ONCE(ev->notify))
 		magnet_notify_queue(rec);
 	magnet_commit(buf, rec);
-	this_cpu_inc(ev->stats->logged);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(magnet_event_log);

@@ -154,8 +154,21 @@ struct magnet_sink {
 		       const struct magnet_record *rec);
 };
 
-/* Per-CPU counters of an event, summed when read (see enum magnet_stat_attr). */
+/*
+ * Per-CPU counters of an event, summed when read (see enum
+ * magnet_stat_attr). Every hit ends in exactly one of logged, filtered,
+ * sampled or lost, so logged is not counted but derived in
+ * magnet_event_stats_sum(): one increment less per hit.
+ */
 struct magnet_event_stats {
+	u64 hits;
+	u64 filtered;
+	u64 sampled;
+	u64 lost;
+};
+
+/* An event's counters as reported. */
+struct magnet_event_totals {
 	u64 hits;
 	u64 logged;
 	u64 filtered;
@@ -252,7 +265,7 @@ struct magnet_event *magnet_event_find(u16 id, const char *name);
 struct magnet_event *magnet_event_next(u16 *id);
 int magnet_event_set_enabled(struct magnet_event *ev, bool on);
 void magnet_event_stats_sum(struct magnet_event *ev,
-			    struct magnet_event_stats *sum);
+			    struct magnet_event_totals *sum);
 
 /* probe.c */
 struct magnet_predef {

@@ -314,7 +314,7 @@ static int buffer_del_doit(struct sk_buff *skb, struct genl_info *info)
 
 static int put_probe_stats(struct sk_buff *skb, struct magnet_event *ev)
 {
-	struct magnet_event_stats s;
+	struct magnet_event_totals s;
 	struct nlattr *nest;
 
 	magnet_event_stats_sum(ev, &s);

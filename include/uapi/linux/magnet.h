@@ -438,7 +438,12 @@ enum magnet_attr {
 	MAGNET_A_MAX = __MAGNET_A_MAX - 1
 };
 
-/* Statistics of one probe, counting hits since it was added (all u64). */
+/*
+ * Statistics of one probe, counting hits since it was added (all u64).
+ * Every hit ends as exactly one of logged, filtered, sampled or lost:
+ * hits = logged + filtered + sampled + lost (while hits are under way,
+ * logged may run ahead of what reached the buffer by those in flight).
+ */
 enum magnet_stat_attr {
 	MAGNET_STAT_UNSPEC,
 	MAGNET_STAT_PAD,
