@@ -26,6 +26,7 @@ CHECKPATCH ?= $(firstword $(wildcard /usr/src/linux-source-*/scripts/checkpatch.
 
 KMOD_SRC  := $(wildcard kmod/magnet/*.c kmod/magnet/*.h) kmod/magnet/Kbuild
 SAMPLE_SRC := kmod/sample/magnet_sample.c kmod/sample/Kbuild
+FILTER_SRC := $(wildcard filters/*.c) filters/Kbuild
 TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_format.h
 HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
@@ -37,13 +38,15 @@ all: modules tools
 
 # --- kernel modules ----------------------------------------------------------
 
-$(KOUT)/.tree: $(KMOD_SRC) $(SAMPLE_SRC) $(TKMOD_SRC) $(HEADERS)
+$(KOUT)/.tree: $(KMOD_SRC) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_SRC) $(HEADERS)
 	@test -n "$(KREL)" || { echo "no kernel build tree at KDIR=$(KDIR)"; exit 1; }
-	rm -rf $(KOUT)/kmod $(KOUT)/tests $(KOUT)/include
-	mkdir -p $(KOUT)/kmod/magnet $(KOUT)/kmod/sample $(KOUT)/tests/kmod $(KOUT)/tests/bin
+	rm -rf $(KOUT)/kmod $(KOUT)/filters $(KOUT)/tests $(KOUT)/include
+	mkdir -p $(KOUT)/kmod/magnet $(KOUT)/kmod/sample $(KOUT)/filters \
+		$(KOUT)/tests/kmod $(KOUT)/tests/bin
 	ln -s $(CURDIR)/include $(KOUT)/include
 	ln -s $(addprefix $(CURDIR)/,$(KMOD_SRC)) $(KOUT)/kmod/magnet/
 	ln -s $(addprefix $(CURDIR)/,$(SAMPLE_SRC)) $(KOUT)/kmod/sample/
+	ln -s $(addprefix $(CURDIR)/,$(FILTER_SRC)) $(KOUT)/filters/
 	ln -s $(CURDIR)/tests/kmod/*.c $(CURDIR)/tests/kmod/Kbuild $(KOUT)/tests/kmod/
 	ln -s $(CURDIR)/tests/bin/stress_format.h $(KOUT)/tests/bin/
 	touch $@
@@ -51,6 +54,8 @@ $(KOUT)/.tree: $(KMOD_SRC) $(SAMPLE_SRC) $(TKMOD_SRC) $(HEADERS)
 modules: $(KOUT)/.tree
 	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet W=1 modules
 	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/sample W=1 \
+		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
+	$(MAKE) -C $(KDIR) M=$(KOUT)/filters W=1 \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
 	$(MAKE) -C $(KDIR) M=$(KOUT)/tests/kmod W=1 \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
@@ -89,11 +94,16 @@ check: $(KOUT)/.tree
 	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet clean >/dev/null
 	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet W=1 C=2 KCFLAGS=-Werror modules \
 		2>&1 | tee build/check.log
+	$(MAKE) -C $(KDIR) M=$(KOUT)/filters clean >/dev/null
+	$(MAKE) -C $(KDIR) M=$(KOUT)/filters W=1 C=2 KCFLAGS=-Werror \
+		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules \
+		2>&1 | tee -a build/check.log
 	@! grep -E 'warning:|error:' build/check.log || \
 		{ echo "check: compiler or sparse findings above"; exit 1; }
 	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
 		--no-tree --strict --quiet -f \
-		kmod/magnet/*.c kmod/magnet/*.h $(HEADERS) kmod/sample/*.c tests/kmod/*.c tests/bin/stress_format.h
+		kmod/magnet/*.c kmod/magnet/*.h $(HEADERS) kmod/sample/*.c filters/*.c \
+		tests/kmod/*.c tests/bin/stress_format.h
 	@echo "check: W=1, sparse and checkpatch --strict are clean"
 
 test:
@@ -106,6 +116,8 @@ DKMSDIR := $(DESTDIR)/usr/src/magnet-$(VERSION)
 
 install: modules tools
 	install -D -m 644 $(KOUT)/kmod/magnet/magnet.ko $(MODDIR)/magnet.ko
+	install -D -m 644 -t $(MODDIR) $(KOUT)/filters/magnet_pktfilter.ko \
+		$(KOUT)/filters/magnet_correlate.ko
 	install -D -m 755 build/bin/magnet-read $(DESTDIR)$(PREFIX)/bin/magnet-read
 	install -D -m 755 build/bin/magnetctl $(DESTDIR)$(PREFIX)/sbin/magnetctl
 	install -D -m 644 tools/magnetctl/magnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8
@@ -113,11 +125,13 @@ install: modules tools
 	install -D -m 644 include/linux/magnet.h $(DKMSDIR)/include/linux/magnet.h
 	install -D -m 644 include/uapi/linux/magnet.h $(DKMSDIR)/include/uapi/linux/magnet.h
 	install -D -m 644 -t $(DKMSDIR)/kmod/magnet $(KMOD_SRC) kmod/magnet/Makefile
+	install -D -m 644 -t $(DKMSDIR)/filters $(FILTER_SRC) filters/Makefile
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMSDIR)/dkms.conf
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
 
 uninstall:
-	rm -f $(MODDIR)/magnet.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
+	rm -f $(MODDIR)/magnet.ko $(MODDIR)/magnet_pktfilter.ko \
+	      $(MODDIR)/magnet_correlate.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
 	      $(DESTDIR)$(PREFIX)/include/linux/magnet.h \
 	      $(DESTDIR)$(PREFIX)/sbin/magnetctl \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8

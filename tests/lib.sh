@@ -51,8 +51,10 @@ load_magnet() {
 }
 
 unload_all() {
-	rmmod magnet_stress 2>/dev/null
-	rmmod magnet_sample 2>/dev/null
+	for m in magnet_stress magnet_sample magnet_pairs magnet_pktfilter \
+		 magnet_correlate; do
+		rmmod $m 2>/dev/null
+	done
 	rmmod magnet 2>/dev/null
 	true
 }

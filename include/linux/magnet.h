@@ -6,6 +6,8 @@
 #ifndef _LINUX_MAGNET_H
 #define _LINUX_MAGNET_H
 
+#include <linux/bits.h>
+#include <linux/list.h>
 #include <linux/module.h>
 #include <linux/types.h>
 #include <uapi/linux/magnet.h>
@@ -92,5 +94,125 @@ u16 magnet_event_id(const struct magnet_event *ev);
 void *magnet_event_priv(const struct magnet_event *ev);
 int magnet_event_log(struct magnet_event *ev, u64 id, const void *payload,
 		     u32 payload_size);
+
+int magnet_event_log_object(struct magnet_event *ev, u64 id,
+			    const void *payload, u32 payload_size,
+			    const void *object);
+
+/*
+ * What an event's hits are about, for filter modules: the @object of
+ * struct magnet_hit. An event's type is fixed when it is created.
+ */
+enum magnet_object_type {
+	MAGNET_OBJECT_NONE,
+	MAGNET_OBJECT_SKB,	/* struct sk_buff *, network header set */
+	/* struct sk_buff * being received: skb->data is at the network header */
+	MAGNET_OBJECT_SKB_RX,
+	MAGNET_OBJECT_SOCK,	/* struct sock * */
+};
+
+enum magnet_object_type magnet_event_object_type(const struct magnet_event *ev);
+void magnet_event_set_object_type(struct magnet_event *ev,
+				  enum magnet_object_type type);
+const char *magnet_event_name(const struct magnet_event *ev);
+struct magnet_buffer *magnet_event_buffer(const struct magnet_event *ev);
+
+/*
+ * Filter modules: predicate types for filter rules (see "Filtering and
+ * sampling" in <uapi/linux/magnet.h>). filters/ in the source has two.
+ */
+
+/**
+ * struct magnet_hit - one hit of an event, as a filter sees it
+ * @event:	the event
+ * @event_id:	its id
+ * @cpu, @tgid, @tid: what the record header will say
+ * @id:		the abstract id
+ * @payload:	the payload, already cut to the event's snap length
+ * @payload_size: its bytes
+ * @object:	what the hit is about (see magnet_event_object_type()), or
+ *		NULL; valid only during the call
+ */
+struct magnet_hit {
+	struct magnet_event *event;
+	u16 event_id;
+	u32 cpu;
+	u32 tgid;
+	u32 tid;
+	u64 id;
+	const void *payload;
+	u32 payload_size;
+	const void *object;
+};
+
+struct magnet_filter_rule;
+
+/**
+ * struct magnet_filter_ctx - a rule being made, for a type's create()
+ * @rule:	the rule (for magnet_filter_attach())
+ * @id:		its FILTER_ID
+ * @event:	the event it is made on
+ * @config:	the FILTER_CONFIG nest as received (for repeated attributes),
+ *		or NULL
+ */
+struct magnet_filter_ctx {
+	struct magnet_filter_rule *rule;
+	u32 id;
+	struct magnet_event *event;
+	const struct nlattr *config;
+};
+
+struct nlattr;
+struct netlink_ext_ack;
+struct nla_policy;
+struct sk_buff;
+
+/* The type takes the records it matches (its rules are exclude rules). */
+#define MAGNET_FILTER_TAKES	BIT(0)
+
+/**
+ * struct magnet_filter_type - a predicate that filter rules can use
+ * @name:	what FILTER_TYPE says, unique
+ * @policy:	attribute policy of its FILTER_CONFIG nest
+ * @maxattr:	highest attribute in @policy
+ * @flags:	MAGNET_FILTER_*
+ * @create:	make the state of a new rule from its configuration (@tb,
+ *		parsed with @policy; entries may be NULL). May call
+ *		magnet_filter_attach(). Process context, under magnet's
+ *		configuration lock: must not register events or types.
+ *		Return the state or an ERR_PTR, with a message in @extack.
+ * @match:	does the hit match? Probe context (any, NMI included), under
+ *		RCU: no sleeping, no locks that a hit could already hold.
+ * @fill_config: put the configuration into a FILTER_CONFIG nest (optional)
+ * @fill_stats: put counters into a FILTER_STATS nest (optional)
+ * @destroy:	free the state; called once no hit can be in @match.
+ */
+struct magnet_filter_type {
+	const char *name;
+	const struct nla_policy *policy;
+	unsigned int maxattr;
+	unsigned int flags;
+	void *(*create)(struct magnet_filter_ctx *ctx, struct nlattr **tb,
+			struct netlink_ext_ack *extack);
+	bool (*match)(void *state, const struct magnet_hit *hit);
+	int (*fill_config)(struct sk_buff *msg, void *state);
+	int (*fill_stats)(struct sk_buff *msg, void *state);
+	void (*destroy)(void *state);
+	struct list_head node;	/* magnet's */
+};
+
+int magnet_filter_type_register(struct magnet_filter_type *type);
+void magnet_filter_type_unregister(struct magnet_filter_type *type);
+int magnet_filter_attach(struct magnet_filter_ctx *ctx, u16 event_id,
+			 struct netlink_ext_ack *extack);
+
+/*
+ * A buffer of the caller's own, listed nowhere (e.g. a filter's staging
+ * area): magnet_reserve()/magnet_log() write it, magnet_reader_open() reads
+ * it, magnet_buffer_put() frees it.
+ */
+struct magnet_buffer *magnet_buffer_alloc(const char *name,
+					  unsigned long ring_size,
+					  enum magnet_full_mode mode);
 
 #endif /* _LINUX_MAGNET_H */

@@ -120,8 +120,9 @@ bool magnet_buffer_size_valid(unsigned long ring_size)
  * @ring_size:	bytes per CPU, valid per magnet_buffer_size_valid()
  * @mode:	what a full ring does
  *
- * For magnet's own use (the notification queue); magnet_buffer_create()
- * makes the buffers users see. Free with magnet_buffer_put().
+ * For private staging areas (the notification queue, filter modules);
+ * magnet_buffer_create() makes the buffers users see. Free with
+ * magnet_buffer_put(). Not counted against max_memory_mb.
  */
 struct magnet_buffer *magnet_buffer_alloc(const char *name,
 					  unsigned long ring_size,
@@ -156,6 +157,7 @@ fail:
 	buffer_free(buf);
 	return NULL;
 }
+EXPORT_SYMBOL_GPL(magnet_buffer_alloc);
 
 /*
  * Create a buffer and its debugfs file. Caller holds magnet_buffers_lock.

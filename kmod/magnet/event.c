@@ -5,8 +5,8 @@
  * An event is anything that logs under an event id: magnet's own probes
  * (probe.c) and events other modules register here. The registry maps ids
  * and names to events; magnet_event_log() is the one path from a hit to a
- * record: count the hit, (filter, sample: later), cut to the snap length,
- * log, and copy to the notification queue if asked.
+ * record: count the hit, cut to the snap length, filter and sample
+ * (filter.c), log, and copy to the notification queue if asked.
  *
  * Ids are handed out cyclically, so an id is not reused soon after its
  * event goes away and records still in a buffer are not mistaken for a
@@ -73,6 +73,7 @@ int magnet_event_add(struct magnet_event *ev, const char *buffer)
 void magnet_event_del(struct magnet_event *ev)
 {
 	lockdep_assert_held(&magnet_events_lock);
+	magnet_filters_remove_event(ev);
 	idr_remove(&magnet_events, ev->id);
 	magnet_buffer_put_for_event(ev->buf);
 	free_percpu(ev->stats);
@@ -147,20 +148,49 @@ void magnet_event_stats_sum(struct magnet_event *ev,
 	sum->logged = sum->hits - sum->filtered - sum->sampled - sum->lost;
 }
 
+/*
+ * Filters and sampling, out of the common path: build the hit as the
+ * record header would describe it and let filter.c decide.
+ */
+static noinline bool event_gate(struct magnet_event *ev, u64 id,
+				const void *payload, u32 size,
+				const void *object)
+{
+	struct magnet_hit hit = {
+		.event = ev,
+		.event_id = ev->id,
+		.cpu = raw_smp_processor_id(),
+		.tgid = current->tgid,
+		.tid = current->pid,
+		.id = id,
+		.payload = payload,
+		.payload_size = size,
+		.object = object,
+	};
+
+	return magnet_event_gate(ev, &hit);
+}
+
 /**
- * magnet_event_log - log one hit of an event
+ * magnet_event_log_object - log one hit of an event that concerns an object
  * @ev:		the event
  * @id:		the record's abstract id
  * @payload:	event data, cut to the event's snap length
  * @payload_size: bytes at @payload
+ * @object:	what the hit is about, of the event's object type (see
+ *		magnet_event_set_object_type()), for filter modules; or NULL
  *
  * Any context, NMI included. Does nothing while the event is disabled.
+ * The event's filter rules and sampling decide, before any buffer space
+ * is taken, whether the hit is logged.
  *
- * Return: 0 if the record was logged or the event is disabled, else the
- * negative errno of magnet_reserve() (the hit is counted as lost).
+ * Return: 0 if the record was logged, filtered, sampled away, or the event
+ * is disabled; else the negative errno of magnet_reserve() (the hit is
+ * counted as lost).
  */
-int magnet_event_log(struct magnet_event *ev, u64 id, const void *payload,
-		     u32 payload_size)
+int magnet_event_log_object(struct magnet_event *ev, u64 id,
+			    const void *payload, u32 payload_size,
+			    const void *object)
 {
 	struct magnet_buffer *buf = ev->buf;
 	struct magnet_record *rec;
@@ -174,6 +204,9 @@ int magnet_event_log(struct magnet_event *ev, u64 id, const void *payload,
 	snaplen = READ_ONCE(ev->snaplen);
 	if (snaplen && keep > snaplen)
 		keep = snaplen;
+	if (READ_ONCE(ev->gated) &&
+	    !event_gate(ev, id, payload, keep, object))
+		return 0;
 	/* A record never exceeds its buffer's limit: cut rather than lose. */
 	if (keep > buf->max_record - sizeof(*rec))
 		keep = buf->max_record - sizeof(*rec);
@@ -190,6 +223,22 @@ int magnet_event_log(struct magnet_event *ev, u64 id, const void *payload,
 		magnet_notify_queue(rec);
 	magnet_commit(buf, rec);
 	return 0;
+}
+EXPORT_SYMBOL_GPL(magnet_event_log_object);
+
+/**
+ * magnet_event_log - log one hit of an event
+ * @ev:		the event
+ * @id:		the record's abstract id
+ * @payload:	event data, cut to the event's snap length
+ * @payload_size: bytes at @payload
+ *
+ * magnet_event_log_object() for hits with no object.
+ */
+int magnet_event_log(struct magnet_event *ev, u64 id, const void *payload,
+		     u32 payload_size)
+{
+	return magnet_event_log_object(ev, id, payload, payload_size, NULL);
 }
 EXPORT_SYMBOL_GPL(magnet_event_log);
 
@@ -254,3 +303,35 @@ void *magnet_event_priv(const struct magnet_event *ev)
 	return ev->priv;
 }
 EXPORT_SYMBOL_GPL(magnet_event_priv);
+
+const char *magnet_event_name(const struct magnet_event *ev)
+{
+	return ev->name;
+}
+EXPORT_SYMBOL_GPL(magnet_event_name);
+
+/* The buffer the event logs into; valid as long as the event is. */
+struct magnet_buffer *magnet_event_buffer(const struct magnet_event *ev)
+{
+	return ev->buf;
+}
+EXPORT_SYMBOL_GPL(magnet_event_buffer);
+
+enum magnet_object_type magnet_event_object_type(const struct magnet_event *ev)
+{
+	return ev->object_type;
+}
+EXPORT_SYMBOL_GPL(magnet_event_object_type);
+
+/**
+ * magnet_event_set_object_type - say what an event's hits are about
+ * @ev:		a module's event, before it is first enabled
+ * @type:	the type of the @object its module passes to
+ *		magnet_event_log_object()
+ */
+void magnet_event_set_object_type(struct magnet_event *ev,
+				  enum magnet_object_type type)
+{
+	ev->object_type = type;
+}
+EXPORT_SYMBOL_GPL(magnet_event_set_object_type);

@@ -182,7 +182,11 @@ struct magnet_event_totals {
  * @id:		event id, the record's @event field.
  * @enabled:	logging on; read locklessly by magnet_event_log().
  * @notify:	copy each record to the notification queue.
+ * @gated:	has rules or sampling: hits go through magnet_event_gate().
  * @snaplen:	payload bytes kept, 0 = all.
+ * @object_type: what its hits are about, for filter modules.
+ * @rules:	filter rules (filter.c), read under RCU.
+ * @sample_every, @sample_interval: sampling, see MAGNET_A_SAMPLE_*.
  * @buf:	where its records go; the event holds it (buffer->events).
  * @ops:	enable/disable hooks, NULL for none.
  * @owner:	the module that registered it (magnet itself for probes).
@@ -194,8 +198,15 @@ struct magnet_event {
 	u16 id;
 	bool enabled;
 	bool notify;
+	bool gated;
 	u32 snaplen;
 	enum magnet_probe_kind kind;
+	enum magnet_object_type object_type;
+	struct magnet_ruleset __rcu *rules;
+	u32 sample_every;
+	u64 sample_interval;
+	atomic64_t sample_seen;
+	atomic64_t sample_last;
 	struct magnet_buffer *buf;
 	struct magnet_event_stats __percpu *stats;
 	const struct magnet_event_ops *ops;
@@ -235,9 +246,6 @@ extern struct list_head magnet_buffers;
 extern unsigned long magnet_memory_limit;
 bool magnet_name_valid(const char *name);
 bool magnet_buffer_size_valid(unsigned long ring_size);
-struct magnet_buffer *magnet_buffer_alloc(const char *name,
-					  unsigned long ring_size,
-					  enum magnet_full_mode mode);
 int magnet_buffer_create(const char *name, unsigned long ring_size,
 			 enum magnet_full_mode mode);
 int magnet_buffer_remove(const char *name);
@@ -267,6 +275,19 @@ int magnet_event_set_enabled(struct magnet_event *ev, bool on);
 void magnet_event_stats_sum(struct magnet_event *ev,
 			    struct magnet_event_totals *sum);
 
+/* filter.c */
+struct magnet_ruleset;
+struct genl_info;
+bool magnet_event_gate(struct magnet_event *ev, const struct magnet_hit *hit);
+void magnet_event_set_sampling(struct magnet_event *ev, u32 every,
+			       u64 interval);
+int magnet_filter_new(struct magnet_event *ev, struct genl_info *info);
+int magnet_filter_del(u32 id);
+struct magnet_filter_rule *magnet_filter_next(u32 *id);
+struct magnet_event *magnet_filter_event(const struct magnet_filter_rule *r);
+int magnet_filter_fill(struct sk_buff *skb, const struct magnet_filter_rule *r);
+void magnet_filters_remove_event(struct magnet_event *ev);
+
 /* probe.c */
 struct magnet_predef {
 	const char *name;
@@ -275,6 +296,7 @@ struct magnet_predef {
 	const char *desc;
 	void *tp_handler;
 	int (*kp_handler)(struct kprobe *kp, struct pt_regs *regs);
+	enum magnet_object_type object_type;
 };
 
 extern const struct magnet_predef magnet_predefs[];

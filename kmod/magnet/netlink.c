@@ -51,6 +51,10 @@ static struct netlink_range_validation snaplen_range = {
 	.max = MAGNET_RECORD_MAX,
 };
 
+static struct netlink_range_validation sample_interval_range = {
+	.max = MAGNET_SAMPLE_INTERVAL_MAX,
+};
+
 #define POL_BUFFER_NAME	{ .type = NLA_NUL_STRING, .len = MAGNET_NAME_LEN - 1 }
 #define POL_PROBE_ID	NLA_POLICY_FULL_RANGE(NLA_U16, &event_id_range)
 #define POL_PROBE_NAME	{ .type = NLA_NUL_STRING, .len = MAGNET_NAME_LEN - 1 }
@@ -98,15 +102,18 @@ static const struct nla_policy probe_set_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_PROBE_NOTIFY] = POL_FLAG_U8,
 	[MAGNET_A_PROBE_SNAPLEN] = POL_SNAPLEN,
 	[MAGNET_A_SAMPLE_EVERY] = { .type = NLA_U32 },
-	[MAGNET_A_SAMPLE_INTERVAL] = { .type = NLA_U64 },
+	[MAGNET_A_SAMPLE_INTERVAL] = NLA_POLICY_FULL_RANGE(NLA_U64,
+							   &sample_interval_range),
 };
 
 static const struct nla_policy filter_get_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_PROBE_ID] = POL_PROBE_ID,
+	[MAGNET_A_PROBE_NAME] = POL_PROBE_NAME,
 };
 
 static const struct nla_policy filter_new_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_PROBE_ID] = POL_PROBE_ID,
+	[MAGNET_A_PROBE_NAME] = POL_PROBE_NAME,
 	[MAGNET_A_FILTER_ACTION] = NLA_POLICY_MAX(NLA_U8,
 						  MAGNET_FILTER_EXCLUDE),
 	[MAGNET_A_FILTER_CPUS] = { .type = NLA_BINARY,
@@ -115,10 +122,15 @@ static const struct nla_policy filter_new_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_FILTER_TID] = { .type = NLA_U32 },
 	[MAGNET_A_FILTER_ID_MIN] = { .type = NLA_U64 },
 	[MAGNET_A_FILTER_ID_MAX] = { .type = NLA_U64 },
+	[MAGNET_A_FILTER_IDS] = { .type = NLA_U64 },
+	[MAGNET_A_FILTER_TYPE] = { .type = NLA_NUL_STRING,
+				   .len = MAGNET_NAME_LEN - 1 },
+	/* Validated by the filter type's own policy. */
+	[MAGNET_A_FILTER_CONFIG] = { .type = NLA_NESTED },
 };
 
 static const struct nla_policy filter_del_policy[MAGNET_A_MAX + 1] = {
-	[MAGNET_A_FILTER_ID] = { .type = NLA_U32 },
+	[MAGNET_A_FILTER_ID] = NLA_POLICY_MIN(NLA_U32, 1),
 };
 
 /* Commands that take no attributes. */
@@ -368,7 +380,10 @@ static int fill_probe(struct sk_buff *skb, struct magnet_event *ev, u8 cmd,
 	     nla_put_u8(skb, MAGNET_A_PROBE_ID_ARG, id_arg) ||
 	     nla_put_u32(skb, MAGNET_A_PROBE_SNAPLEN, ev->snaplen) ||
 	     nla_put_u8(skb, MAGNET_A_PROBE_ENABLED, ev->enabled) ||
-	     nla_put_u8(skb, MAGNET_A_PROBE_NOTIFY, ev->notify)))
+	     nla_put_u8(skb, MAGNET_A_PROBE_NOTIFY, ev->notify) ||
+	     nla_put_u32(skb, MAGNET_A_SAMPLE_EVERY, ev->sample_every) ||
+	     nla_put_u64_64bit(skb, MAGNET_A_SAMPLE_INTERVAL,
+			       ev->sample_interval, MAGNET_A_PAD)))
 		goto cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -527,13 +542,6 @@ static int probe_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct magnet_event *ev;
 	int err = 0;
 
-	if (a[MAGNET_A_SAMPLE_EVERY] || a[MAGNET_A_SAMPLE_INTERVAL]) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    a[MAGNET_A_SAMPLE_EVERY] ?:
-				    a[MAGNET_A_SAMPLE_INTERVAL],
-				    "sampling is not supported by this version of magnet");
-		return -EOPNOTSUPP;
-	}
 	mutex_lock(&magnet_events_lock);
 	ev = probe_lookup(info);
 	if (IS_ERR(ev)) {
@@ -555,23 +563,128 @@ static int probe_set_doit(struct sk_buff *skb, struct genl_info *info)
 		WRITE_ONCE(ev->notify, nla_get_u8(a[MAGNET_A_PROBE_NOTIFY]));
 	if (a[MAGNET_A_PROBE_SNAPLEN])
 		WRITE_ONCE(ev->snaplen, nla_get_u32(a[MAGNET_A_PROBE_SNAPLEN]));
+	if (a[MAGNET_A_SAMPLE_EVERY] || a[MAGNET_A_SAMPLE_INTERVAL])
+		magnet_event_set_sampling(ev,
+					  a[MAGNET_A_SAMPLE_EVERY] ?
+					  nla_get_u32(a[MAGNET_A_SAMPLE_EVERY]) :
+					  ev->sample_every,
+					  a[MAGNET_A_SAMPLE_INTERVAL] ?
+					  nla_get_u64(a[MAGNET_A_SAMPLE_INTERVAL]) :
+					  ev->sample_interval);
 out:
 	mutex_unlock(&magnet_events_lock);
 	return err;
 }
 
-/* --- filters (rules arrive with the filtering subsystem) ---------------------- */
+/* --- filters ------------------------------------------------------------------ */
 
-static int filter_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+static int fill_filter(struct sk_buff *skb, struct magnet_filter_rule *r,
+		       u8 cmd, u32 portid, u32 seq, int flags)
 {
-	return 0;		/* no rules */
+	struct magnet_event *ev = magnet_filter_event(r);
+	void *hdr = genlmsg_put(skb, portid, seq, &magnet_family, flags, cmd);
+
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u16(skb, MAGNET_A_PROBE_ID, ev->id) ||
+	    nla_put_string(skb, MAGNET_A_PROBE_NAME, ev->name) ||
+	    magnet_filter_fill(skb, r)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
 }
 
-static int filter_change_doit(struct sk_buff *skb, struct genl_info *info)
+/* Rules from id cb->args[0] on, those of one probe if the request names one. */
+static int filter_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	NL_SET_ERR_MSG(info->extack,
-		       "filter rules are not supported by this version of magnet");
-	return -EOPNOTSUPP;
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr *pid = info->attrs[MAGNET_A_PROBE_ID];
+	struct nlattr *pname = info->attrs[MAGNET_A_PROBE_NAME];
+	struct magnet_filter_rule *r;
+	u32 id = max(cb->args[0], 1L);
+	int err = 0;
+
+	mutex_lock(&magnet_events_lock);
+	if (!cb->args[0] && (pid || pname) &&
+	    !magnet_event_find(pid ? nla_get_u16(pid) : 0,
+			       pname ? nla_data(pname) : NULL)) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, pid ?: pname,
+				    "no probe with this id or name");
+		err = -ENOENT;
+		goto out;
+	}
+	while ((r = magnet_filter_next(&id))) {
+		struct magnet_event *ev = magnet_filter_event(r);
+
+		if ((!pid || ev->id == nla_get_u16(pid)) &&
+		    (!pname || !strcmp(ev->name, nla_data(pname)))) {
+			err = fill_filter(skb, r, MAGNET_CMD_FILTER_GET,
+					  NETLINK_CB(cb->skb).portid,
+					  cb->nlh->nlmsg_seq, NLM_F_MULTI);
+			if (err)
+				break;
+		}
+		cb->args[0] = ++id;
+	}
+out:
+	mutex_unlock(&magnet_events_lock);
+	if (err == -EMSGSIZE && skb->len)
+		return skb->len;
+	return err ?: skb->len;
+}
+
+static int filter_new_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct magnet_event *ev;
+	struct sk_buff *msg;
+	void *hdr;
+	int id;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&magnet_events_lock);
+	ev = probe_lookup(info);
+	if (IS_ERR(ev)) {
+		id = PTR_ERR(ev);
+		goto fail;
+	}
+	id = magnet_filter_new(ev, info);
+	if (id < 0)
+		goto fail;
+	hdr = genlmsg_put_reply(msg, info, &magnet_family, 0,
+				MAGNET_CMD_FILTER_NEW);
+	if (!hdr || nla_put_u32(msg, MAGNET_A_FILTER_ID, id)) {
+		/* No reply, no rule: the caller could not remove it. */
+		magnet_filter_del(id);
+		id = -EMSGSIZE;
+		goto fail;
+	}
+	mutex_unlock(&magnet_events_lock);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+fail:
+	mutex_unlock(&magnet_events_lock);
+	nlmsg_free(msg);
+	return id;
+}
+
+static int filter_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	if (!need_attr(info, MAGNET_A_FILTER_ID, "name the rule: MAGNET_A_FILTER_ID"))
+		return -EINVAL;
+	mutex_lock(&magnet_events_lock);
+	err = magnet_filter_del(nla_get_u32(info->attrs[MAGNET_A_FILTER_ID]));
+	mutex_unlock(&magnet_events_lock);
+	if (err)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MAGNET_A_FILTER_ID],
+				    "no filter rule with this id");
+	return err;
 }
 
 /* --- statistics ------------------------------------------------------------- */
@@ -795,9 +908,9 @@ static const struct genl_ops magnet_ops[] = {
 	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(probe_set_policy) },
 	{ .cmd = MAGNET_CMD_FILTER_GET, .dumpit = filter_get_dumpit,
 	  OP_POLICY(filter_get_policy) },
-	{ .cmd = MAGNET_CMD_FILTER_NEW, .doit = filter_change_doit,
+	{ .cmd = MAGNET_CMD_FILTER_NEW, .doit = filter_new_doit,
 	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(filter_new_policy) },
-	{ .cmd = MAGNET_CMD_FILTER_DEL, .doit = filter_change_doit,
+	{ .cmd = MAGNET_CMD_FILTER_DEL, .doit = filter_del_doit,
 	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(filter_del_policy) },
 	{ .cmd = MAGNET_CMD_STATS_GET, .dumpit = stats_get_dumpit,
 	  OP_POLICY(no_attr_policy) },

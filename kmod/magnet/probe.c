@@ -220,9 +220,10 @@ static void predef_syscall_exit(void *data, struct pt_regs *regs, long ret)
 	magnet_event_log(&p->ev, e.nr, &e, sizeof(e));
 }
 
-static void log_skb(struct magnet_probe *p, struct sk_buff *skb, u32 len,
-		    const struct net_device *dev, u16 protocol, s32 result,
-		    u64 location)
+/* @object: the packet, for filters; NULL where it may be gone. */
+static void log_skb(struct magnet_probe *p, const struct sk_buff *skb,
+		    u32 len, const struct net_device *dev, u16 protocol,
+		    s32 result, u64 location, const struct sk_buff *object)
 {
 	struct magnet_skb e = {
 		.len = len,
@@ -232,37 +233,45 @@ static void log_skb(struct magnet_probe *p, struct sk_buff *skb, u32 len,
 		.location = location,
 	};
 
-	magnet_event_log(&p->ev, (unsigned long)skb, &e, sizeof(e));
+	magnet_event_log_object(&p->ev, (unsigned long)skb, &e, sizeof(e),
+				object);
 }
 
 static void predef_netif_receive(void *data, struct sk_buff *skb)
 {
-	log_skb(data, skb, skb->len, skb->dev, ntohs(skb->protocol), 0, 0);
+	log_skb(data, skb, skb->len, skb->dev, ntohs(skb->protocol), 0, 0,
+		skb);
+}
+
+static void predef_net_start_xmit(void *data, const struct sk_buff *skb,
+				  const struct net_device *dev)
+{
+	log_skb(data, skb, skb->len, dev, ntohs(skb->protocol), 0, 0, skb);
 }
 
 /* The packet may be gone already: use only what the tracepoint passes. */
 static void predef_net_xmit(void *data, struct sk_buff *skb, int rc,
 			    struct net_device *dev, unsigned int skb_len)
 {
-	log_skb(data, skb, skb_len, dev, 0, rc, 0);
+	log_skb(data, skb, skb_len, dev, 0, rc, 0, NULL);
 }
 
 static void predef_skb_free(void *data, struct sk_buff *skb, void *location,
 			    enum skb_drop_reason reason)
 {
 	log_skb(data, skb, skb->len, skb->dev, ntohs(skb->protocol), reason,
-		(unsigned long)location);
+		(unsigned long)location, skb);
 }
 
 static int predef_tcp_send(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct magnet_probe *p = container_of(kp, struct magnet_probe, kp);
+	unsigned long sk = regs_get_kernel_argument(regs, 0);
 	struct magnet_tcp_send e = {
 		.size = regs_get_kernel_argument(regs, 2),
 	};
 
-	magnet_event_log(&p->ev, regs_get_kernel_argument(regs, 0), &e,
-			 sizeof(e));
+	magnet_event_log_object(&p->ev, sk, &e, sizeof(e), (void *)sk);
 	return 0;
 }
 
@@ -283,16 +292,19 @@ const struct magnet_predef magnet_predefs[] = {
 	  predef_syscall_exit },
 	{ "netif_receive", MAGNET_PROBE_TRACEPOINT, "netif_receive_skb",
 	  "packet received by the stack (struct magnet_skb)",
-	  predef_netif_receive },
+	  predef_netif_receive, .object_type = MAGNET_OBJECT_SKB_RX },
+	{ "net_start_xmit", MAGNET_PROBE_TRACEPOINT, "net_dev_start_xmit",
+	  "packet about to be handed to a driver (struct magnet_skb)",
+	  predef_net_start_xmit, .object_type = MAGNET_OBJECT_SKB },
 	{ "net_xmit", MAGNET_PROBE_TRACEPOINT, "net_dev_xmit",
 	  "packet handed to a driver, and its verdict (struct magnet_skb)",
 	  predef_net_xmit },
 	{ "skb_free", MAGNET_PROBE_TRACEPOINT, "kfree_skb",
 	  "packet dropped, where and why (struct magnet_skb)",
-	  predef_skb_free },
+	  predef_skb_free, .object_type = MAGNET_OBJECT_SKB },
 	{ "tcp_send", MAGNET_PROBE_KPROBE, "tcp_sendmsg",
 	  "TCP send call: socket and size (struct magnet_tcp_send)",
-	  NULL, predef_tcp_send },
+	  NULL, predef_tcp_send, .object_type = MAGNET_OBJECT_SOCK },
 };
 
 const unsigned int magnet_predefs_count = ARRAY_SIZE(magnet_predefs);
@@ -568,6 +580,7 @@ struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 	strscpy(p->ev.name, spec->name, sizeof(p->ev.name));
 	p->ev.snaplen = spec->snaplen;
 	p->ev.notify = spec->notify;
+	p->ev.object_type = predef ? predef->object_type : MAGNET_OBJECT_NONE;
 	p->ev.ops = &probe_ops;
 	p->ev.owner = THIS_MODULE;
 

@@ -223,7 +223,7 @@ static void fill_header(struct magnet_record *rec, u32 size, u16 event,
 /**
  * magnet_reserve - reserve space for a record in this CPU's ring
  * @buf:	the buffer
- * @event:	event id, 1..MAGNET_EVENT_ID_MAX
+ * @event:	event id, 1..MAGNET_EVENT_ID_MAX, or MAGNET_EVENT_JOURNEY
  * @id:		abstract id (see struct magnet_record)
  * @payload_size: bytes of payload the caller will write
  *
@@ -250,7 +250,8 @@ struct magnet_record *magnet_reserve(struct magnet_buffer *buf, u16 event,
 	int err = -ENOSPC;
 	u64 ts;
 
-	if (unlikely(!event || event > MAGNET_EVENT_ID_MAX))
+	if (unlikely(!event || (event > MAGNET_EVENT_ID_MAX &&
+				event != MAGNET_EVENT_JOURNEY)))
 		return ERR_PTR(-EINVAL);
 	/* local_cmpxchg() must not be interrupted half-way by an NMI writer. */
 	if (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) && in_nmi())

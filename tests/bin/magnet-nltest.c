@@ -262,7 +262,8 @@ static void check(bool ok, const char *fmt, ...)
 
 /* --- the table of bad requests ---------------------------------------------- */
 
-enum fmt { END, U8, U16, U32, U64, STR, RAW, FLAG };
+/* RAW: @num bytes of @str (strlen if 0); NEST .. NEND: a nested block. */
+enum fmt { END, U8, U16, U32, U64, STR, RAW, FLAG, NEST, NEND };
 
 struct tattr {
 	uint16_t type;
@@ -275,7 +276,7 @@ struct tcase {
 	const char *what;
 	uint8_t cmd;
 	uint16_t flags;		/* beyond NLM_F_REQUEST | NLM_F_ACK */
-	struct tattr a[5];
+	struct tattr a[10];
 	int err;		/* expected errno */
 	bool no_msg;		/* the core answers without a message */
 };
@@ -283,6 +284,12 @@ struct tcase {
 #define LONGNAME "abcdefghijklmnopqrstuvwxyz0123456789"
 #define A(t, f, n) { MAGNET_A_##t, f, n, NULL }
 #define S(t, s) { MAGNET_A_##t, STR, 0, s }
+#define PKT(t, f, n) { MAGNET_PACKET_##t, f, n, NULL }
+#define CORR(t, f, n) { MAGNET_CORR_##t, f, n, NULL }
+#define CONFIG { MAGNET_A_FILTER_CONFIG, NEST, 0, NULL }
+#define ENDNEST { 0, NEND, 0, NULL }
+#define RAWN(t, s, n) { t, RAW, n, s }
+#define ID_UNKNOWN 0xfe00
 
 static const struct tcase cases[] = {
 	/* buffers */
@@ -409,18 +416,100 @@ static const struct tcase cases[] = {
 	  { S(PROBE_NAME, "nosuch"), A(PROBE_ENABLED, U8, 0) }, ENOENT },
 	{ "probe set: enabled = 5", MAGNET_CMD_PROBE_SET, 0,
 	  { S(PROBE_NAME, "nl_keep"), A(PROBE_ENABLED, U8, 5) }, ERANGE },
-	{ "probe set: sampling (not yet)", MAGNET_CMD_PROBE_SET, 0,
+	{ "probe set: sample interval above an hour", MAGNET_CMD_PROBE_SET, 0,
 	  { S(PROBE_NAME, "nl_keep"), A(PROBE_ENABLED, U8, 0),
-	    A(SAMPLE_EVERY, U32, 10) }, EOPNOTSUPP },
+	    A(SAMPLE_INTERVAL, U64, 3600000000001ULL) }, ERANGE },
+	{ "probe set: sample every as u64", MAGNET_CMD_PROBE_SET, 0,
+	  { S(PROBE_NAME, "nl_keep"), A(SAMPLE_EVERY, U64, 10) }, EINVAL },
 	{ "probe set: attribute of another command", MAGNET_CMD_PROBE_SET, 0,
 	  { S(PROBE_NAME, "nl_keep"), S(PROBE_TARGET, "vfs_read") }, EINVAL },
 	{ "probe get: unknown id", MAGNET_CMD_PROBE_GET, 0,
 	  { A(PROBE_ID, U16, 0xfe00) }, ENOENT },
 	/* filters, statistics, framing */
-	{ "filter add (not yet)", MAGNET_CMD_FILTER_NEW, 0,
-	  { A(PROBE_ID, U16, 1) }, EOPNOTSUPP },
-	{ "filter del (not yet)", MAGNET_CMD_FILTER_DEL, 0,
-	  { A(FILTER_ID, U32, 1) }, EOPNOTSUPP },
+	{ "filter add: no probe", MAGNET_CMD_FILTER_NEW, 0,
+	  { A(FILTER_TID, U32, 1) }, EINVAL },
+	{ "filter add: unknown probe", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nosuch"), A(FILTER_TID, U32, 1) }, ENOENT },
+	{ "filter add: no predicate", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep") }, EINVAL },
+	{ "filter add: action out of range", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), A(FILTER_ACTION, U8, 2),
+	    A(FILTER_TID, U32, 1) }, ERANGE },
+	{ "filter add: empty CPU set", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"),
+	    RAWN(MAGNET_A_FILTER_CPUS, "\0", 1) }, EINVAL },
+	{ "filter add: CPU 64 that does not exist", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"),
+	    RAWN(MAGNET_A_FILTER_CPUS, "\0\0\0\0\0\0\0\0\1", 9) }, EINVAL },
+	{ "filter add: tgid as u16", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), A(FILTER_TGID, U16, 1) }, EINVAL },
+	{ "filter add: id range without its end", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), A(FILTER_ID_MIN, U64, 1) }, EINVAL },
+	{ "filter add: id range ends before it starts", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), A(FILTER_ID_MIN, U64, 5),
+	    A(FILTER_ID_MAX, U64, 4) }, EINVAL },
+	{ "filter add: id set and id range", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), A(FILTER_IDS, U64, 3),
+	    A(FILTER_ID_MIN, U64, 1), A(FILTER_ID_MAX, U64, 4) }, EINVAL },
+	{ "filter add: unknown filter type", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), S(FILTER_TYPE, "nosuch") }, ENOENT },
+	{ "filter add: config without a type", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), A(FILTER_TID, U32, 1), CONFIG,
+	    PKT(PROTO, U8, 17), ENDNEST }, EINVAL },
+	{ "filter add: packet filter on a probe without packets",
+	  MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), S(FILTER_TYPE, "packet"), CONFIG,
+	    PKT(PROTO, U8, 17), ENDNEST }, EOPNOTSUPP },
+	{ "filter add: packet filter without a predicate", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet") }, EINVAL },
+	{ "filter add: packet address of 5 bytes", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+	    RAWN(MAGNET_PACKET_SRC, "\x7f\0\0\1\0", 5), ENDNEST }, EINVAL },
+	{ "filter add: IPv4 prefix of 33 bits", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+	    RAWN(MAGNET_PACKET_DST, "\x7f\0\0\1", 4),
+	    PKT(DST_PREFIX, U8, 33), ENDNEST }, EINVAL },
+	{ "filter add: prefix without an address", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+	    PKT(SRC_PREFIX, U8, 8), ENDNEST }, EINVAL },
+	{ "filter add: port as u32", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+	    PKT(DPORT, U32, 53), ENDNEST }, EINVAL },
+	{ "filter add: unknown packet attribute", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+	    { 60, U16, 1, NULL }, ENDNEST }, EINVAL },
+	{ "filter add: correlate without an end", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "correlate"), CONFIG,
+	    CORR(THRESHOLD, U64, 1000), ENDNEST }, EINVAL },
+	{ "filter add: correlate to an unknown end", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "correlate"), CONFIG,
+	    CORR(END, U16, ID_UNKNOWN), ENDNEST }, ENOENT },
+	{ "filter add: correlate as an include rule", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), A(FILTER_ACTION, U8, MAGNET_FILTER_INCLUDE),
+	    S(FILTER_TYPE, "correlate"), CONFIG,
+	    CORR(END, U16, ID_UNKNOWN), ENDNEST }, EINVAL },
+	{ "filter add: correlate with a tgid too", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), A(FILTER_TGID, U32, 1),
+	    S(FILTER_TYPE, "correlate"), CONFIG,
+	    CORR(END, U16, ID_UNKNOWN), ENDNEST }, EINVAL },
+	{ "filter add: correlate window below 1 ms", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "correlate"), CONFIG,
+	    CORR(END, U16, ID_UNKNOWN), CORR(WINDOW, U64, 999999),
+	    ENDNEST }, ERANGE },
+	{ "filter add: correlate threshold beyond the window",
+	  MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "correlate"), CONFIG,
+	    CORR(END, U16, ID_UNKNOWN), CORR(WINDOW, U64, 10000000),
+	    CORR(THRESHOLD, U64, 10000000), ENDNEST }, EINVAL },
+	{ "filter add: correlate max-open 0", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "correlate"), CONFIG,
+	    CORR(END, U16, ID_UNKNOWN), CORR(MAX_OPEN, U32, 0), ENDNEST },
+	  ERANGE },
+	{ "filter del: no id", MAGNET_CMD_FILTER_DEL, 0, {}, EINVAL },
+	{ "filter del: id 0", MAGNET_CMD_FILTER_DEL, 0,
+	  { A(FILTER_ID, U32, 0) }, ERANGE },
+	{ "filter del: unknown id", MAGNET_CMD_FILTER_DEL, 0,
+	  { A(FILTER_ID, U32, 999999) }, ENOENT },
 	{ "stats: with an attribute", MAGNET_CMD_STATS_GET, NLM_F_DUMP,
 	  { A(PROBE_ID, U16, 1) }, EINVAL },
 	{ "stats: not as a dump", MAGNET_CMD_STATS_GET, 0, {}, EOPNOTSUPP,
@@ -435,8 +524,9 @@ static struct nlmsghdr *build(char *buf, const struct tcase *c)
 	struct nlmsghdr *nlh = genl_start(buf, family_id, c->cmd,
 					  NLM_F_ACK | c->flags);
 	const struct tattr *a;
+	struct nlattr *nest = NULL;
 
-	for (a = c->a; a < c->a + 5 && a->fmt != END; a++) {
+	for (a = c->a; a < c->a + 10 && a->fmt != END; a++) {
 		switch (a->fmt) {
 		case U8:
 			mnl_attr_put_u8(nlh, a->type, a->num);
@@ -454,7 +544,14 @@ static struct nlmsghdr *build(char *buf, const struct tcase *c)
 			mnl_attr_put_strz(nlh, a->type, a->str);
 			break;
 		case RAW:
-			mnl_attr_put(nlh, a->type, strlen(a->str), a->str);
+			mnl_attr_put(nlh, a->type,
+				     a->num ? a->num : strlen(a->str), a->str);
+			break;
+		case NEST:
+			nest = mnl_attr_nest_start(nlh, a->type);
+			break;
+		case NEND:
+			mnl_attr_nest_end(nlh, nest);
 			break;
 		case FLAG:
 			mnl_attr_put(nlh, a->type, 0, NULL);
@@ -477,7 +574,8 @@ static void snap_msg(const struct nlmsghdr *nlh, void *ctx)
 		int t = mnl_attr_get_type(a);
 
 		if (t == MAGNET_A_PROBE_STATS || t == MAGNET_A_PROBE_MISSED ||
-		    t == MAGNET_A_PAD || t == MAGNET_A_BUFFER_READER)
+		    t == MAGNET_A_PAD || t == MAGNET_A_BUFFER_READER ||
+		    t == MAGNET_A_FILTER_STATS)
 			continue;
 		len += snprintf(out + len, 65536 - len, "%d:", t);
 		for (unsigned int i = 0; i < mnl_attr_get_payload_len(a); i++)
@@ -500,6 +598,9 @@ static void snapshot(char *out)
 	transact(genl_start(buf, family_id, MAGNET_CMD_PROBE_GET,
 			    NLM_F_DUMP), &r);
 	check(!r.err, "snapshot: probe dump (%s)", strerror(r.err));
+	transact(genl_start(buf, family_id, MAGNET_CMD_FILTER_GET,
+			    NLM_F_DUMP), &r);
+	check(!r.err, "snapshot: filter dump (%s)", strerror(r.err));
 }
 
 static int bad_input(void)
@@ -573,6 +674,52 @@ static int unprivileged(void)
 
 /* --- fault injection ------------------------------------------------------- */
 
+static void filter_id_msg(const struct nlmsghdr *nlh, void *ctx)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+		if (mnl_attr_get_type(a) == MAGNET_A_FILTER_ID)
+			*(uint32_t *)ctx = mnl_attr_get_u32(a);
+}
+
+static void probe_id_msg(const struct nlmsghdr *nlh, void *ctx)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+		if (mnl_attr_get_type(a) == MAGNET_A_PROBE_ID)
+			*(uint16_t *)ctx = mnl_attr_get_u16(a);
+}
+
+/* The id of probe @name, 0 if there is none. */
+static uint16_t probe_id_of(const char *name)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	uint16_t id = 0;
+	struct reply r = { .on_msg = probe_id_msg, .ctx = &id };
+	struct nlmsghdr *nlh;
+
+	nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_GET, NLM_F_ACK);
+	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, name);
+	transact(nlh, &r);
+	return r.err ? 0 : id;
+}
+
+/* The id of the newest filter rule of probe @probe, 0 if none. */
+static uint32_t last_filter(const char *probe)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	uint32_t id = 0;
+	struct reply r = { .on_msg = filter_id_msg, .ctx = &id };
+	struct nlmsghdr *nlh;
+
+	nlh = genl_start(buf, family_id, MAGNET_CMD_FILTER_GET, NLM_F_DUMP);
+	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
+	transact(nlh, &r);
+	return r.err ? 0 : id;
+}
+
 /* Remove what a creating request made (without injection): 0 or errno. */
 static int undo(const struct tcase *c)
 {
@@ -580,6 +727,18 @@ static int undo(const struct tcase *c)
 	struct reply r = {};
 	struct nlmsghdr *del;
 
+	if (c->cmd == MAGNET_CMD_FILTER_NEW) {
+		/* The newest rule of the probe is the one made. */
+		uint32_t id = last_filter(c->a[0].str);
+
+		if (!id)
+			return ENOENT;
+		del = genl_start(buf, family_id, MAGNET_CMD_FILTER_DEL,
+				 NLM_F_ACK);
+		mnl_attr_put_u32(del, MAGNET_A_FILTER_ID, id);
+		transact(del, &r);
+		return r.err;
+	}
 	del = genl_start(buf, family_id,
 			 c->cmd == MAGNET_CMD_BUFFER_NEW ? MAGNET_CMD_BUFFER_DEL :
 							   MAGNET_CMD_PROBE_DEL,
@@ -597,7 +756,7 @@ static int undo(const struct tcase *c)
  */
 static int fault_sweep(void)
 {
-	static const struct tcase creates[] = {
+	static struct tcase creates[] = {
 		{ "buffer add", MAGNET_CMD_BUFFER_NEW, 0,
 		  { S(BUFFER_NAME, "fi_buf"), A(BUFFER_SIZE, U64, 65536),
 		    A(BUFFER_MODE, U8, MAGNET_BUFFER_OVERWRITE) } },
@@ -615,11 +774,27 @@ static int fault_sweep(void)
 		{ "predefined probe add", MAGNET_CMD_PROBE_NEW, 0,
 		  { S(PROBE_NAME, "fi_pd"), S(PROBE_PREDEF, "process_exit"),
 		    A(PROBE_NOTIFY, U8, 1) } },
+		{ "filter rule add", MAGNET_CMD_FILTER_NEW, 0,
+		  { S(PROBE_NAME, "fi_rx"), A(FILTER_TGID, U32, 1),
+		    A(FILTER_TGID, U32, 2), A(FILTER_IDS, U64, 7),
+		    RAWN(MAGNET_A_FILTER_CPUS, "\1", 1) } },
+		{ "packet filter add", MAGNET_CMD_FILTER_NEW, 0,
+		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+		    PKT(PROTO, U8, 17), PKT(DPORT, U16, 5001), ENDNEST } },
+		{ "correlating filter add", MAGNET_CMD_FILTER_NEW, 0,
+		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "correlate"),
+		    CONFIG, CORR(END, U16, 0), ENDNEST } },
 	};
 	static char before[65536], after[65536];
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	size_t i;
 
+	/* The correlating rule ends at probe fi_tx, whose id is known now. */
+	for (i = 0; i < sizeof(creates) / sizeof(creates[0]); i++)
+		for (struct tattr *a = creates[i].a; a < creates[i].a + 10; a++)
+			if (creates[i].cmd == MAGNET_CMD_FILTER_NEW &&
+			    a->fmt == U16 && a->type == MAGNET_CORR_END)
+				a->num = probe_id_of("fi_tx");
 	fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
 	if (fail_nth_fd < 0) {
 		printf("skip fault injection: no /proc/thread-self/fail-nth (%s)\n",

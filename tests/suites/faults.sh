@@ -18,7 +18,14 @@ echo 11 > $DBG/fail_page_alloc/min-order
 
 unload_all
 load_magnet
+insmod $M/magnet_pktfilter.ko
+insmod $M/magnet_correlate.ko
+magnetctl probe add fi_rx netif_receive
+magnetctl probe add fi_tx net_start_xmit
 check "every fault point fails cleanly or is survived" run_nl magnet-nltest faults
+magnetctl probe del fi_rx
+magnetctl probe del fi_tx
+rmmod magnet_pktfilter magnet_correlate
 check_fails "no kprobe left behind" grep -q vfs_read $DBG/kprobes/list
 check "magnet unloads" rmmod magnet
 echo Y > $DBG/failslab/ignore-gfp-wait

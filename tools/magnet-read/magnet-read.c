@@ -261,6 +261,61 @@ struct tally {
 	unsigned long long records, lost;
 };
 
+static void print_one(const struct magnet_record *r, const struct options *o,
+		      const char *indent);
+
+/*
+ * A journey (a correlating filter's record): its line, then the records
+ * it holds, indented.
+ */
+static void print_journey(const struct magnet_record *r,
+			  const struct options *o)
+{
+	const struct magnet_journey *j = (const void *)r->payload;
+	size_t len = r->size - sizeof(*r), off = sizeof(*j);
+	unsigned int i;
+
+	if (len < sizeof(*j)) {
+		printf(" (short journey)\n");
+		return;
+	}
+	printf(" JOURNEY filter %u records %u duration %llu ns%s\n", j->filter,
+	       j->records, (unsigned long long)j->duration_ns,
+	       j->flags & MAGNET_JF_CUT ? " cut" : "");
+	for (i = 0; i < j->records; i++) {
+		const struct magnet_record *in = (const void *)(r->payload + off);
+
+		if (off + sizeof(*in) > len || in->size < sizeof(*in) ||
+		    off + in->size > len) {
+			printf("    (journey record %u malformed)\n", i);
+			return;
+		}
+		print_one(in, o, "    ");
+		off += (in->size + MAGNET_RECORD_ALIGN - 1) &
+		       ~(size_t)(MAGNET_RECORD_ALIGN - 1);
+	}
+}
+
+static void print_one(const struct magnet_record *r, const struct options *o,
+		      const char *indent)
+{
+	uint64_t ns = r->timestamp;
+
+	printf("%s%" PRIu64 ".%09" PRIu64 " cpu %u ev %u%s %u/%u id %#" PRIx64 " len %zu",
+	       indent, ns / 1000000000, ns % 1000000000, r->cpu, r->event,
+	       context(r->flags), r->tgid, r->tid, (uint64_t)r->id,
+	       r->size - sizeof(*r));
+	if (r->event == MAGNET_EVENT_JOURNEY) {
+		print_journey(r, o);
+		return;
+	}
+	if (o->hex) {
+		for (size_t i = 0; i < r->size - sizeof(*r); i++)
+			printf("%s%02x", i % 16 ? " " : "\n    ", r->payload[i]);
+	}
+	putchar('\n');
+}
+
 static void print_record(const struct magnet_record *r, const struct options *o,
 			 struct tally *t)
 {
@@ -280,15 +335,7 @@ static void print_record(const struct magnet_record *r, const struct options *o,
 	t->records++;
 	if (o->quiet)
 		return;
-	printf("%" PRIu64 ".%09" PRIu64 " cpu %u ev %u%s %u/%u id %#" PRIx64 " len %zu",
-	       ns / 1000000000, ns % 1000000000, r->cpu, r->event,
-	       context(r->flags), r->tgid, r->tid, (uint64_t)r->id,
-	       r->size - sizeof(*r));
-	if (o->hex) {
-		for (size_t i = 0; i < r->size - sizeof(*r); i++)
-			printf("%s%02x", i % 16 ? " " : "\n    ", r->payload[i]);
-	}
-	putchar('\n');
+	print_one(r, o, "");
 }
 
 /*

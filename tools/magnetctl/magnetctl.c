@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "netlink.h"
 #include "print.h"
@@ -23,7 +25,10 @@
 #define EXIT_USAGE		2
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define CPUS_MAX		8192	/* the largest CONFIG_NR_CPUS */
-#define TGIDS_MAX		512	/* a rule fits in one request */
+#define CORR_VIA_MAX		MAGNET_CORR_VIA_MAX
+#define CORR_WINDOW_MIN		MAGNET_CORR_WINDOW_MIN
+#define CORR_WINDOW_MAX		MAGNET_CORR_WINDOW_MAX
+#define CORR_MAX_OPEN_MAX	MAGNET_CORR_MAX_OPEN_MAX
 
 /* --- help ----------------------------------------------------------------- */
 
@@ -46,8 +51,9 @@ static const char help_intro[] =
 "OBJECT is buffer, probe, filter, stats or monitor. Without a COMMAND,\n"
 "buffer, probe and filter list their objects. PROBE is a probe's name, or\n"
 "its id when it is all digits. Lists print a header line and aligned\n"
-"columns; with -j they print the same fields, and a few more, as a JSON\n"
-"array of objects whose keys are the headers in lower case.\n";
+"columns (filter list: one line per rule); with -j they print the same\n"
+"fields, and a few more, as a JSON array of objects whose keys are the\n"
+"headers in lower case.\n";
 
 static const char help_buffer[] =
 "Buffers (per-CPU rings of event records, read with magnet-read(1)):\n"
@@ -88,38 +94,60 @@ static const char help_probe[] =
 "      Remove a probe. Events other modules registered cannot be removed.\n"
 "  magnetctl probe enable PROBE\n"
 "  magnetctl probe disable PROBE\n"
-"  magnetctl probe set PROBE [notify on|off] [snaplen N] [sample-every N]\n"
-"                      [sample-interval DURATION]\n"
-"      Change a probe. sample-every N keeps one event in N that passed the\n"
-"      filters (0 or 1: all); sample-interval keeps at most one event per\n"
-"      DURATION (0: no limit).\n"
+"  magnetctl probe set PROBE [notify on|off] [snaplen N]\n"
+"                      [sample [every N] [interval DURATION]]\n"
+"      Change a probe. Sampling thins out the hits that passed the filter\n"
+"      rules: sample every N keeps one in N (the first, the N+1th, ...;\n"
+"      0 or 1: all), sample interval keeps at most one per DURATION (0: no\n"
+"      limit; at most 1 hour). The hits left out count as sampled.\n"
 "  magnetctl probe list\n"
 "  magnetctl probe show [PROBE]\n"
 "      List the probes, or one: ID, NAME, KIND, TARGET (predef:NAME for a\n"
 "      predefined probe), OWNER (module that registered the event), BUFFER,\n"
 "      ARGS, SNAPLEN, ENABLED, NOTIFY, HITS (times it fired while\n"
-"      enabled), LOGGED (records written) and LOST (records the buffer\n"
-"      refused).\n"
+"      enabled), LOGGED (records written), LOST (records the buffer\n"
+"      refused) and SAMPLE (sampling in force, e.g. every 10 interval 1ms).\n"
 "  magnetctl probe catalog\n"
 "      List the predefined probes: NAME, KIND, TARGET, DESCRIPTION.\n";
 
 static const char help_filter[] =
 "Filter rules (which hits of a probe are logged):\n"
-"  magnetctl filter add PROBE [include|exclude] [cpus LIST] [tgid N]...\n"
-"                       [tid N] [id MIN[-MAX]]\n"
-"      Add a rule to PROBE and print its id. With include rules (the\n"
-"      default action) the probe keeps only records that match one of\n"
-"      them; records matching an exclude rule are dropped. A rule matches\n"
-"      records logged on a CPU in LIST, by one of the thread groups given\n"
-"      (tgid, up to 512 times), by thread tid, with a record id from MIN to\n"
-"      MAX inclusive (MIN alone: exactly MIN). What is not given matches\n"
-"      any record.\n"
+"  magnetctl filter add PROBE [include|exclude] [cpu LIST] [tgid TGIDS]\n"
+"                       [tid N] [id IDS | id MIN-MAX] [packet PACKET...]\n"
+"                       [correlate CORRELATE...]\n"
+"      Add a rule to PROBE and print its id. A rule matches a hit when all\n"
+"      it gives match (AND): the CPU is in LIST, the process in TGIDS (tgid\n"
+"      may be repeated, 256 in all), the thread is N, the record id is in\n"
+"      IDS (up to 256) or from MIN to MAX, and the filter type agrees. A\n"
+"      hit that matches an exclude rule is dropped; if PROBE has include\n"
+"      rules (include is the default), a hit that matches none of them is\n"
+"      dropped too (OR across rules). A rule needs one predicate at least.\n"
+"      packet (needs module magnet_pktfilter; for probes netif_receive,\n"
+"      net_start_xmit, skb_free and tcp_send) matches the IPv4 or IPv6\n"
+"      packet; PACKET is any of:\n"
+"        proto tcp|udp|icmp|icmp6|sctp|udplite|dccp|N   IP protocol\n"
+"        src ADDR[/LEN]  dst ADDR[/LEN]  host ADDR[/LEN] (source or dest.)\n"
+"        sport N  dport N  port N (source or destination port)\n"
+"      correlate (needs module magnet_correlate) groups by record id the\n"
+"      records of PROBE (the start), of the end probe and of via probes\n"
+"      into journeys, and logs each journey that lasts at least the\n"
+"      threshold as one journey record into PROBE's buffer. The records it\n"
+"      takes count as filtered. Its rule is an exclude rule (the default\n"
+"      here) without other predicates. CORRELATE is any of:\n"
+"        end PROBE           the probe that closes a journey (required)\n"
+"        via PROBE           a probe whose records join it (up to 8 times)\n"
+"        threshold DURATION  log journeys this long or longer (default 0)\n"
+"        window DURATION     a journey open this long expires (1ms to 1\n"
+"                            hour, default 1s)\n"
+"        max-open N          journeys open at once (default 4096)\n"
 "  magnetctl filter del ID\n"
 "      Remove rule ID.\n"
 "  magnetctl filter list [PROBE]\n"
 "  magnetctl filter show [PROBE]\n"
-"      List the rules, or PROBE's: ID, PROBE (its id), ACTION, CPUS, TGID,\n"
-"      TID, ID_MIN, ID_MAX.\n";
+"      List the rules, or PROBE's, one line each: the rule's id, then its\n"
+"      probe, action and predicates as filter add takes them, then the\n"
+"      filter type's counters (correlate: taken, journeys closed, passed\n"
+"      (logged), expired, unmatched, overflow, cut, lost).\n";
 
 static const char help_stats[] =
 "Statistics:\n"
@@ -147,10 +175,16 @@ static const char help_monitor[] =
 static const char help_values[] =
 "Values:\n"
 "  NAME      1 to 31 bytes, no '/' or white space\n"
-"  N         a decimal number; MIN and MAX may also be 0x hex\n"
+"  N         a decimal number\n"
 "  SIZE      bytes, with an optional suffix K, M or G (powers of 1024)\n"
-"  DURATION  a number with an optional unit ns (the default), us, ms or s\n"
+"  DURATION  a number with an optional unit ns (the default), us, ms or s,\n"
+"            e.g. 250us or 1.5ms\n"
 "  LIST      CPU numbers and ranges, e.g. 0-3,6\n"
+"  TGIDS     process ids separated by commas, e.g. 1234,5678\n"
+"  IDS       record ids separated by commas; ids, MIN and MAX are decimal\n"
+"            or 0x hex\n"
+"  ADDR      an IPv4 or IPv6 address; with /LEN only its first LEN bits\n"
+"            are compared\n"
 "\n"
 "Exit status: 0 on success, 1 if a request failed or the magnet module is\n"
 "not loaded, 2 on a usage error.\n"
@@ -159,8 +193,11 @@ static const char help_values[] =
 "  magnetctl buffer add net size 4M mode overwrite\n"
 "  magnetctl probe add sw sched_switch buffer net\n"
 "  magnetctl probe add open kprobe do_sys_openat2 args 3 id-arg 1\n"
-"  magnetctl probe set sw sample-interval 10ms\n"
-"  magnetctl filter add sw cpus 0-3,6 tgid 1234\n"
+"  magnetctl probe set sw sample interval 10ms\n"
+"  magnetctl probe set sw sample every 100\n"
+"  magnetctl filter add sw cpu 0-3,6 tgid 1234\n"
+"  magnetctl filter add rx packet proto udp dport 5001\n"
+"  magnetctl filter add tx correlate end rx threshold 1ms\n"
 "  magnetctl -j -p stats\n"
 "  magnetctl -j monitor count 10\n";
 
@@ -300,19 +337,15 @@ static uint64_t parse_uint(const char *s, uint64_t min, uint64_t max,
 }
 
 /* A record id: decimal or 0x hex, as ids are often addresses. */
-static uint64_t parse_record_id(const char *s, const char *all)
+static bool parse_record_id(const char *s, uint64_t *value)
 {
 	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 	const char *digits = hex ? s + 2 : s;
 	const char *valid = hex ? "0123456789abcdefABCDEF" : "0123456789";
-	uint64_t value;
 
 	errno = 0;
-	value = strtoull(digits, NULL, hex ? 16 : 10);
-	if (!*digits || digits[strspn(digits, valid)] || errno)
-		usage_error("%s: bad id range \"%s\": expected MIN or MIN-MAX, decimal or 0x hex",
-			    command, all);
-	return value;
+	*value = strtoull(digits, NULL, hex ? 16 : 10);
+	return *digits && !digits[strspn(digits, valid)] && !errno;
 }
 
 static bool parse_on_off(const char *s, const char *key)
@@ -351,8 +384,11 @@ static uint64_t parse_size(const char *s)
 	return value;
 }
 
-/* Nanoseconds, from a number with an optional unit. */
-static uint64_t parse_duration(const char *s)
+/*
+ * Nanoseconds, from a number with an optional unit: "250us", "1.5ms",
+ * "10" (ns). The result must be a whole number of nanoseconds.
+ */
+static uint64_t parse_duration(const char *s, const char *what)
 {
 	static const struct {
 		const char *unit;
@@ -361,19 +397,47 @@ static uint64_t parse_duration(const char *s)
 		{ "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
 		{ "s", 1000000000 },
 	};
-	uint64_t value;
+	uint64_t whole, frac = 0, scale = 1, ns;
+	const char *p;
 	char *end;
-	size_t i;
+	size_t i, digits;
 
 	errno = 0;
-	value = strtoull(s, &end, 10);
-	if (isdigit((unsigned char)*s) && !errno)
-		for (i = 0; i < ARRAY_SIZE(units); i++)
-			if (!strcmp(end, units[i].unit) &&
-			    value <= UINT64_MAX / units[i].ns)
-				return value * units[i].ns;
-	usage_error("%s: bad duration \"%s\": expected a number with an optional unit ns, us, ms or s",
-		    command, s);
+	whole = strtoull(s, &end, 10);
+	if (!isdigit((unsigned char)*s) || errno)
+		goto bad;
+	if (*end == '.') {
+		p = end + 1;
+		digits = strspn(p, "0123456789");
+		if (!digits)
+			goto bad;
+		end = (char *)p + digits;
+		while (digits && p[digits - 1] == '0')
+			digits--;
+		/* below a nanosecond whatever the unit */
+		if (digits > 9)
+			goto too_fine;
+		for (i = 0; i < digits; i++) {
+			frac = frac * 10 + (p[i] - '0');
+			scale *= 10;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (frac * units[i].ns % scale)
+			goto too_fine;
+		ns = frac * units[i].ns / scale;
+		if (whole > (UINT64_MAX - ns) / units[i].ns)
+			goto bad;
+		return whole * units[i].ns + ns;
+	}
+bad:
+	usage_error("%s: bad %s \"%s\": expected a number with an optional unit ns, us, ms or s, e.g. 250us or 1.5ms",
+		    command, what, s);
+too_fine:
+	usage_error("%s: bad %s \"%s\": not a whole number of nanoseconds",
+		    command, what, s);
 }
 
 /* "0-3,6" into a bitmap (bit N in byte N / 8); returns its length. */
@@ -535,6 +599,26 @@ static void out_of_memory(void)
 	exit(1);
 }
 
+/* Nanoseconds as "1s", "1500us", "250ns": the largest exact unit. */
+static void format_duration(uint64_t ns, char buf[32])
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = {
+		{ "s", 1000000000 }, { "ms", 1000000 }, { "us", 1000 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(units); i++)
+		if (ns && ns % units[i].ns == 0) {
+			snprintf(buf, 32, "%" PRIu64 "%s", ns / units[i].ns,
+				 units[i].unit);
+			return;
+		}
+	snprintf(buf, 32, "%" PRIu64 "%s", ns, ns ? "ns" : "");
+}
+
 /* "4K", "1M", "1G" when exact, else bytes. */
 static void format_size(uint64_t bytes, char buf[32])
 {
@@ -663,6 +747,7 @@ static int buffer_row_cb(const struct nlmsghdr *nlh, void *data)
 
 struct lister {
 	mnl_cb_t row_cb;
+	bool table;		/* text: aligned columns under a header */
 	bool started;
 };
 
@@ -671,7 +756,8 @@ static void list_start(struct lister *l)
 	if (l->started)
 		return;
 	print_open_array(NULL);
-	table_begin();
+	if (l->table)
+		table_begin();
 	l->started = true;
 }
 
@@ -683,6 +769,19 @@ static int list_row_cb(const struct nlmsghdr *nlh, void *data)
 	return l->row_cb(nlh, NULL);
 }
 
+static int list_run(struct request *req, struct lister *l)
+{
+	int ret = nl_request(req, list_row_cb, l);
+
+	if (!ret)
+		list_start(l);
+	if (l->started) {
+		table_end();
+		print_close_array();
+	}
+	return ret;
+}
+
 /*
  * Print @req's replies with @row_cb as a table (text) or an array (JSON).
  * The output starts with the first reply, so that a request refused at
@@ -690,16 +789,17 @@ static int list_row_cb(const struct nlmsghdr *nlh, void *data)
  */
 static int list(struct request *req, mnl_cb_t row_cb)
 {
-	struct lister l = { .row_cb = row_cb };
-	int ret = nl_request(req, list_row_cb, &l);
+	struct lister l = { .row_cb = row_cb, .table = true };
 
-	if (!ret)
-		list_start(&l);
-	if (l.started) {
-		table_end();
-		print_close_array();
-	}
-	return ret;
+	return list_run(req, &l);
+}
+
+/* The same, but @row_cb prints whole lines of text itself. */
+static int list_lines(struct request *req, mnl_cb_t row_cb)
+{
+	struct lister l = { .row_cb = row_cb };
+
+	return list_run(req, &l);
 }
 
 static int buffer_list(struct args *a)
@@ -868,6 +968,49 @@ static int probe_disable(struct args *a)
 	return probe_simple(a, MAGNET_CMD_PROBE_SET, 0);
 }
 
+static void put_sample_every(struct nlmsghdr *nlh, const char *key,
+			     const char *value)
+{
+	refuse_repeat(nlh, MAGNET_A_SAMPLE_EVERY, key);
+	mnl_attr_put_u32(nlh, MAGNET_A_SAMPLE_EVERY,
+			 parse_uint(value, 0, UINT32_MAX, key));
+}
+
+static void put_sample_interval(struct nlmsghdr *nlh, const char *key,
+				const char *value)
+{
+	uint64_t ns;
+
+	refuse_repeat(nlh, MAGNET_A_SAMPLE_INTERVAL, key);
+	ns = parse_duration(value, key);
+	if (ns > MAGNET_SAMPLE_INTERVAL_MAX)
+		usage_error("%s: bad %s \"%s\": at most an hour (3600s)",
+			    command, key, value);
+	mnl_attr_put_u64(nlh, MAGNET_A_SAMPLE_INTERVAL, ns);
+}
+
+/* sample [every N] [interval DURATION], at least one of them */
+static void put_sample(struct nlmsghdr *nlh, struct args *a)
+{
+	const char *key;
+	bool any = false;
+
+	while (more(a) && (!strcmp(a->word[0], "every") ||
+			   !strcmp(a->word[0], "interval"))) {
+		key = next_word(a);
+		if (!strcmp(key, "every"))
+			put_sample_every(nlh, "sample every",
+					 take_value(a, key));
+		else
+			put_sample_interval(nlh, "sample interval",
+					    take_value(a, key));
+		any = true;
+	}
+	if (!any)
+		usage_error("%s: expected \"every N\" or \"interval DURATION\" after \"sample\"",
+			    command);
+}
+
 static int probe_set(struct args *a)
 {
 	struct request req;
@@ -876,7 +1019,7 @@ static int probe_set(struct args *a)
 
 	put_probe_ref(nlh, take_arg(a, "PROBE"));
 	if (!more(a))
-		usage_error("%s: nothing to set (notify, snaplen, sample-every or sample-interval)",
+		usage_error("%s: nothing to set (notify, snaplen or sample)",
 			    command);
 	while (more(a)) {
 		key = next_word(a);
@@ -889,15 +1032,13 @@ static int probe_set(struct args *a)
 			mnl_attr_put_u32(nlh, MAGNET_A_PROBE_SNAPLEN,
 					 parse_uint(take_value(a, key), 0,
 						    MAGNET_RECORD_MAX, key));
+		} else if (!strcmp(key, "sample")) {
+			put_sample(nlh, a);
 		} else if (!strcmp(key, "sample-every")) {
-			refuse_repeat(nlh, MAGNET_A_SAMPLE_EVERY, key);
-			mnl_attr_put_u32(nlh, MAGNET_A_SAMPLE_EVERY,
-					 parse_uint(take_value(a, key), 0,
-						    UINT32_MAX, key));
+			/* the spelling of magnetctl 0.1.0 */
+			put_sample_every(nlh, key, take_value(a, key));
 		} else if (!strcmp(key, "sample-interval")) {
-			refuse_repeat(nlh, MAGNET_A_SAMPLE_INTERVAL, key);
-			mnl_attr_put_u64(nlh, MAGNET_A_SAMPLE_INTERVAL,
-					 parse_duration(take_value(a, key)));
+			put_sample_interval(nlh, key, take_value(a, key));
 		} else {
 			unknown_keyword(key);
 		}
@@ -927,6 +1068,28 @@ static void print_probe_stats(const struct nlattr **st)
 		print_u64(json_only ? PRINT_JSON : PRINT_ANY,
 			  probe_stat_names[i], NULL, attr_uint(st[i]));
 	}
+}
+
+/*
+ * JSON: sample_every and sample_interval_ns, 0 when off. Text: a SAMPLE
+ * column, "every N interval DURATION" with the parts in force, or "-".
+ */
+static void print_probe_sampling(const struct nlattr **tb)
+{
+	uint64_t every = attr_uint(tb[MAGNET_A_SAMPLE_EVERY]);
+	uint64_t interval = attr_uint(tb[MAGNET_A_SAMPLE_INTERVAL]);
+	char text[80] = "", duration[32];
+
+	print_u64(PRINT_JSON, "sample_every", NULL, every);
+	print_u64(PRINT_JSON, "sample_interval_ns", NULL, interval);
+	if (every > 1)
+		snprintf(text, sizeof(text), "every %" PRIu64, every);
+	if (interval) {
+		format_duration(interval, duration);
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%sinterval %s", *text ? " " : "", duration);
+	}
+	print_string(PRINT_TEXT, "sample", NULL, *text ? text : NULL);
 }
 
 static int probe_row_cb(const struct nlmsghdr *nlh, void *data)
@@ -967,6 +1130,7 @@ static int probe_row_cb(const struct nlmsghdr *nlh, void *data)
 	print_probe_stats(st);
 	print_u64(PRINT_JSON, "missed", NULL,
 		  attr_uint(tb[MAGNET_A_PROBE_MISSED]));
+	print_probe_sampling(tb);
 	print_row_end();
 	return MNL_CB_OK;
 }
@@ -1029,7 +1193,10 @@ static int probe_id_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* Filters take a PROBE_ID: look a name up. Returns 0 after an error. */
+/*
+ * A probe's id, looked up if @ref is a name (correlate rules name their
+ * end and via probes by id). Returns 0 after an error.
+ */
 static uint16_t resolve_probe_id(const char *ref)
 {
 	uint16_t id = check_probe_ref(ref);
@@ -1048,57 +1215,479 @@ static uint16_t resolve_probe_id(const char *ref)
 	return id;
 }
 
-static void put_id_range(struct nlmsghdr *nlh, const char *range)
-{
-	const char *dash = strchr(range, '-');
-	size_t min_len = dash ? (size_t)(dash - range) : strlen(range);
-	char *min = strndup(range, min_len);
-	uint64_t first, last;
+static const struct {
+	const char *name;
+	uint8_t number;
+} ip_protocols[] = {
+	{ "icmp", 1 }, { "tcp", 6 }, { "udp", 17 }, { "dccp", 33 },
+	{ "icmp6", 58 }, { "sctp", 132 }, { "udplite", 136 },
+};
 
-	if (!min)
-		out_of_memory();
-	first = parse_record_id(min, range);
-	last = dash ? parse_record_id(dash + 1, range) : first;
-	free(min);
-	if (first > last)
-		usage_error("%s: bad id range \"%s\": MIN is above MAX",
-			    command, range);
-	mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MIN, first);
-	mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MAX, last);
+/* The keywords after "packet" and "correlate", by attribute. */
+static const char *const packet_keys[MAGNET_PACKET_MAX + 1] = {
+	[MAGNET_PACKET_PROTO]	= "proto",
+	[MAGNET_PACKET_SRC]	= "src",
+	[MAGNET_PACKET_DST]	= "dst",
+	[MAGNET_PACKET_HOST]	= "host",
+	[MAGNET_PACKET_SPORT]	= "sport",
+	[MAGNET_PACKET_DPORT]	= "dport",
+	[MAGNET_PACKET_PORT]	= "port",
+};
+
+static const char *const corr_keys[MAGNET_CORR_MAX + 1] = {
+	[MAGNET_CORR_END]	= "end",
+	[MAGNET_CORR_VIA]	= "via",
+	[MAGNET_CORR_THRESHOLD]	= "threshold",
+	[MAGNET_CORR_WINDOW]	= "window",
+	[MAGNET_CORR_MAX_OPEN]	= "max-open",
+};
+
+static const char *const corr_stat_names[MAGNET_CORR_MAX + 1] = {
+	[MAGNET_CORR_TAKEN]	= "taken",
+	[MAGNET_CORR_JOURNEYS]	= "journeys",
+	[MAGNET_CORR_PASSED]	= "passed",
+	[MAGNET_CORR_EXPIRED]	= "expired",
+	[MAGNET_CORR_UNMATCHED]	= "unmatched",
+	[MAGNET_CORR_OVERFLOW]	= "overflow",
+	[MAGNET_CORR_CUT]	= "cut",
+	[MAGNET_CORR_LOST]	= "lost",
+};
+
+/* The prefix attribute that goes with an address attribute. */
+static uint16_t packet_prefix_attr(int type)
+{
+	switch (type) {
+	case MAGNET_PACKET_SRC:
+		return MAGNET_PACKET_SRC_PREFIX;
+	case MAGNET_PACKET_DST:
+		return MAGNET_PACKET_DST_PREFIX;
+	default:
+		return MAGNET_PACKET_HOST_PREFIX;
+	}
 }
 
-static void put_filter_condition(struct nlmsghdr *nlh, struct args *a,
-				 const char *key, unsigned int *tgids)
+struct packet_addr {
+	uint8_t bytes[16];
+	size_t len;			/* 4 or 16 */
+	int prefix;			/* bits compared, -1: not given */
+};
+
+/* A filter add command line, checked before anything is sent. */
+struct filter_rule {
+	const char *probe;
+	int action;			/* -1: not given */
+	uint64_t given;			/* keywords given, by MAGNET_A_* */
+	uint8_t cpus[CPUS_MAX / 8];
+	size_t cpus_len;
+	uint32_t tgid[MAGNET_FILTER_SET_MAX];
+	unsigned int tgids;
+	uint32_t tid;
+	uint64_t id[MAGNET_FILTER_SET_MAX];
+	unsigned int ids;
+	uint64_t id_min, id_max;	/* with MAGNET_A_FILTER_ID_MIN given */
+	const char *type;		/* NULL, "packet" or "correlate" */
+
+	uint32_t packet_given;		/* by MAGNET_PACKET_* */
+	uint8_t proto;
+	struct packet_addr addr[MAGNET_PACKET_MAX + 1];	/* SRC, DST, HOST */
+	uint16_t port[MAGNET_PACKET_MAX + 1];		/* SPORT, DPORT, PORT */
+
+	uint32_t corr_given;		/* by MAGNET_CORR_* */
+	const char *end;
+	const char *via[CORR_VIA_MAX];
+	unsigned int vias;
+	uint64_t threshold, window;
+	uint32_t max_open;
+};
+
+static void given_once(uint64_t *given, unsigned int bit, const char *key)
 {
-	static uint8_t cpus[CPUS_MAX / 8];
+	if (*given & (1ULL << bit))
+		usage_error("%s: \"%s\" given twice", command, key);
+	*given |= 1ULL << bit;
+}
+
+/* The next comma-separated item of *@rest, NULL after the last one. */
+static char *list_item(char **rest)
+{
+	char *item = *rest, *comma;
+
+	if (!item)
+		return NULL;
+	comma = strchr(item, ',');
+	if (comma) {
+		*comma = '\0';
+		*rest = comma + 1;
+	} else {
+		*rest = NULL;
+	}
+	return item;
+}
+
+static void parse_tgid_list(struct filter_rule *r, const char *list)
+{
+	char *copy = strdup(list), *rest = copy, *item;
+	uint64_t value;
+	char *end;
+
+	if (!copy)
+		out_of_memory();
+	while ((item = list_item(&rest))) {
+		errno = 0;
+		value = strtoull(item, &end, 10);
+		if (!isdigit((unsigned char)*item) || *end || errno ||
+		    value > UINT32_MAX)
+			usage_error("%s: bad tgid list \"%s\": expected numbers from 0 to %u separated by commas",
+				    command, list, UINT32_MAX);
+		if (r->tgids == MAGNET_FILTER_SET_MAX)
+			usage_error("%s: more than %d tgids", command,
+				    MAGNET_FILTER_SET_MAX);
+		r->tgid[r->tgids++] = value;
+	}
+	free(copy);
+}
+
+/* id LIST (a set) or id MIN-MAX (a range); ids decimal or 0x hex. */
+static void parse_ids(struct filter_rule *r, const char *arg)
+{
+	char *copy = strdup(arg), *rest = copy, *item, *dash;
+	uint64_t value;
+
+	if (!copy)
+		out_of_memory();
+	dash = strchr(copy, '-');
+	if (dash && !strchr(copy, ',')) {
+		*dash = '\0';
+		if (!parse_record_id(copy, &r->id_min) ||
+		    !parse_record_id(dash + 1, &r->id_max))
+			usage_error("%s: bad id range \"%s\": expected MIN-MAX, decimal or 0x hex",
+				    command, arg);
+		if (r->id_min > r->id_max)
+			usage_error("%s: bad id range \"%s\": MIN is above MAX",
+				    command, arg);
+		r->given |= 1ULL << MAGNET_A_FILTER_ID_MIN;
+		free(copy);
+		return;
+	}
+	while ((item = list_item(&rest))) {
+		if (!parse_record_id(item, &value))
+			usage_error("%s: bad id list \"%s\": expected ids (decimal or 0x hex) separated by commas, or one range MIN-MAX",
+				    command, arg);
+		if (r->ids == MAGNET_FILTER_SET_MAX)
+			usage_error("%s: more than %d ids", command,
+				    MAGNET_FILTER_SET_MAX);
+		r->id[r->ids++] = value;
+	}
+	free(copy);
+}
+
+static uint8_t parse_protocol(const char *s)
+{
+	uint64_t value;
+	char *end;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ip_protocols); i++)
+		if (!strcmp(s, ip_protocols[i].name))
+			return ip_protocols[i].number;
+	errno = 0;
+	value = strtoull(s, &end, 10);
+	if (!isdigit((unsigned char)*s) || *end || errno || value > 255)
+		usage_error("%s: bad protocol \"%s\": expected tcp, udp, icmp, icmp6, sctp, udplite, dccp or a number from 0 to 255",
+			    command, s);
+	return value;
+}
+
+/* ADDR or ADDR/LEN, IPv4 or IPv6. */
+static void parse_packet_addr(const char *s, const char *key,
+			      struct packet_addr *addr)
+{
+	const char *slash = strchr(s, '/');
+	size_t len = slash ? (size_t)(slash - s) : strlen(s);
+	char text[INET6_ADDRSTRLEN];
+	unsigned long bits;
+	char *end;
+
+	addr->len = 0;
+	addr->prefix = -1;
+	if (len < sizeof(text)) {
+		memcpy(text, s, len);
+		text[len] = '\0';
+		if (inet_pton(AF_INET, text, addr->bytes) == 1)
+			addr->len = 4;
+		else if (inet_pton(AF_INET6, text, addr->bytes) == 1)
+			addr->len = 16;
+	}
+	if (!addr->len)
+		usage_error("%s: bad address \"%s\" after \"%s\": expected an IPv4 or IPv6 address, optionally with /LEN",
+			    command, s, key);
+	if (!slash)
+		return;
+	errno = 0;
+	bits = strtoul(slash + 1, &end, 10);
+	if (!isdigit((unsigned char)slash[1]) || *end || errno ||
+	    bits > addr->len * 8)
+		usage_error("%s: bad prefix length in \"%s\": expected /0 to /%zu for an %s address",
+			    command, s, addr->len * 8,
+			    addr->len == 4 ? "IPv4" : "IPv6");
+	addr->prefix = bits;
+}
+
+/* A keyword of the "packet" type; false if @key is none. */
+static bool parse_packet_keyword(struct filter_rule *r, struct args *a,
+				 const char *key)
+{
+	int type = word_index(packet_keys, ARRAY_SIZE(packet_keys), key);
+	uint64_t given = r->packet_given;
+	const char *value;
+
+	if (type < 0)
+		return false;
+	given_once(&given, type, key);
+	r->packet_given = given;
+	value = take_value(a, key);
+	switch (type) {
+	case MAGNET_PACKET_PROTO:
+		r->proto = parse_protocol(value);
+		break;
+	case MAGNET_PACKET_SRC:
+	case MAGNET_PACKET_DST:
+	case MAGNET_PACKET_HOST:
+		parse_packet_addr(value, key, &r->addr[type]);
+		break;
+	default:
+		r->port[type] = parse_uint(value, 0, UINT16_MAX, key);
+	}
+	return true;
+}
+
+/* A keyword of the "correlate" type; false if @key is none. */
+static bool parse_corr_keyword(struct filter_rule *r, struct args *a,
+			       const char *key)
+{
+	int type = word_index(corr_keys, ARRAY_SIZE(corr_keys), key);
+	uint64_t given = r->corr_given;
+	const char *value;
+
+	if (type < 0)
+		return false;
+	if (type == MAGNET_CORR_VIA) {
+		value = take_value(a, key);
+		check_probe_ref(value);
+		if (r->vias == CORR_VIA_MAX)
+			usage_error("%s: more than %d via probes", command,
+				    CORR_VIA_MAX);
+		r->via[r->vias++] = value;
+		r->corr_given |= 1U << type;
+		return true;
+	}
+	given_once(&given, type, key);
+	r->corr_given = given;
+	value = take_value(a, key);
+	switch (type) {
+	case MAGNET_CORR_END:
+		check_probe_ref(value);
+		r->end = value;
+		break;
+	case MAGNET_CORR_THRESHOLD:
+		r->threshold = parse_duration(value, key);
+		break;
+	case MAGNET_CORR_WINDOW:
+		r->window = parse_duration(value, key);
+		if (r->window < CORR_WINDOW_MIN || r->window > CORR_WINDOW_MAX)
+			usage_error("%s: bad window \"%s\": expected 1ms to 1 hour (3600s)",
+				    command, value);
+		break;
+	case MAGNET_CORR_MAX_OPEN:
+		r->max_open = parse_uint(value, 1, CORR_MAX_OPEN_MAX, key);
+		break;
+	}
+	return true;
+}
+
+/* "packet" or "correlate": starts that type's keywords. */
+static void start_filter_type(struct filter_rule *r, const char *type)
+{
+	if (r->type && !strcmp(r->type, type))
+		usage_error("%s: \"%s\" given twice", command, type);
+	if (r->type)
+		usage_error("%s: \"%s\" and \"%s\" in one rule: a rule has one filter type",
+			    command, r->type, type);
+	r->type = type;
+}
+
+static void __attribute__((noreturn)) unknown_filter_keyword(const char *key)
+{
+	if (word_index(packet_keys, ARRAY_SIZE(packet_keys), key) >= 0)
+		usage_error("%s: \"%s\" goes after \"packet\"", command, key);
+	if (word_index(corr_keys, ARRAY_SIZE(corr_keys), key) >= 0)
+		usage_error("%s: \"%s\" goes after \"correlate\"", command, key);
+	unknown_keyword(key);
+}
+
+static void parse_filter_keyword(struct filter_rule *r, struct args *a,
+				 const char *key)
+{
+	static const char *const action_keys = "include|exclude";
 	int action = word_index(filter_actions, ARRAY_SIZE(filter_actions),
 				key);
 
+	if (r->type && !strcmp(r->type, "packet") &&
+	    parse_packet_keyword(r, a, key))
+		return;
+	if (r->type && !strcmp(r->type, "correlate") &&
+	    parse_corr_keyword(r, a, key))
+		return;
 	if (action >= 0) {
-		refuse_repeat(nlh, MAGNET_A_FILTER_ACTION, "include|exclude");
-		mnl_attr_put_u8(nlh, MAGNET_A_FILTER_ACTION, action);
-	} else if (!strcmp(key, "cpus")) {
-		refuse_repeat(nlh, MAGNET_A_FILTER_CPUS, key);
-		mnl_attr_put(nlh, MAGNET_A_FILTER_CPUS,
-			     parse_cpu_list(take_value(a, key), cpus), cpus);
+		given_once(&r->given, MAGNET_A_FILTER_ACTION, action_keys);
+		r->action = action;
+	} else if (!strcmp(key, "cpu") || !strcmp(key, "cpus")) {
+		given_once(&r->given, MAGNET_A_FILTER_CPUS, "cpu");
+		r->cpus_len = parse_cpu_list(take_value(a, key), r->cpus);
 	} else if (!strcmp(key, "tgid")) {
-		if (++*tgids > TGIDS_MAX)
-			usage_error("%s: more than %d tgids", command,
-				    TGIDS_MAX);
-		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TGID,
-				 parse_uint(take_value(a, key), 0, UINT32_MAX,
-					    key));
+		/* may be repeated: the sets add up */
+		parse_tgid_list(r, take_value(a, key));
 	} else if (!strcmp(key, "tid")) {
-		refuse_repeat(nlh, MAGNET_A_FILTER_TID, key);
-		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TID,
-				 parse_uint(take_value(a, key), 0, UINT32_MAX,
-					    key));
+		given_once(&r->given, MAGNET_A_FILTER_TID, key);
+		r->tid = parse_uint(take_value(a, key), 0, UINT32_MAX, key);
 	} else if (!strcmp(key, "id")) {
-		refuse_repeat(nlh, MAGNET_A_FILTER_ID_MIN, key);
-		put_id_range(nlh, take_value(a, key));
+		given_once(&r->given, MAGNET_A_FILTER_IDS, key);
+		parse_ids(r, take_value(a, key));
+	} else if (!strcmp(key, "packet") || !strcmp(key, "correlate")) {
+		start_filter_type(r, key);
 	} else {
-		unknown_keyword(key);
+		unknown_filter_keyword(key);
 	}
+}
+
+/* What the kernel would refuse anyway, said in magnetctl's terms. */
+static void check_filter_rule(const struct filter_rule *r)
+{
+	bool header = r->cpus_len || r->tgids ||
+		      (r->given & (1ULL << MAGNET_A_FILTER_TID)) || r->ids ||
+		      (r->given & (1ULL << MAGNET_A_FILTER_ID_MIN));
+	size_t family = 0;
+	int i;
+
+	if (!header && !r->type)
+		usage_error("%s: no predicate: give at least one of cpu, tgid, tid, id, packet or correlate",
+			    command);
+	if (r->type && !strcmp(r->type, "packet")) {
+		if (!r->packet_given)
+			usage_error("%s: \"packet\" needs at least one of proto, src, dst, host, sport, dport or port",
+				    command);
+		for (i = MAGNET_PACKET_SRC; i <= MAGNET_PACKET_HOST; i++) {
+			if (!(r->packet_given & (1U << i)))
+				continue;
+			if (family && r->addr[i].len != family)
+				usage_error("%s: src, dst and host mix IPv4 and IPv6: the rule could never match",
+					    command);
+			family = r->addr[i].len;
+		}
+	}
+	if (r->type && !strcmp(r->type, "correlate")) {
+		if (!r->end)
+			usage_error("%s: \"correlate\" needs \"end PROBE\"",
+				    command);
+		if (!strcmp(r->end, r->probe))
+			usage_error("%s: the end probe \"%s\" is the start probe",
+				    command, r->end);
+		if (header)
+			usage_error("%s: a correlate rule has no other predicate (cpu, tgid, tid, id)",
+				    command);
+		if (r->action == MAGNET_FILTER_INCLUDE)
+			usage_error("%s: a correlate rule is an exclude rule",
+				    command);
+	}
+}
+
+static void put_packet_config(struct nlmsghdr *nlh,
+			      const struct filter_rule *r)
+{
+	const struct packet_addr *addr;
+	int i;
+
+	for (i = 1; i <= MAGNET_PACKET_MAX; i++) {
+		if (!(r->packet_given & (1U << i)))
+			continue;
+		switch (i) {
+		case MAGNET_PACKET_PROTO:
+			mnl_attr_put_u8(nlh, i, r->proto);
+			break;
+		case MAGNET_PACKET_SRC:
+		case MAGNET_PACKET_DST:
+		case MAGNET_PACKET_HOST:
+			addr = &r->addr[i];
+			mnl_attr_put(nlh, i, addr->len, addr->bytes);
+			if (addr->prefix >= 0)
+				mnl_attr_put_u8(nlh, packet_prefix_attr(i),
+						addr->prefix);
+			break;
+		default:
+			mnl_attr_put_u16(nlh, i, r->port[i]);
+		}
+	}
+}
+
+/* The probes of a correlate rule as ids: CORR_END and CORR_VIA are u16. */
+static int put_corr_config(struct nlmsghdr *nlh, const struct filter_rule *r)
+{
+	unsigned int i;
+	uint16_t id;
+
+	id = resolve_probe_id(r->end);
+	if (!id)
+		return -1;
+	mnl_attr_put_u16(nlh, MAGNET_CORR_END, id);
+	for (i = 0; i < r->vias; i++) {
+		id = resolve_probe_id(r->via[i]);
+		if (!id)
+			return -1;
+		mnl_attr_put_u16(nlh, MAGNET_CORR_VIA, id);
+	}
+	if (r->corr_given & (1U << MAGNET_CORR_THRESHOLD))
+		mnl_attr_put_u64(nlh, MAGNET_CORR_THRESHOLD, r->threshold);
+	if (r->corr_given & (1U << MAGNET_CORR_WINDOW))
+		mnl_attr_put_u64(nlh, MAGNET_CORR_WINDOW, r->window);
+	if (r->corr_given & (1U << MAGNET_CORR_MAX_OPEN))
+		mnl_attr_put_u32(nlh, MAGNET_CORR_MAX_OPEN, r->max_open);
+	return 0;
+}
+
+/* The request; a correlate rule's probe names are looked up first. */
+static int put_filter_rule(struct nlmsghdr *nlh, const struct filter_rule *r)
+{
+	struct nlattr *nest;
+	unsigned int i;
+	int action = r->action;
+
+	put_probe_ref(nlh, r->probe);
+	if (action < 0)
+		action = r->type && !strcmp(r->type, "correlate") ?
+			 MAGNET_FILTER_EXCLUDE : MAGNET_FILTER_INCLUDE;
+	mnl_attr_put_u8(nlh, MAGNET_A_FILTER_ACTION, action);
+	if (r->cpus_len)
+		mnl_attr_put(nlh, MAGNET_A_FILTER_CPUS, r->cpus_len, r->cpus);
+	for (i = 0; i < r->tgids; i++)
+		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TGID, r->tgid[i]);
+	if (r->given & (1ULL << MAGNET_A_FILTER_TID))
+		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TID, r->tid);
+	for (i = 0; i < r->ids; i++)
+		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_IDS, r->id[i]);
+	if (r->given & (1ULL << MAGNET_A_FILTER_ID_MIN)) {
+		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MIN, r->id_min);
+		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MAX, r->id_max);
+	}
+	if (!r->type)
+		return 0;
+	mnl_attr_put_strz(nlh, MAGNET_A_FILTER_TYPE, r->type);
+	nest = mnl_attr_nest_start(nlh, MAGNET_A_FILTER_CONFIG);
+	if (!strcmp(r->type, "packet"))
+		put_packet_config(nlh, r);
+	else if (put_corr_config(nlh, r))
+		return -1;
+	mnl_attr_nest_end(nlh, nest);
+	return 0;
 }
 
 static int filter_new_cb(const struct nlmsghdr *nlh, void *data)
@@ -1114,24 +1703,19 @@ static int filter_new_cb(const struct nlmsghdr *nlh, void *data)
 
 static int filter_add(struct args *a)
 {
+	static struct filter_rule r;	/* a few KiB */
 	struct request req;
 	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_FILTER_NEW, 0);
-	const char *probe = take_arg(a, "PROBE");
-	unsigned int tgids = 0;
 	int64_t rule = -1;
-	uint16_t id;
 
-	check_probe_ref(probe);
+	memset(&r, 0, sizeof(r));
+	r.action = -1;
+	r.probe = take_arg(a, "PROBE");
+	check_probe_ref(r.probe);
 	while (more(a))
-		put_filter_condition(nlh, a, next_word(a), &tgids);
-	if (!request_has(nlh, MAGNET_A_FILTER_ACTION))
-		mnl_attr_put_u8(nlh, MAGNET_A_FILTER_ACTION,
-				MAGNET_FILTER_INCLUDE);
-	id = resolve_probe_id(probe);
-	if (!id)
-		return -1;
-	mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, id);
-	if (nl_request(&req, filter_new_cb, &rule))
+		parse_filter_keyword(&r, a, next_word(a));
+	check_filter_rule(&r);
+	if (put_filter_rule(nlh, &r) || nl_request(&req, filter_new_cb, &rule))
 		return -1;
 	print_open_object(NULL);
 	if (rule >= 0)
@@ -1149,74 +1733,294 @@ static int filter_del(struct args *a)
 	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_FILTER_DEL, 0);
 
 	mnl_attr_put_u32(nlh, MAGNET_A_FILTER_ID,
-			 parse_uint(take_arg(a, "ID"), 0, UINT32_MAX,
+			 parse_uint(take_arg(a, "ID"), 1, UINT32_MAX,
 				    "filter id"));
 	no_more_args(a);
 	return nl_request(&req, NULL, NULL);
 }
 
-static void print_filter_tgids(const struct nlmsghdr *nlh)
+/*
+ * filter list: one line per rule in text, in filter add's syntax after
+ * the rule's id ("3 sw include cpu 0-3 tgid 1234"), then the filter
+ * type's counters; with -j an array of objects.
+ */
+
+/* In text, a keyword of filter add's: " WORD". */
+static void text_word(const char *word)
+{
+	print_string(PRINT_TEXT, NULL, " %s", word);
+}
+
+/* The repeated attribute @type: JSON array @key, text " WORD A,B". */
+static void print_filter_set(const struct nlmsghdr *nlh, uint16_t type,
+			     const char *key, const char *word, bool hex)
 {
 	const struct nlattr *attr;
-	bool comma = false;
+	bool any = false;
 	char *text = NULL;
+	uint64_t value;
 	size_t size;
-	FILE *f = open_memstream(&text, &size);
+	FILE *f;
 
+	mnl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr))
+		any |= mnl_attr_get_type(attr) == type;
+	if (!any)
+		return;
+	f = open_memstream(&text, &size);
 	if (!f)
 		out_of_memory();
-	print_open_array("tgid");
+	print_open_array(key);
+	any = false;
 	mnl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr)) {
-		if (mnl_attr_get_type(attr) != MAGNET_A_FILTER_TGID)
+		if (mnl_attr_get_type(attr) != type)
 			continue;
-		print_u64(PRINT_JSON, NULL, NULL, mnl_attr_get_u32(attr));
-		fprintf(f, "%s%u", comma ? "," : "", mnl_attr_get_u32(attr));
-		comma = true;
+		value = attr_uint(attr);
+		print_u64(PRINT_JSON, NULL, NULL, value);
+		fprintf(f, hex ? "%s0x%" PRIx64 : "%s%" PRIu64,
+			any ? "," : "", value);
+		any = true;
 	}
 	print_close_array();
 	if (fclose(f))
 		out_of_memory();
-	print_string(PRINT_TEXT, "tgid", NULL, *text ? text : NULL);
+	text_word(word);
+	text_word(text);
 	free(text);
 }
 
-static void print_optional_u64(const char *key, const char *fmt,
-			       const struct nlattr *attr)
+static void print_filter_cpus(const struct nlattr *attr)
 {
-	if (attr)
-		print_u64(PRINT_ANY, key, fmt, attr_uint(attr));
-	else
-		print_string(PRINT_ANY, key, NULL, NULL);
+	const uint8_t *map = mnl_attr_get_payload(attr);
+	size_t len = mnl_attr_get_payload_len(attr), cpu;
+	char *list = format_cpu_list(map, len);
+
+	print_open_array("cpus");
+	for (cpu = 0; cpu < len * 8; cpu++)
+		if (cpu_in_map(map, cpu))
+			print_u64(PRINT_JSON, NULL, NULL, cpu);
+	print_close_array();
+	text_word("cpu");
+	print_string(PRINT_TEXT, NULL, " %s", *list ? list : NULL);
+	free(list);
 }
 
-static int filter_row_cb(const struct nlmsghdr *nlh, void *data)
+/* An id range as given; text fills in a missing end. */
+static void print_filter_id_range(const struct nlattr **tb)
+{
+	const struct nlattr *min = tb[MAGNET_A_FILTER_ID_MIN];
+	const struct nlattr *max = tb[MAGNET_A_FILTER_ID_MAX];
+
+	if (!min && !max)
+		return;
+	if (min)
+		print_u64(PRINT_JSON, "id_min", NULL, attr_uint(min));
+	if (max)
+		print_u64(PRINT_JSON, "id_max", NULL, attr_uint(max));
+	text_word("id");
+	print_u64(PRINT_TEXT, NULL, " 0x%" PRIx64, attr_uint(min));
+	print_u64(PRINT_TEXT, NULL, "-0x%" PRIx64,
+		  max ? attr_uint(max) : UINT64_MAX);
+}
+
+/* JSON "src": "ADDR", "src_prefix": N; text " src ADDR/N". */
+static void print_packet_addr(const struct nlattr **pt, int type)
+{
+	const struct nlattr *attr = pt[type];
+	const struct nlattr *prefix = pt[packet_prefix_attr(type)];
+	const char *key = packet_keys[type];
+	char addr[INET6_ADDRSTRLEN], prefix_key[16];
+	size_t len;
+
+	if (!attr)
+		return;
+	len = mnl_attr_get_payload_len(attr);
+	if ((len != 4 && len != 16) ||
+	    !inet_ntop(len == 4 ? AF_INET : AF_INET6,
+		       mnl_attr_get_payload(attr), addr, sizeof(addr)))
+		return;		/* not an address we know */
+	text_word(key);
+	print_string(PRINT_ANY, key, " %s", addr);
+	if (prefix) {
+		snprintf(prefix_key, sizeof(prefix_key), "%s_prefix", key);
+		print_u64(PRINT_ANY, prefix_key, "/%" PRIu64,
+			  attr_uint(prefix));
+	}
+}
+
+static void print_packet_config(const struct nlattr **pt)
+{
+	const char *name = NULL;
+	uint64_t proto;
+	size_t i;
+	int type;
+
+	print_open_object("config");
+	if (pt[MAGNET_PACKET_PROTO]) {
+		proto = attr_uint(pt[MAGNET_PACKET_PROTO]);
+		for (i = 0; i < ARRAY_SIZE(ip_protocols); i++)
+			if (ip_protocols[i].number == proto)
+				name = ip_protocols[i].name;
+		text_word("proto");
+		print_u64(PRINT_JSON, "proto", NULL, proto);
+		if (name)
+			print_string(PRINT_TEXT, NULL, " %s", name);
+		else
+			print_u64(PRINT_TEXT, NULL, " %" PRIu64, proto);
+	}
+	print_packet_addr(pt, MAGNET_PACKET_SRC);
+	print_packet_addr(pt, MAGNET_PACKET_DST);
+	print_packet_addr(pt, MAGNET_PACKET_HOST);
+	for (type = MAGNET_PACKET_SPORT; type <= MAGNET_PACKET_PORT; type++) {
+		if (!pt[type])
+			continue;
+		text_word(packet_keys[type]);
+		print_u64(PRINT_ANY, packet_keys[type], " %" PRIu64,
+			  attr_uint(pt[type]));
+	}
+	print_close_object();
+}
+
+/* A duration: JSON "KEY_ns": N, text " KEY DURATION". */
+static void print_duration(const char *key, const struct nlattr *attr)
+{
+	char json_key[32], text[32];
+
+	if (!attr)
+		return;
+	snprintf(json_key, sizeof(json_key), "%s_ns", key);
+	format_duration(attr_uint(attr), text);
+	print_u64(PRINT_JSON, json_key, NULL, attr_uint(attr));
+	text_word(key);
+	print_string(PRINT_TEXT, NULL, " %s", text);
+}
+
+static void print_corr_config(const struct nlattr *config,
+			      const struct nlattr **ct)
+{
+	const struct nlattr *attr;
+	bool any = false;
+
+	print_open_object("config");
+	if (ct[MAGNET_CORR_END]) {
+		text_word("end");
+		print_u64(PRINT_ANY, "end", " %" PRIu64,
+			  attr_uint(ct[MAGNET_CORR_END]));
+	}
+	mnl_attr_for_each_nested(attr, config) {
+		if (mnl_attr_get_type(attr) != MAGNET_CORR_VIA)
+			continue;
+		if (!any)
+			print_open_array("via");
+		any = true;
+		text_word("via");
+		print_u64(PRINT_ANY, NULL, " %" PRIu64, attr_uint(attr));
+	}
+	if (any)
+		print_close_array();
+	print_duration("threshold", ct[MAGNET_CORR_THRESHOLD]);
+	print_duration("window", ct[MAGNET_CORR_WINDOW]);
+	if (ct[MAGNET_CORR_MAX_OPEN]) {
+		text_word("max-open");
+		print_u64(PRINT_ANY, "max_open", " %" PRIu64,
+			  attr_uint(ct[MAGNET_CORR_MAX_OPEN]));
+	}
+	print_close_object();
+}
+
+/* The counters of a correlate rule: JSON "stats": {...}, text " KEY N". */
+static void print_corr_stats(const struct nlattr **st)
+{
+	int i;
+
+	print_open_object("stats");
+	for (i = MAGNET_CORR_TAKEN; i <= MAGNET_CORR_MAX; i++) {
+		if (!st[i] || !corr_stat_names[i])
+			continue;
+		text_word(corr_stat_names[i]);
+		print_u64(PRINT_ANY, corr_stat_names[i], " %" PRIu64,
+			  attr_uint(st[i]));
+	}
+	print_close_object();
+}
+
+struct filter_nests {
+	bool packet, correlate;				/* the type */
+	const struct nlattr *pt[MAGNET_PACKET_MAX + 1];	/* packet config */
+	const struct nlattr *ct[MAGNET_CORR_MAX + 1];	/* correlate config */
+	const struct nlattr *cs[MAGNET_CORR_MAX + 1];	/* correlate stats */
+};
+
+/* Validate the nests of the filter types we know. */
+static int parse_filter_nests(const struct nlattr **tb, struct filter_nests *n)
+{
+	const char *type = attr_str(tb[MAGNET_A_FILTER_TYPE]);
+	const struct nlattr *config = tb[MAGNET_A_FILTER_CONFIG];
+	const struct nlattr *stats = tb[MAGNET_A_FILTER_STATS];
+
+	memset(n, 0, sizeof(*n));
+	n->packet = type && !strcmp(type, "packet");
+	n->correlate = type && !strcmp(type, "correlate");
+	if (n->packet && config && parse_packet_attrs(config, n->pt))
+		return -1;
+	if (n->correlate && config && parse_corr_attrs(config, n->ct))
+		return -1;
+	if (n->correlate && stats && parse_corr_attrs(stats, n->cs))
+		return -1;
+	return 0;
+}
+
+static int filter_line_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[MAGNET_A_MAX + 1];
-	const struct nlattr *cpus;
-	char action[24], *list = NULL;
+	const char *name, *type;
+	struct filter_nests n;
+	char action[24];
 
 	(void)data;
-	if (parse_magnet_attrs(nlh, tb))
+	if (parse_magnet_attrs(nlh, tb) || parse_filter_nests(tb, &n))
 		return MNL_CB_ERROR;
-	cpus = tb[MAGNET_A_FILTER_CPUS];
-	if (cpus)
-		list = format_cpu_list(mnl_attr_get_payload(cpus),
-				       mnl_attr_get_payload_len(cpus));
-	print_row_begin();
-	print_u64(PRINT_ANY, "id", NULL, attr_uint(tb[MAGNET_A_FILTER_ID]));
-	print_u64(PRINT_ANY, "probe", NULL, attr_uint(tb[MAGNET_A_PROBE_ID]));
-	print_string(PRINT_JSON, "probe_name", NULL,
-		     attr_str(tb[MAGNET_A_PROBE_NAME]));
-	print_string(PRINT_ANY, "action", NULL,
+	name = attr_str(tb[MAGNET_A_PROBE_NAME]);
+	type = attr_str(tb[MAGNET_A_FILTER_TYPE]);
+	print_open_object(NULL);
+	print_u64(PRINT_ANY, "id", "%" PRIu64,
+		  attr_uint(tb[MAGNET_A_FILTER_ID]));
+	if (tb[MAGNET_A_PROBE_ID])
+		print_u64(PRINT_JSON, "probe_id", NULL,
+			  attr_uint(tb[MAGNET_A_PROBE_ID]));
+	print_string(PRINT_JSON, "probe", NULL, name);
+	if (name || !tb[MAGNET_A_PROBE_ID])
+		print_string(PRINT_TEXT, NULL, " %s", name);
+	else
+		print_u64(PRINT_TEXT, NULL, " %" PRIu64,
+			  attr_uint(tb[MAGNET_A_PROBE_ID]));
+	print_string(PRINT_ANY, "action", " %s",
 		     VALUE_NAME(filter_actions, tb[MAGNET_A_FILTER_ACTION],
 				action));
-	print_string(PRINT_ANY, "cpus", NULL, list && *list ? list : NULL);
-	print_filter_tgids(nlh);
-	print_optional_u64("tid", NULL, tb[MAGNET_A_FILTER_TID]);
-	print_optional_u64("id_min", "0x%" PRIx64, tb[MAGNET_A_FILTER_ID_MIN]);
-	print_optional_u64("id_max", "0x%" PRIx64, tb[MAGNET_A_FILTER_ID_MAX]);
-	print_row_end();
-	free(list);
+	if (tb[MAGNET_A_FILTER_CPUS])
+		print_filter_cpus(tb[MAGNET_A_FILTER_CPUS]);
+	print_filter_set(nlh, MAGNET_A_FILTER_TGID, "tgids", "tgid", false);
+	if (tb[MAGNET_A_FILTER_TID]) {
+		text_word("tid");
+		print_u64(PRINT_ANY, "tid", " %" PRIu64,
+			  attr_uint(tb[MAGNET_A_FILTER_TID]));
+	}
+	print_filter_set(nlh, MAGNET_A_FILTER_IDS, "ids", "id", true);
+	print_filter_id_range(tb);
+	if (type) {
+		print_string(PRINT_JSON, "type", NULL, type);
+		if (n.packet || n.correlate)
+			text_word(type);
+		else
+			print_string(PRINT_TEXT, NULL, " type %s", type);
+	}
+	if (n.packet && tb[MAGNET_A_FILTER_CONFIG])
+		print_packet_config(n.pt);
+	if (n.correlate && tb[MAGNET_A_FILTER_CONFIG])
+		print_corr_config(tb[MAGNET_A_FILTER_CONFIG], n.ct);
+	if (n.correlate && tb[MAGNET_A_FILTER_STATS])
+		print_corr_stats(n.cs);
+	print_string(PRINT_TEXT, NULL, "%s", "\n");
+	print_close_object();
 	return MNL_CB_OK;
 }
 
@@ -1225,21 +2029,11 @@ static int filter_list(struct args *a)
 	struct request req;
 	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_FILTER_GET,
 					     NLM_F_DUMP);
-	const char *probe = NULL;
-	uint16_t id;
 
-	if (more(a)) {
-		probe = next_word(a);
-		check_probe_ref(probe);
-	}
+	if (more(a))
+		put_probe_ref(nlh, next_word(a));
 	no_more_args(a);
-	if (probe) {
-		id = resolve_probe_id(probe);
-		if (!id)
-			return -1;
-		mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, id);
-	}
-	return list(&req, filter_row_cb);
+	return list_lines(&req, filter_line_cb);
 }
 
 /* --- stats ---------------------------------------------------------------- */

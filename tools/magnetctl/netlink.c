@@ -43,7 +43,9 @@ struct exchange {
 	int error;			/* errno the kernel answered with */
 	char msg[256];			/* NLMSGERR_ATTR_MSG */
 	int bad_attr;			/* offending attribute, or -1 */
+	int bad_nest;			/* the nest it is in, or -1 */
 	int missing_attr;		/* NLMSGERR_ATTR_MISS_TYPE, or -1 */
+	int missing_nest;		/* the nest it is missing from, or -1 */
 	const char *failed;		/* what went wrong on our side */
 	int local_errno;
 };
@@ -66,6 +68,25 @@ static const char *const magnet_attr_names[MAGNET_A_MAX + 1] = {
 	ATTR_NAME(SAMPLE_EVERY), ATTR_NAME(SAMPLE_INTERVAL),
 	ATTR_NAME(NOTIFY_RECORD), ATTR_NAME(NOTIFY_SENT),
 	ATTR_NAME(NOTIFY_DROPPED), ATTR_NAME(NOTIFY_RATE),
+	ATTR_NAME(FILTER_IDS), ATTR_NAME(FILTER_TYPE), ATTR_NAME(FILTER_CONFIG),
+	ATTR_NAME(FILTER_STATS),
+};
+
+#define PACKET_NAME(a)	[MAGNET_PACKET_##a] = "MAGNET_PACKET_" #a
+static const char *const packet_attr_names[MAGNET_PACKET_MAX + 1] = {
+	PACKET_NAME(PROTO), PACKET_NAME(SRC), PACKET_NAME(SRC_PREFIX),
+	PACKET_NAME(DST), PACKET_NAME(DST_PREFIX), PACKET_NAME(HOST),
+	PACKET_NAME(HOST_PREFIX), PACKET_NAME(SPORT), PACKET_NAME(DPORT),
+	PACKET_NAME(PORT),
+};
+
+#define CORR_NAME(a)	[MAGNET_CORR_##a] = "MAGNET_CORR_" #a
+static const char *const corr_attr_names[MAGNET_CORR_MAX + 1] = {
+	CORR_NAME(END), CORR_NAME(VIA), CORR_NAME(THRESHOLD),
+	CORR_NAME(WINDOW), CORR_NAME(MAX_OPEN), CORR_NAME(TAKEN),
+	CORR_NAME(JOURNEYS), CORR_NAME(PASSED), CORR_NAME(EXPIRED),
+	CORR_NAME(UNMATCHED), CORR_NAME(OVERFLOW), CORR_NAME(CUT),
+	CORR_NAME(LOST),
 };
 
 static const enum mnl_attr_data_type magnet_attr_types[MAGNET_A_MAX + 1] = {
@@ -104,6 +125,10 @@ static const enum mnl_attr_data_type magnet_attr_types[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_NOTIFY_SENT]		= MNL_TYPE_U64,
 	[MAGNET_A_NOTIFY_DROPPED]	= MNL_TYPE_U64,
 	[MAGNET_A_NOTIFY_RATE]		= MNL_TYPE_U32,
+	[MAGNET_A_FILTER_IDS]		= MNL_TYPE_U64,
+	[MAGNET_A_FILTER_TYPE]		= MNL_TYPE_NUL_STRING,
+	[MAGNET_A_FILTER_CONFIG]	= MNL_TYPE_NESTED,
+	[MAGNET_A_FILTER_STATS]		= MNL_TYPE_NESTED,
 };
 
 static const enum mnl_attr_data_type stat_attr_types[MAGNET_STAT_MAX + 1] = {
@@ -123,6 +148,36 @@ static const enum mnl_attr_data_type cpu_attr_types[MAGNET_CPU_MAX + 1] = {
 	[MAGNET_CPU_DROPPED]		= MNL_TYPE_U64,
 	[MAGNET_CPU_OVERWRITTEN]	= MNL_TYPE_U64,
 	[MAGNET_CPU_DISCARDED]		= MNL_TYPE_U64,
+};
+
+static const enum mnl_attr_data_type
+packet_attr_types[MAGNET_PACKET_MAX + 1] = {
+	[MAGNET_PACKET_PROTO]		= MNL_TYPE_U8,
+	[MAGNET_PACKET_SRC]		= MNL_TYPE_BINARY,
+	[MAGNET_PACKET_SRC_PREFIX]	= MNL_TYPE_U8,
+	[MAGNET_PACKET_DST]		= MNL_TYPE_BINARY,
+	[MAGNET_PACKET_DST_PREFIX]	= MNL_TYPE_U8,
+	[MAGNET_PACKET_HOST]		= MNL_TYPE_BINARY,
+	[MAGNET_PACKET_HOST_PREFIX]	= MNL_TYPE_U8,
+	[MAGNET_PACKET_SPORT]		= MNL_TYPE_U16,
+	[MAGNET_PACKET_DPORT]		= MNL_TYPE_U16,
+	[MAGNET_PACKET_PORT]		= MNL_TYPE_U16,
+};
+
+static const enum mnl_attr_data_type corr_attr_types[MAGNET_CORR_MAX + 1] = {
+	[MAGNET_CORR_END]		= MNL_TYPE_U16,
+	[MAGNET_CORR_VIA]		= MNL_TYPE_U16,
+	[MAGNET_CORR_THRESHOLD]		= MNL_TYPE_U64,
+	[MAGNET_CORR_WINDOW]		= MNL_TYPE_U64,
+	[MAGNET_CORR_MAX_OPEN]		= MNL_TYPE_U32,
+	[MAGNET_CORR_TAKEN]		= MNL_TYPE_U64,
+	[MAGNET_CORR_JOURNEYS]		= MNL_TYPE_U64,
+	[MAGNET_CORR_PASSED]		= MNL_TYPE_U64,
+	[MAGNET_CORR_EXPIRED]		= MNL_TYPE_U64,
+	[MAGNET_CORR_UNMATCHED]		= MNL_TYPE_U64,
+	[MAGNET_CORR_OVERFLOW]		= MNL_TYPE_U64,
+	[MAGNET_CORR_CUT]		= MNL_TYPE_U64,
+	[MAGNET_CORR_LOST]		= MNL_TYPE_U64,
 };
 
 static const enum mnl_attr_data_type ctrl_attr_types[CTRL_ATTR_MAX + 1] = {
@@ -196,22 +251,51 @@ int parse_cpu_attrs(const struct nlattr *nest, const struct nlattr **tb)
 	return parse_nest(nest, tb, cpu_attr_types, MAGNET_CPU_MAX);
 }
 
+int parse_packet_attrs(const struct nlattr *nest, const struct nlattr **tb)
+{
+	return parse_nest(nest, tb, packet_attr_types, MAGNET_PACKET_MAX);
+}
+
+int parse_corr_attrs(const struct nlattr *nest, const struct nlattr **tb)
+{
+	return parse_nest(nest, tb, corr_attr_types, MAGNET_CORR_MAX);
+}
+
 /* --- errors and extended acks --------------------------------------------- */
 
-/* The type of the attribute of our request that starts at @offset. */
-static int attr_at(const struct nlmsghdr *req, uint32_t offset)
+/*
+ * The attribute of our request that starts at @offset: its type, and in
+ * *@nest the type of the top-level nest it is in (-1 if none).
+ */
+static int attr_at(const struct nlmsghdr *req, uint32_t offset, int *nest)
 {
-	const struct nlattr *attr;
+	const struct nlattr *attr, *inner;
+	long start, end;
 
-	mnl_attr_for_each(attr, req, sizeof(struct genlmsghdr))
-		if ((const char *)attr - (const char *)req == (long)offset)
+	*nest = -1;
+	mnl_attr_for_each(attr, req, sizeof(struct genlmsghdr)) {
+		start = (const char *)attr - (const char *)req;
+		end = start + attr->nla_len;
+		if (start == (long)offset)
 			return mnl_attr_get_type(attr);
+		/* the only nest in our requests */
+		if ((long)offset <= start || (long)offset >= end ||
+		    mnl_attr_get_type(attr) != MAGNET_A_FILTER_CONFIG)
+			continue;
+		mnl_attr_for_each_nested(inner, attr)
+			if ((const char *)inner - (const char *)req ==
+			    (long)offset) {
+				*nest = mnl_attr_get_type(attr);
+				return mnl_attr_get_type(inner);
+			}
+	}
 	return -1;
 }
 
 static int extack_attr_cb(const struct nlattr *attr, void *data)
 {
 	struct exchange *ex = data;
+	int nest;
 
 	switch (mnl_attr_get_type(attr)) {
 	case NLMSGERR_ATTR_MSG:
@@ -221,11 +305,22 @@ static int extack_attr_cb(const struct nlattr *attr, void *data)
 		break;
 	case NLMSGERR_ATTR_OFFS:
 		if (mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
-			ex->bad_attr = attr_at(ex->req, mnl_attr_get_u32(attr));
+			ex->bad_attr = attr_at(ex->req, mnl_attr_get_u32(attr),
+					       &ex->bad_nest);
 		break;
 	case NLMSGERR_ATTR_MISS_TYPE:
 		if (mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
 			ex->missing_attr = mnl_attr_get_u32(attr);
+		break;
+	case NLMSGERR_ATTR_MISS_NEST:
+		/* only top-level nests are ours to name */
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) == 0) {
+			ex->missing_nest = attr_at(ex->req,
+						   mnl_attr_get_u32(attr),
+						   &nest);
+			if (nest >= 0)
+				ex->missing_nest = -1;
+		}
 		break;
 	}
 	return MNL_CB_OK;
@@ -287,18 +382,71 @@ static mnl_cb_t control_cbs[NLMSG_MIN_TYPE] = {
 	[NLMSG_OVERRUN]	= noop_cb,
 };
 
-static const char *attr_name(const struct exchange *ex, int type)
+/* The FILTER_TYPE string of our request, or "". */
+static const char *request_filter_type(const struct nlmsghdr *req)
 {
-	if (ex->req->nlmsg_type == GENL_ID_CTRL || type < 0 ||
-	    type > MAGNET_A_MAX || !magnet_attr_names[type])
+	const struct nlattr *attr;
+
+	mnl_attr_for_each(attr, req, sizeof(struct genlmsghdr))
+		if (mnl_attr_get_type(attr) == MAGNET_A_FILTER_TYPE)
+			return mnl_attr_get_str(attr);
+	return "";
+}
+
+/* The name of attribute @type, in top-level nest @nest unless -1. */
+static const char *attr_name(const struct exchange *ex, int type, int nest)
+{
+	const char *const *names = magnet_attr_names;
+	int max = MAGNET_A_MAX;
+
+	if (ex->req->nlmsg_type == GENL_ID_CTRL || type < 0)
 		return NULL;
-	return magnet_attr_names[type];
+	if (nest == MAGNET_A_FILTER_CONFIG || nest == MAGNET_A_FILTER_STATS) {
+		if (!strcmp(request_filter_type(ex->req), "packet")) {
+			names = packet_attr_names;
+			max = MAGNET_PACKET_MAX;
+		} else if (!strcmp(request_filter_type(ex->req),
+				   "correlate")) {
+			names = corr_attr_names;
+			max = MAGNET_CORR_MAX;
+		} else {
+			return NULL;
+		}
+	} else if (nest >= 0) {
+		return NULL;
+	}
+	if (type > max || !names[type])
+		return NULL;
+	return names[type];
+}
+
+/* " (attribute X)" or " (attribute X in NEST)", if we know their names. */
+static void print_attr(const struct exchange *ex, const char *what,
+		       int type, int nest)
+{
+	const char *name = attr_name(ex, type, nest);
+
+	if (!name)
+		return;
+	fprintf(stderr, " (%s %s", what, name);
+	if (nest >= 0 && attr_name(ex, nest, -1))
+		fprintf(stderr, " in %s", attr_name(ex, nest, -1));
+	fputc(')', stderr);
+}
+
+/* Filter types are added by modules of their own. */
+static const char *filter_type_module(const char *type)
+{
+	if (!strcmp(type, "packet"))
+		return "magnet_pktfilter";
+	if (!strcmp(type, "correlate"))
+		return "magnet_correlate";
+	return NULL;
 }
 
 static void print_exchange_error(const struct exchange *ex)
 {
-	const char *bad = attr_name(ex, ex->bad_attr);
-	const char *missing = attr_name(ex, ex->missing_attr);
+	const char *module;
 
 	if (!ex->error) {
 		fprintf(stderr, "magnetctl: %s", ex->failed);
@@ -310,13 +458,17 @@ static void print_exchange_error(const struct exchange *ex)
 	fprintf(stderr, "magnetctl: %s", strerror(ex->error));
 	if (ex->msg[0])
 		fprintf(stderr, ": %s", ex->msg);
-	if (bad)
-		fprintf(stderr, " (attribute %s)", bad);
-	if (missing)
-		fprintf(stderr, " (missing attribute %s)", missing);
+	print_attr(ex, "attribute", ex->bad_attr, ex->bad_nest);
+	print_attr(ex, "missing attribute", ex->missing_attr,
+		   ex->missing_nest);
 	if (ex->error == EPERM && !ex->msg[0])
 		fputs(" (" CAP_HINT ")", stderr);
 	fputc('\n', stderr);
+	module = filter_type_module(request_filter_type(ex->req));
+	if (ex->error == ENOENT && ex->bad_attr == MAGNET_A_FILTER_TYPE &&
+	    ex->bad_nest < 0 && module)
+		fprintf(stderr, "magnetctl: filter type \"%s\" needs module %s loaded (modprobe %s)\n",
+			request_filter_type(ex->req), module, module);
 }
 
 /* --- requests ------------------------------------------------------------- */
@@ -360,7 +512,8 @@ static int exchange(struct nlmsghdr *nlh, struct exchange *ex)
 	ssize_t n;
 
 	ex->req = nlh;
-	ex->bad_attr = ex->missing_attr = -1;
+	ex->bad_attr = ex->bad_nest = -1;
+	ex->missing_attr = ex->missing_nest = -1;
 	nlh->nlmsg_seq = ++nl.seq;
 	if (mnl_socket_sendto(nl.sock, nlh, nlh->nlmsg_len) < 0) {
 		ex->failed = "sending the request";

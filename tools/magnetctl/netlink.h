@@ -14,7 +14,7 @@
 #include <linux/genetlink.h>
 #include <linux/magnet.h>
 
-/* Room for a request: a filter rule with a thousand tgids still fits. */
+/* Room for a request: a filter rule with full tgid and id sets fits. */
 #define REQUEST_SIZE	8192
 
 struct request {
@@ -49,11 +49,16 @@ void nl_close(void);
 /*
  * Validate a magnet message's attributes (or a nest's) against the types
  * the header gives them and index them by type in @tb (MAGNET_A_MAX + 1,
- * MAGNET_STAT_MAX + 1 or MAGNET_CPU_MAX + 1 entries). Attributes newer
- * than this program are skipped. Returns 0, or -1 with errno set.
+ * MAGNET_STAT_MAX + 1, MAGNET_CPU_MAX + 1, MAGNET_PACKET_MAX + 1 or
+ * MAGNET_CORR_MAX + 1 entries). Repeated attributes are all validated; @tb
+ * holds the last of them. Attributes newer than this program are skipped.
+ * Returns 0, or -1 with errno set.
  */
 int parse_magnet_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb);
 int parse_stat_attrs(const struct nlattr *nest, const struct nlattr **tb);
 int parse_cpu_attrs(const struct nlattr *nest, const struct nlattr **tb);
+/* A FILTER_CONFIG or FILTER_STATS nest of type "packet" or "correlate". */
+int parse_packet_attrs(const struct nlattr *nest, const struct nlattr **tb);
+int parse_corr_attrs(const struct nlattr *nest, const struct nlattr **tb);
 
 #endif /* MAGNETCTL_NETLINK_H */

@@ -100,6 +100,9 @@ struct magnet_record {
 /* Event ids. 0 is never used. */
 #define MAGNET_EVENT_ID_MAX	0xfeff	/* highest id an event can have */
 #define MAGNET_EVENT_LOSS	0xfffe	/* payload: struct magnet_loss */
+/* MAGNET_EVENT_JOURNEY (0xfffd, below): records grouped by a correlating
+ * filter; payload struct magnet_journey.
+ */
 
 /* Record flags: the context the record was logged from (none = task). */
 #define MAGNET_RF_SOFTIRQ	(1U << 0)
@@ -241,9 +244,12 @@ struct magnet_syscall_exit {
 };
 
 /*
- * "netif_receive" (tracepoint netif_receive_skb), "net_xmit" (tracepoint
- * net_dev_xmit), "skb_free" (tracepoint kfree_skb; consumed packets are
- * not recorded, only drops); record id: the packet (sk_buff) address.
+ * "netif_receive" (tracepoint netif_receive_skb), "net_start_xmit"
+ * (tracepoint net_dev_start_xmit: about to be handed to the driver),
+ * "net_xmit" (tracepoint net_dev_xmit: the driver's verdict), "skb_free"
+ * (tracepoint kfree_skb; consumed packets are not recorded, only drops);
+ * record id: the packet (sk_buff) address. All but net_xmit (where the
+ * packet may already be gone) can be filtered by the "packet" filter.
  */
 struct magnet_skb {
 	__u32 len;		/* bytes of the packet */
@@ -309,8 +315,8 @@ enum magnet_cmd {
 	 * probe, as a dump all of them; reply: PROBE_ID, PROBE_NAME,
 	 * PROBE_KIND, PROBE_TARGET, PROBE_PREDEF (if predefined), PROBE_OWNER
 	 * (module, external events), BUFFER_NAME, PROBE_ARGS, PROBE_ID_ARG,
-	 * PROBE_SNAPLEN, PROBE_ENABLED, PROBE_NOTIFY, PROBE_MISSED and
-	 * PROBE_STATS.
+	 * PROBE_SNAPLEN, PROBE_ENABLED, PROBE_NOTIFY, PROBE_MISSED,
+	 * PROBE_STATS, SAMPLE_EVERY and SAMPLE_INTERVAL.
 	 * NEW: PROBE_NAME and either PROBE_PREDEF or PROBE_KIND + PROBE_TARGET;
 	 * optional BUFFER_NAME (default "default"), PROBE_ARGS, PROBE_ID_ARG,
 	 * PROBE_SNAPLEN, PROBE_ENABLED (default 1), PROBE_NOTIFY (default 0).
@@ -328,9 +334,21 @@ enum magnet_cmd {
 	MAGNET_CMD_PROBE_DEL,
 	MAGNET_CMD_PROBE_SET,
 	/*
-	 * Filter rules on an event's records (FILTER_* attributes). GET:
-	 * dump, optionally restricted to PROBE_ID. NEW: PROBE_ID and the
-	 * rule; the reply carries FILTER_ID. DEL: FILTER_ID.
+	 * Filter rules on an event's records; see "Filtering and sampling"
+	 * below. GET: dump, optionally restricted to PROBE_ID or PROBE_NAME;
+	 * one message per rule: FILTER_ID, PROBE_ID, PROBE_NAME,
+	 * FILTER_ACTION, the rule's predicates (sets sorted, addresses cut
+	 * to their prefix, defaults filled in), FILTER_TYPE, FILTER_CONFIG
+	 * and FILTER_STATS (module rules).
+	 * NEW: PROBE_ID or PROBE_NAME, optional FILTER_ACTION (default
+	 * include; exclude for "correlate"), then at least one predicate: FILTER_CPUS, FILTER_TGID,
+	 * FILTER_TID, FILTER_IDS or FILTER_ID_MIN + FILTER_ID_MAX, and/or
+	 * FILTER_TYPE with its FILTER_CONFIG. The reply (a FILTER_NEW
+	 * message) carries the new FILTER_ID. -ENOENT: no such probe or
+	 * filter type; -ENOSPC: MAGNET_FILTER_RULES_MAX rules on the event;
+	 * -EINVAL with a message for a bad predicate; -EOPNOTSUPP: the
+	 * filter type does not apply to that event.
+	 * DEL: FILTER_ID.
 	 */
 	MAGNET_CMD_FILTER_GET,
 	MAGNET_CMD_FILTER_NEW,
@@ -409,18 +427,28 @@ enum magnet_attr {
 				 * reply only
 				 */
 
-	MAGNET_A_FILTER_ID,	/* u32, rule id */
+	MAGNET_A_FILTER_ID,	/* u32, rule id, 1.. */
 	MAGNET_A_FILTER_ACTION,	/* u8, enum magnet_filter_action */
-	MAGNET_A_FILTER_CPUS,	/* binary, CPU bitmap: bit N of byte N / 8 */
-	MAGNET_A_FILTER_TGID,	/* u32, repeated: set of thread group ids */
-	MAGNET_A_FILTER_TID,	/* u32 */
-	MAGNET_A_FILTER_ID_MIN,	/* u64, abstract id range, inclusive */
+	MAGNET_A_FILTER_CPUS,	/* binary, CPU set: bit N (of byte N / 8,
+				 * least significant first) is CPU N; at
+				 * least one CPU, only CPUs that exist
+				 */
+	MAGNET_A_FILTER_TGID,	/* u32, repeated, at most
+				 * MAGNET_FILTER_SET_MAX: set of thread
+				 * group (process) ids
+				 */
+	MAGNET_A_FILTER_TID,	/* u32: thread id */
+	MAGNET_A_FILTER_ID_MIN,	/* u64, abstract id range, inclusive; with
+				 * FILTER_ID_MAX, min <= max, not with
+				 * FILTER_IDS
+				 */
 	MAGNET_A_FILTER_ID_MAX,	/* u64 */
 	MAGNET_A_SAMPLE_EVERY,	/* u32, keep 1 event in N after filtering,
-				 * 0 or 1 = all
+				 * 0 or 1 = all (default)
 				 */
-	MAGNET_A_SAMPLE_INTERVAL, /* u64, nanoseconds: keep at most one event
-				   * per interval, 0 = off
+	MAGNET_A_SAMPLE_INTERVAL, /* u64, nanoseconds, at most
+				   * MAGNET_SAMPLE_INTERVAL_MAX: keep at most
+				   * one event per interval, 0 = off (default)
 				   */
 
 	MAGNET_A_NOTIFY_RECORD,	/* binary: struct magnet_record header (its
@@ -433,6 +461,18 @@ enum magnet_attr {
 				  * queue full, a subscriber's socket full)
 				  */
 	MAGNET_A_NOTIFY_RATE,	/* u32, notifications per second allowed */
+
+	MAGNET_A_FILTER_IDS,	/* u64, repeated: set of abstract ids */
+	MAGNET_A_FILTER_TYPE,	/* string, < MAGNET_NAME_LEN bytes: a filter
+				 * module's predicate ("packet", "correlate")
+				 */
+	MAGNET_A_FILTER_CONFIG,	/* nest: the filter type's own attributes
+				 * (enum magnet_packet_attr, enum
+				 * magnet_correlate_attr)
+				 */
+	MAGNET_A_FILTER_STATS,	/* nest: the filter type's counters; reply
+				 * only
+				 */
 
 	__MAGNET_A_MAX,
 	MAGNET_A_MAX = __MAGNET_A_MAX - 1
@@ -489,10 +529,140 @@ enum magnet_probe_kind {
 	MAGNET_PROBE_EXTERNAL,	/* registered by another module; reply only */
 };
 
+/*
+ * Filtering and sampling
+ *
+ * Each event has an ordered list of rules (at most MAGNET_FILTER_RULES_MAX).
+ * A rule matches a hit when every predicate it has matches (AND): the
+ * record header's CPU in FILTER_CPUS, its tgid in the FILTER_TGID set, its
+ * tid equal to FILTER_TID, its abstract id in the FILTER_IDS set or the
+ * FILTER_ID_MIN..FILTER_ID_MAX range, and a filter module's predicate
+ * (FILTER_TYPE) saying yes. A hit is dropped if an exclude rule matches it,
+ * or if the event has include rules and none matches it (OR across
+ * rules); otherwise it goes on. Rules are evaluated in probe context,
+ * before buffer space is reserved, without taking a lock; a change
+ * replaces the event's whole rule list at once, so a hit sees either the
+ * old list or the new one.
+ *
+ * Then sampling (PROBE_SET SAMPLE_EVERY, SAMPLE_INTERVAL): of the hits
+ * that passed the rules, keep one in N (exactly: the 1st, the N+1th, ...
+ * across all CPUs), and at most one per interval (the first hit at least
+ * an interval after the last one kept). Dropped hits count as filtered
+ * or sampled in the event's statistics.
+ *
+ * Filter modules (filters/ in the source) add predicate types:
+ *
+ * "packet" (module magnet_pktfilter), on events that concern a packet or
+ * a socket (netif_receive, net_start_xmit, skb_free, tcp_send): matches
+ * the IPv4 or IPv6 packet's protocol, addresses and ports. Configured by
+ * enum magnet_packet_attr in FILTER_CONFIG.
+ *
+ * "correlate" (module magnet_correlate): takes the records of a start
+ * event, an end event and optional events in between, groups them by
+ * abstract id into journeys in a kernel thread, and logs each journey
+ * whose time from start to end reaches a threshold as one
+ * MAGNET_EVENT_JOURNEY record (struct magnet_journey) in the start
+ * event's buffer. The records it takes count as filtered in their
+ * events' statistics. Its rule is an exclude rule and must be the only
+ * predicate of its rule. Configured by enum magnet_correlate_attr.
+ */
 enum magnet_filter_action {
 	MAGNET_FILTER_INCLUDE,	/* keep only records matching some rule */
 	MAGNET_FILTER_EXCLUDE,	/* drop records matching the rule */
 };
+
+#define MAGNET_FILTER_RULES_MAX		64	/* rules per event */
+#define MAGNET_FILTER_SET_MAX		256	/* tgids, or ids, in one rule */
+#define MAGNET_SAMPLE_INTERVAL_MAX	3600000000000ULL /* an hour, ns */
+
+/* FILTER_CONFIG of type "packet". All optional; at least one. */
+enum magnet_packet_attr {
+	MAGNET_PACKET_UNSPEC,
+	MAGNET_PACKET_PROTO,	/* u8, IP protocol (6 TCP, 17 UDP, 1 ICMP,
+				 * 58 ICMPv6, ...)
+				 */
+	MAGNET_PACKET_SRC,	/* binary, 4 (IPv4) or 16 (IPv6) bytes, network
+				 * order: source address
+				 */
+	MAGNET_PACKET_SRC_PREFIX, /* u8, bits of SRC compared (default all) */
+	MAGNET_PACKET_DST,	/* binary: destination address */
+	MAGNET_PACKET_DST_PREFIX, /* u8 */
+	MAGNET_PACKET_HOST,	/* binary: source or destination address */
+	MAGNET_PACKET_HOST_PREFIX, /* u8 */
+	MAGNET_PACKET_SPORT,	/* u16, source port (TCP, UDP, SCTP, UDP-Lite,
+				 * DCCP)
+				 */
+	MAGNET_PACKET_DPORT,	/* u16, destination port */
+	MAGNET_PACKET_PORT,	/* u16, source or destination port */
+	__MAGNET_PACKET_MAX,
+	MAGNET_PACKET_MAX = __MAGNET_PACKET_MAX - 1
+};
+
+/*
+ * FILTER_CONFIG of type "correlate" (the rule is made on the start
+ * event), and its FILTER_STATS (reply only). A journey opens at a
+ * start record and closes at the next end record with the same abstract
+ * id; records of VIA events with that id in between join it (at most
+ * MAGNET_JOURNEY_RECORDS_MAX records in all, later ones are counted in
+ * CORR_CUT and left out).
+ */
+enum magnet_correlate_attr {
+	MAGNET_CORR_UNSPEC,
+	MAGNET_CORR_PAD,
+	MAGNET_CORR_END,	/* u16, end event id (required, not the start) */
+	MAGNET_CORR_VIA,	/* u16, repeated (at most MAGNET_CORR_VIA_MAX):
+				 * events between
+				 */
+	MAGNET_CORR_THRESHOLD,	/* u64, ns: pass journeys at least this long
+				 * (default 0: every journey that closes)
+				 */
+	MAGNET_CORR_WINDOW,	/* u64, ns, MAGNET_CORR_WINDOW_MIN ..
+				 * MAGNET_CORR_WINDOW_MAX: a journey still
+				 * open this long after its start expires
+				 * (default 1 s)
+				 */
+	MAGNET_CORR_MAX_OPEN,	/* u32, 1 .. MAGNET_CORR_MAX_OPEN_MAX: journeys
+				 * open at once
+				 * (default 4096); a start beyond that is
+				 * counted in CORR_OVERFLOW
+				 */
+	/* counters, reply only (u64) */
+	MAGNET_CORR_TAKEN,	/* records taken from the events */
+	MAGNET_CORR_JOURNEYS,	/* journeys closed by their end record */
+	MAGNET_CORR_PASSED,	/* ... of which logged (slow enough) */
+	MAGNET_CORR_EXPIRED,	/* journeys that never closed */
+	MAGNET_CORR_UNMATCHED,	/* end or via records with no open journey */
+	MAGNET_CORR_OVERFLOW,	/* starts refused: MAX_OPEN journeys open */
+	MAGNET_CORR_CUT,	/* records beyond a journey's limit */
+	MAGNET_CORR_LOST,	/* records the filter could not queue or
+				 * journeys it could not log (buffer full)
+				 */
+	__MAGNET_CORR_MAX,
+	MAGNET_CORR_MAX = __MAGNET_CORR_MAX - 1
+};
+
+#define MAGNET_CORR_VIA_MAX		8
+#define MAGNET_CORR_WINDOW_MIN		1000000ULL		/* 1 ms */
+#define MAGNET_CORR_WINDOW_MAX		3600000000000ULL	/* 1 hour */
+#define MAGNET_CORR_MAX_OPEN_MAX	65536
+
+/*
+ * Payload of a MAGNET_EVENT_JOURNEY record (its header: the journey's
+ * abstract id, and the CPU, thread and time of the filter's kernel thread
+ * when it logged the journey). After it come @records whole records as they were
+ * taken (struct magnet_record with their own event ids and timestamps,
+ * each at a MAGNET_RECORD_ALIGN boundary), start first, end last.
+ */
+struct magnet_journey {
+	__u32 filter;		/* FILTER_ID of the correlating rule */
+	__u16 records;
+	__u16 flags;		/* MAGNET_JF_* */
+	__u64 duration_ns;	/* end record's timestamp - start's */
+};
+
+#define MAGNET_EVENT_JOURNEY		0xfffd
+#define MAGNET_JOURNEY_RECORDS_MAX	16
+#define MAGNET_JF_CUT		(1U << 0)	/* records were left out */
 
 #define MAGNET_NAME_LEN			32	/* names, with their NUL */
 #define MAGNET_TARGET_LEN		128	/* probe targets, with NUL */

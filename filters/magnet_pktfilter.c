@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet_pktfilter: filter type "packet" -- match the packets (or
+ * sockets) of network events by protocol, address prefix and port.
+ *
+ *   magnetctl filter add rx packet proto udp dport 5001
+ *   magnetctl filter add rx exclude packet host 10.0.0.0/8
+ *
+ * Works on events whose hits carry a packet or a socket
+ * (magnet_event_object_type()): netif_receive, net_start_xmit, skb_free
+ * (packets) and tcp_send (socket). Packets are read with
+ * skb_header_pointer(), so headers in paged data are found too; a packet
+ * that is not IPv4 or IPv6, or too short for what the rule asks, does not
+ * match. IPv6 extension headers are skipped to find the ports.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/magnet.h>
+#include <linux/module.h>
+#include <linux/skbuff.h>
+#include <net/genetlink.h>
+#include <net/inet_sock.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/sock.h>
+
+#define HAS_PROTO	BIT(0)
+#define HAS_SPORT	BIT(1)
+#define HAS_DPORT	BIT(2)
+#define HAS_PORT	BIT(3)
+#define HAS_PORTS	(HAS_SPORT | HAS_DPORT | HAS_PORT)
+
+/* An address prefix; family 0 = not given. */
+struct prefix {
+	u8 family;		/* AF_INET, AF_INET6 */
+	u8 len;			/* bits compared */
+	u8 given_len;		/* whether the prefix length was given */
+	union {
+		__be32 a4;
+		struct in6_addr a6;
+	};
+};
+
+struct pktfilter {
+	u8 has;
+	u8 proto;
+	u16 sport, dport, port;
+	struct prefix src, dst, host;
+};
+
+/* The parts of a packet or socket a rule can look at. */
+struct flow {
+	u8 family;
+	u8 proto;
+	bool has_ports;
+	u16 sport, dport;
+	union {
+		__be32 a4;
+		struct in6_addr a6;
+	} saddr, daddr;
+};
+
+static bool proto_has_ports(u8 proto)
+{
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP ||
+	       proto == IPPROTO_UDPLITE || proto == IPPROTO_SCTP ||
+	       proto == IPPROTO_DCCP;
+}
+
+static void read_ports(const struct sk_buff *skb, int off, struct flow *f)
+{
+	__be16 _ports[2];
+	const __be16 *ports;
+
+	if (!proto_has_ports(f->proto))
+		return;
+	ports = skb_header_pointer(skb, off, sizeof(_ports), _ports);
+	if (!ports)
+		return;
+	f->sport = ntohs(ports[0]);
+	f->dport = ntohs(ports[1]);
+	f->has_ports = true;
+}
+
+/* Parse the network and transport headers at @off (from skb->data). */
+static bool flow_from_skb(const struct sk_buff *skb, int off, struct flow *f)
+{
+	if (skb->data + off < skb->head)
+		return false;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		struct iphdr _iph;
+		const struct iphdr *iph;
+
+		iph = skb_header_pointer(skb, off, sizeof(_iph), &_iph);
+		if (!iph || iph->version != 4 || iph->ihl < 5)
+			return false;
+		f->family = AF_INET;
+		f->proto = iph->protocol;
+		f->saddr.a4 = iph->saddr;
+		f->daddr.a4 = iph->daddr;
+		/* Only the first fragment has the ports. */
+		if (!(iph->frag_off & htons(IP_OFFSET)))
+			read_ports(skb, off + iph->ihl * 4, f);
+		return true;
+	}
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		struct ipv6hdr _ip6h;
+		const struct ipv6hdr *ip6h;
+		__be16 frag_off = 0;
+		u8 nexthdr;
+		int l4;
+
+		ip6h = skb_header_pointer(skb, off, sizeof(_ip6h), &_ip6h);
+		if (!ip6h || ip6h->version != 6)
+			return false;
+		f->family = AF_INET6;
+		f->saddr.a6 = ip6h->saddr;
+		f->daddr.a6 = ip6h->daddr;
+		nexthdr = ip6h->nexthdr;
+		l4 = ipv6_skip_exthdr(skb, off + sizeof(*ip6h), &nexthdr,
+				      &frag_off);
+		if (l4 < 0)
+			return true;	/* addresses only */
+		f->proto = nexthdr;
+		if (!(frag_off & htons(IP6_OFFSET)))
+			read_ports(skb, l4, f);
+		return true;
+	}
+	return false;
+}
+
+static bool flow_from_sock(const struct sock *sk, struct flow *f)
+{
+	f->family = sk->sk_family;
+	f->proto = sk->sk_protocol;
+	if (f->family == AF_INET) {
+		f->saddr.a4 = sk->sk_rcv_saddr;
+		f->daddr.a4 = sk->sk_daddr;
+#if IS_ENABLED(CONFIG_IPV6)
+	} else if (f->family == AF_INET6) {
+		f->saddr.a6 = sk->sk_v6_rcv_saddr;
+		f->daddr.a6 = sk->sk_v6_daddr;
+#endif
+	} else {
+		return false;
+	}
+	if (proto_has_ports(f->proto)) {
+		f->sport = ntohs(inet_sk(sk)->inet_sport);
+		f->dport = ntohs(sk->sk_dport);
+		f->has_ports = true;
+	}
+	return true;
+}
+
+static bool flow_from_hit(const struct magnet_hit *hit, struct flow *f)
+{
+	const struct sk_buff *skb = hit->object;
+
+	if (!hit->object)
+		return false;
+	switch (magnet_event_object_type(hit->event)) {
+	case MAGNET_OBJECT_SKB_RX:
+		return flow_from_skb(skb, 0, f);
+	case MAGNET_OBJECT_SKB:
+		return flow_from_skb(skb, skb_network_offset(skb), f);
+	case MAGNET_OBJECT_SOCK:
+		return flow_from_sock(hit->object, f);
+	default:
+		return false;
+	}
+}
+
+static bool prefix_match(const struct prefix *p, u8 family, const void *addr)
+{
+	if (p->family != family)
+		return false;
+	if (family == AF_INET) {
+		__be32 mask = p->len ? htonl(~0U << (32 - p->len)) : 0;
+
+		return !((*(const __be32 *)addr ^ p->a4) & mask);
+	}
+	return ipv6_prefix_equal(addr, &p->a6, p->len);
+}
+
+static bool pktfilter_match(void *state, const struct magnet_hit *hit)
+{
+	const struct pktfilter *pf = state;
+	struct flow f = {};
+
+	if (!flow_from_hit(hit, &f))
+		return false;
+	if ((pf->has & HAS_PROTO) && f.proto != pf->proto)
+		return false;
+	if (pf->src.family && !prefix_match(&pf->src, f.family, &f.saddr))
+		return false;
+	if (pf->dst.family && !prefix_match(&pf->dst, f.family, &f.daddr))
+		return false;
+	if (pf->host.family && !prefix_match(&pf->host, f.family, &f.saddr) &&
+	    !prefix_match(&pf->host, f.family, &f.daddr))
+		return false;
+	if (!(pf->has & HAS_PORTS))
+		return true;
+	if (!f.has_ports)
+		return false;
+	if ((pf->has & HAS_SPORT) && f.sport != pf->sport)
+		return false;
+	if ((pf->has & HAS_DPORT) && f.dport != pf->dport)
+		return false;
+	if ((pf->has & HAS_PORT) && f.sport != pf->port && f.dport != pf->port)
+		return false;
+	return true;
+}
+
+static const struct nla_policy pktfilter_policy[MAGNET_PACKET_MAX + 1] = {
+	[MAGNET_PACKET_PROTO] = { .type = NLA_U8 },
+	[MAGNET_PACKET_SRC] = { .type = NLA_BINARY, .len = 16 },
+	[MAGNET_PACKET_SRC_PREFIX] = NLA_POLICY_MAX(NLA_U8, 128),
+	[MAGNET_PACKET_DST] = { .type = NLA_BINARY, .len = 16 },
+	[MAGNET_PACKET_DST_PREFIX] = NLA_POLICY_MAX(NLA_U8, 128),
+	[MAGNET_PACKET_HOST] = { .type = NLA_BINARY, .len = 16 },
+	[MAGNET_PACKET_HOST_PREFIX] = NLA_POLICY_MAX(NLA_U8, 128),
+	[MAGNET_PACKET_SPORT] = { .type = NLA_U16 },
+	[MAGNET_PACKET_DPORT] = { .type = NLA_U16 },
+	[MAGNET_PACKET_PORT] = { .type = NLA_U16 },
+};
+
+/* Fill @p from address attribute @addr and prefix attribute @len. */
+static int parse_prefix(struct prefix *p, struct nlattr *addr,
+			struct nlattr *len, struct netlink_ext_ack *extack)
+{
+	unsigned int bits;
+
+	if (!addr) {
+		if (len) {
+			NL_SET_ERR_MSG_ATTR(extack, len,
+					    "a prefix length needs its address");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (nla_len(addr) == 4) {
+		p->family = AF_INET;
+		bits = 32;
+		memcpy(&p->a4, nla_data(addr), 4);
+	} else if (nla_len(addr) == 16) {
+		p->family = AF_INET6;
+		bits = 128;
+		memcpy(&p->a6, nla_data(addr), 16);
+	} else {
+		NL_SET_ERR_MSG_ATTR(extack, addr,
+				    "an address is 4 (IPv4) or 16 (IPv6) bytes");
+		return -EINVAL;
+	}
+	p->len = bits;
+	if (len) {
+		p->len = nla_get_u8(len);
+		p->given_len = 1;
+		if (p->len > bits) {
+			NL_SET_ERR_MSG_ATTR(extack, len,
+					    "prefix longer than the address");
+			return -EINVAL;
+		}
+	}
+	/* Keep only the network bits, as they are compared. */
+	if (p->family == AF_INET)
+		p->a4 &= p->len ? htonl(~0U << (32 - p->len)) : 0;
+	else
+		ipv6_addr_prefix(&p->a6, nla_data(addr), p->len);
+	return 0;
+}
+
+static void *pktfilter_create(struct magnet_filter_ctx *ctx,
+			      struct nlattr **tb,
+			      struct netlink_ext_ack *extack)
+{
+	struct pktfilter *pf;
+	int err;
+
+	switch (magnet_event_object_type(ctx->event)) {
+	case MAGNET_OBJECT_SKB:
+	case MAGNET_OBJECT_SKB_RX:
+	case MAGNET_OBJECT_SOCK:
+		break;
+	default:
+		NL_SET_ERR_MSG(extack,
+			       "the packet filter needs a probe whose hits concern a packet or socket (netif_receive, net_start_xmit, skb_free, tcp_send)");
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+
+	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
+	if (!pf)
+		return ERR_PTR(-ENOMEM);
+	err = parse_prefix(&pf->src, tb[MAGNET_PACKET_SRC],
+			   tb[MAGNET_PACKET_SRC_PREFIX], extack) ?:
+	      parse_prefix(&pf->dst, tb[MAGNET_PACKET_DST],
+			   tb[MAGNET_PACKET_DST_PREFIX], extack) ?:
+	      parse_prefix(&pf->host, tb[MAGNET_PACKET_HOST],
+			   tb[MAGNET_PACKET_HOST_PREFIX], extack);
+	if (err) {
+		kfree(pf);
+		return ERR_PTR(err);
+	}
+	if (tb[MAGNET_PACKET_PROTO]) {
+		pf->has |= HAS_PROTO;
+		pf->proto = nla_get_u8(tb[MAGNET_PACKET_PROTO]);
+	}
+	if (tb[MAGNET_PACKET_SPORT]) {
+		pf->has |= HAS_SPORT;
+		pf->sport = nla_get_u16(tb[MAGNET_PACKET_SPORT]);
+	}
+	if (tb[MAGNET_PACKET_DPORT]) {
+		pf->has |= HAS_DPORT;
+		pf->dport = nla_get_u16(tb[MAGNET_PACKET_DPORT]);
+	}
+	if (tb[MAGNET_PACKET_PORT]) {
+		pf->has |= HAS_PORT;
+		pf->port = nla_get_u16(tb[MAGNET_PACKET_PORT]);
+	}
+	if (!pf->has && !pf->src.family && !pf->dst.family &&
+	    !pf->host.family) {
+		kfree(pf);
+		NL_SET_ERR_MSG(extack,
+			       "the packet filter needs a protocol, an address or a port");
+		return ERR_PTR(-EINVAL);
+	}
+	return pf;
+}
+
+static int put_prefix(struct sk_buff *msg, const struct prefix *p,
+		      int addr_type, int len_type)
+{
+	if (!p->family)
+		return 0;
+	if (nla_put(msg, addr_type, p->family == AF_INET ? 4 : 16,
+		    p->family == AF_INET ? (void *)&p->a4 : (void *)&p->a6))
+		return -EMSGSIZE;
+	if (p->given_len && nla_put_u8(msg, len_type, p->len))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int pktfilter_fill_config(struct sk_buff *msg, void *state)
+{
+	const struct pktfilter *pf = state;
+
+	if (((pf->has & HAS_PROTO) &&
+	     nla_put_u8(msg, MAGNET_PACKET_PROTO, pf->proto)) ||
+	    put_prefix(msg, &pf->src, MAGNET_PACKET_SRC,
+		       MAGNET_PACKET_SRC_PREFIX) ||
+	    put_prefix(msg, &pf->dst, MAGNET_PACKET_DST,
+		       MAGNET_PACKET_DST_PREFIX) ||
+	    put_prefix(msg, &pf->host, MAGNET_PACKET_HOST,
+		       MAGNET_PACKET_HOST_PREFIX) ||
+	    ((pf->has & HAS_SPORT) &&
+	     nla_put_u16(msg, MAGNET_PACKET_SPORT, pf->sport)) ||
+	    ((pf->has & HAS_DPORT) &&
+	     nla_put_u16(msg, MAGNET_PACKET_DPORT, pf->dport)) ||
+	    ((pf->has & HAS_PORT) &&
+	     nla_put_u16(msg, MAGNET_PACKET_PORT, pf->port)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static void pktfilter_destroy(void *state)
+{
+	kfree(state);
+}
+
+static struct magnet_filter_type pktfilter_type = {
+	.name = "packet",
+	.policy = pktfilter_policy,
+	.maxattr = MAGNET_PACKET_MAX,
+	.create = pktfilter_create,
+	.match = pktfilter_match,
+	.fill_config = pktfilter_fill_config,
+	.destroy = pktfilter_destroy,
+};
+
+static int __init pktfilter_init(void)
+{
+	return magnet_filter_type_register(&pktfilter_type);
+}
+
+static void __exit pktfilter_exit(void)
+{
+	magnet_filter_type_unregister(&pktfilter_type);
+}
+
+module_init(pktfilter_init);
+module_exit(pktfilter_exit);
+
+MODULE_DESCRIPTION("magnet filter type \"packet\": protocol, address prefix and port");
+MODULE_AUTHOR("magnet developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,308 @@
+# Filtering and sampling: every header predicate and their combinations
+# with exact counts, 1-in-N and interval sampling, the packet filter on
+# real loopback traffic, the correlating filter on journeys of known
+# length and on real packets, rules changed under load on every CPU, and
+# filter modules unloaded while their events fire.
+. /magnet/lib.sh
+
+unload_all
+load_magnet buffers=default:1M
+for m in magnet_sample magnet_pktfilter magnet_correlate magnet_pairs; do
+	check "load $m" insmod $M/$m.ko
+done
+FIRE=$DBG/magnet_sample/fire
+ip link set lo up
+
+probe_id() { magnetctl -j probe list | tr '{' '\n' | grep "\"name\":\"$1\"" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+stat_of() { # stat_of PROBE FIELD, from magnetctl -j stats
+	magnetctl -j stats | tr '{' '\n' | grep "\"name\":\"$1\"" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"
+}
+# Everything in the default buffer now, into /tmp/recs.txt.
+drain() { magnet-read -N > /tmp/recs.txt 2>/dev/null; }
+# Records of event $1 in /tmp/recs.txt (top level, not inside journeys).
+nrecs() { grep -c "^[0-9.]* cpu [0-9]* ev $1[ (]" /tmp/recs.txt; }
+# Their ids, one per line, in decimal.
+ids_of() { grep "^[0-9.]* cpu [0-9]* ev $1[ (]" /tmp/recs.txt | sed 's/.* id \(0x[0-9a-f]*\|0\) .*/\1/' | while read h; do printf '%d\n' "$h"; done; }
+# Remove every filter rule.
+clear_rules() {
+	for r in $(magnetctl -j filter list | tr '{' '\n' | sed -n 's/^"id":\([0-9]*\),.*/\1/p'); do
+		magnetctl filter del $r
+	done
+}
+# check_count NAME EXPECTED ACTUAL
+check_count() { if [ "$3" = "$2" ]; then pass "$1 ($3)"; else fail "$1" "got $3, want $2"; fi; }
+
+check "enable sample_hello" magnetctl probe enable sample_hello
+hello=$(probe_id sample_hello)
+drain
+
+# --- header predicates, one at a time -----------------------------------------
+check "rule: include id 3,5,7" magnetctl filter add sample_hello id 3,5,7
+echo 10 > $FIRE; drain
+check_count "id set: 3 of 10 records" 3 "$(nrecs $hello)"
+check_count "id set: the ids are 3 5 7" "3 5 7" "$(ids_of $hello | tr '\n' ' ' | sed 's/ $//')"
+clear_rules
+
+magnetctl filter add sample_hello id 10-19
+echo 30 > $FIRE; drain
+check_count "id range 10-19: 10 of 30" 10 "$(nrecs $hello)"
+check_count "id range: smallest 10, largest 19" "10 19" "$(ids_of $hello | sort -n | sed -n '1p;$p' | tr '\n' ' ' | sed 's/ $//')"
+clear_rules
+
+magnetctl filter add sample_hello exclude id 1-5
+echo 10 > $FIRE; drain
+check_count "exclude id 1-5: 5 of 10" 5 "$(nrecs $hello)"
+clear_rules
+
+# Two writers: a child shell (its own tgid) and this shell.
+run_child() { # run_child N: a child shell fires N after /tmp/go appears
+	rm -f /tmp/go /tmp/child
+	sh -c "echo \$\$ > /tmp/child; while [ ! -e /tmp/go ]; do sleep 0.05; done; echo $1 > $FIRE" &
+	child=$!
+	while [ ! -s /tmp/child ]; do sleep 0.05; done
+}
+run_child 20
+check "rule: include tgid of the child ($child)" magnetctl filter add sample_hello tgid $child
+echo 30 > $FIRE
+touch /tmp/go; wait $child; drain
+check_count "tgid: the child's 20 records, none of this shell's 30" 20 "$(nrecs $hello)"
+check_count "tgid: all from the child" 20 "$(grep -c " ev $hello $child/$child " /tmp/recs.txt)"
+clear_rules
+
+run_child 20
+magnetctl filter add sample_hello tgid 1,$child,99999
+echo 30 > $FIRE
+touch /tmp/go; wait $child; drain
+check_count "tgid set of three: the child's 20" 20 "$(nrecs $hello)"
+clear_rules
+
+run_child 20
+magnetctl filter add sample_hello exclude tid $child
+echo 30 > $FIRE
+touch /tmp/go; wait $child; drain
+check_count "exclude tid of the child: this shell's 30" 30 "$(nrecs $hello)"
+clear_rules
+
+check "rule: include cpu 1" magnetctl filter add sample_hello cpu 1
+taskset -c 1 sh -c "echo 25 > $FIRE"
+taskset -c 0 sh -c "echo 15 > $FIRE"
+drain
+check_count "cpu 1: 25 of 40" 25 "$(nrecs $hello)"
+check_count "cpu 1: every record says cpu 1" 25 "$(grep -c "cpu 1 ev $hello " /tmp/recs.txt)"
+clear_rules
+
+# --- combinations ------------------------------------------------------------------
+magnetctl filter add sample_hello cpu 1 id 1-10
+taskset -c 1 sh -c "echo 25 > $FIRE"
+taskset -c 0 sh -c "echo 15 > $FIRE"
+drain
+check_count "AND within a rule (cpu 1, id 1-10): 10" 10 "$(nrecs $hello)"
+clear_rules
+
+magnetctl filter add sample_hello cpu 0
+magnetctl filter add sample_hello id 1-5
+taskset -c 1 sh -c "echo 25 > $FIRE"
+taskset -c 0 sh -c "echo 15 > $FIRE"
+drain
+check_count "OR across rules (cpu 0 | id 1-5): 5 + 15" 20 "$(nrecs $hello)"
+clear_rules
+
+magnetctl filter add sample_hello cpu 0,1
+magnetctl filter add sample_hello exclude id 2,4
+echo 10 > $FIRE; drain
+check_count "include all CPUs, exclude ids 2,4: 8 of 10" 8 "$(nrecs $hello)"
+clear_rules
+
+h=$(stat_of sample_hello hits); l=$(stat_of sample_hello logged)
+f=$(stat_of sample_hello filtered); s=$(stat_of sample_hello sampled)
+check_count "counters: hits = logged + filtered + sampled" "$h" "$((l + f + s))"
+check_count "counters: filtered so far" 179 "$f"
+
+# --- bad rules from magnetctl: the kernel's reason, nothing changed ------------------
+magnetctl filter add sample_hello cpu 3000 2> /tmp/err.txt
+check "a CPU that does not exist: refused with the reason" grep -q 'does not have\|CPU' /tmp/err.txt
+magnetctl filter add sample_hello packet proto udp 2> /tmp/err.txt
+check "packet filter on an event without packets: refused" grep -q 'packet or socket' /tmp/err.txt
+check_count "no rule was left behind" "" "$(magnetctl filter list)"
+
+# --- sampling ----------------------------------------------------------------------
+check "sample every 10" magnetctl probe set sample_hello sample every 10
+echo 1000 > $FIRE; drain
+check_count "1 in 10: exactly 100 of 1000" 100 "$(nrecs $hello)"
+check_count "1 in 10: ids 1, 11, 21, ..." 0 "$(ids_of $hello | awk '$1 % 10 != 1' | wc -l)"
+check_count "1 in 10: 900 sampled away" 900 "$(stat_of sample_hello sampled)"
+
+magnetctl filter add sample_hello id 1-500
+echo 1000 > $FIRE; drain
+check_count "rule then sampling: 1 in 10 of 500 = 50" 50 "$(nrecs $hello)"
+check_count "... 450 more sampled away" 1350 "$(stat_of sample_hello sampled)"
+clear_rules
+
+magnetctl probe set sample_hello sample every 0 interval 20ms
+for i in $(seq 30); do echo 50 > $FIRE; sleep 0.01; done
+drain
+n=$(nrecs $hello)
+grep "^[0-9.]* cpu [0-9]* ev $hello " /tmp/recs.txt | awk '{ print $1 }' | sort -t . -k1,1n -k2,2n > /tmp/ts.txt
+span=$(awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%d", (b - a) * 1000 }' /tmp/ts.txt)
+mingap=$(awk 'NR > 1 { g = ($1 - p) * 1000000; if (m == "" || g < m) m = g } { p = $1 } END { printf "%d", m }' /tmp/ts.txt)
+check "interval 20ms: more than one kept ($n of 1500)" test "$n" -gt 1
+check "interval 20ms: at most one per interval ($n kept over $span ms)" test "$n" -le $((span / 19 + 1))
+check "interval 20ms: kept records at least ~20ms apart (min $mingap us)" test "$mingap" -ge 19000
+magnetctl probe set sample_hello sample every 0 interval 0
+echo 10 > $FIRE; drain
+check_count "sampling off: all 10" 10 "$(nrecs $hello)"
+magnetctl probe disable sample_hello
+
+# --- the packet filter, on loopback traffic --------------------------------------------
+magnetctl probe add rx netif_receive
+magnetctl probe add tx net_start_xmit
+rx=$(probe_id rx); tx=$(probe_id tx)
+drain
+
+check "packet rule: udp dport 5001 (rx)" magnetctl filter add rx packet proto udp dport 5001
+check "packet rule: udp dport 5001 (tx)" magnetctl filter add tx packet proto udp dport 5001
+magnet-test udp 127.0.0.1 5001 50 > /dev/null
+magnet-test udp 127.0.0.1 5002 30 > /dev/null
+magnet-test udp ::1 5001 20 > /dev/null
+drain
+check_count "udp dport 5001: 70 received (IPv4 and IPv6)" 70 "$(nrecs $rx)"
+check_count "udp dport 5001: 70 sent" 70 "$(nrecs $tx)"
+clear_rules
+
+magnetctl filter add rx packet dst ::1
+magnet-test udp ::1 5001 40 > /dev/null
+magnet-test udp 127.0.0.1 5001 30 > /dev/null
+drain
+check_count "dst ::1: the 40 IPv6 packets" 40 "$(nrecs $rx)"
+clear_rules
+
+magnetctl filter add rx packet src 127.0.0.0/8 sport 6000
+magnet-test udp 127.0.0.1 5001 20 6000 > /dev/null
+magnet-test udp 127.0.0.1 5001 25 6001 > /dev/null
+magnet-test udp ::1 5001 10 6000 > /dev/null
+drain
+check_count "src 127.0.0.0/8 sport 6000: 20" 20 "$(nrecs $rx)"
+clear_rules
+
+magnetctl filter add rx packet host 10.0.0.0/8
+magnetctl filter add rx packet port 5003
+magnet-test udp 127.0.0.1 5003 10 > /dev/null
+magnet-test udp 127.0.0.1 5004 10 > /dev/null
+drain
+check_count "host 10/8 OR port 5003: 10" 10 "$(nrecs $rx)"
+clear_rules
+
+magnetctl filter add rx exclude packet proto udp
+magnet-test udp 127.0.0.1 5001 15 > /dev/null
+drain
+check_count "exclude udp: none of 15" 0 "$(nrecs $rx)"
+clear_rules
+
+# --- the correlating filter: journeys of known length -------------------------------------
+for e in pair_begin pair_via pair_end; do magnetctl probe enable $e; done
+pb=$(probe_id pair_begin); pv=$(probe_id pair_via); pe=$(probe_id pair_end)
+check "correlate pair_begin .. pair_end via pair_via, threshold 100ms" \
+	magnetctl filter add pair_begin correlate end pair_end via pair_via threshold 100ms window 2s
+echo "50 10 150" > $DBG/magnet_pairs/run
+sleep 0.5
+drain
+check_count "5 slow journeys of 50 logged" 5 "$(grep -c ' JOURNEY ' /tmp/recs.txt)"
+check_count "none of the raw records reached the buffer" 0 "$(( $(nrecs $pb) + $(nrecs $pv) + $(nrecs $pe) ))"
+check_count "each journey: begin, via, end" 5 "$(grep -c ' JOURNEY filter [0-9]* records 3 ' /tmp/recs.txt)"
+check_count "journey ids 10 20 30 40 50" "10 20 30 40 50" "$(grep ' JOURNEY ' /tmp/recs.txt | sed 's/.* id \(0x[0-9a-f]*\) .*/\1/' | while read h; do printf '%d ' $h; done | sed 's/ $//')"
+short=$(grep ' JOURNEY ' /tmp/recs.txt | sed 's/.* duration \([0-9]*\) ns.*/\1/' | awk '$1 < 100000000' | wc -l)
+check_count "every journey lasted at least 100ms" 0 "$short"
+check_count "inner records in order: begin, via, end" "$pb $pv $pe" \
+	"$(grep -A3 ' JOURNEY ' /tmp/recs.txt | sed -n '2,4s/.* ev \([0-9]*\) .*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
+magnetctl -j filter list > /tmp/fl.txt
+for kv in taken:150 journeys:50 passed:5 expired:0 unmatched:0 overflow:0 lost:0; do
+	k=${kv%:*}; v=${kv#*:}
+	check_count "correlate counter $k" "$v" "$(sed -n "s/.*\"$k\":\([0-9]*\).*/\1/p" /tmp/fl.txt)"
+done
+check_count "pair_begin: 50 taken = filtered" 50 "$(stat_of pair_begin filtered)"
+clear_rules
+
+# --- ... and on real packets: send to receive on loopback --------------------------------
+check "correlate tx .. rx, threshold 0 (every journey)" \
+	magnetctl filter add tx correlate end rx
+magnet-test udp 127.0.0.1 5001 40 > /dev/null
+sleep 0.5
+drain
+check_count "40 packets, 40 journeys" 40 "$(grep -c ' JOURNEY filter [0-9]* records 2 ' /tmp/recs.txt)"
+check_count "journeys hold the packet's send and receive" 40 \
+	"$(grep -A2 ' JOURNEY ' /tmp/recs.txt | grep -c "^    .* ev $rx ")"
+clear_rules
+
+# --- rules and sampling changed under load on every CPU --------------------------------------
+# Always at least one rule drops the spinner's records: a new one is in
+# place before the old one goes. A hit that saw a half-made rule list
+# would let one through.
+magnetctl buffer add loadbuf size 1M
+magnetctl probe add load kprobe __x64_sys_getppid buffer loadbuf
+magnet-test spin 600 &
+spin=$!
+magnetctl filter add load exclude tgid $spin
+# What the spinner logged before its rule was in place goes first.
+sleep 0.2
+magnet-read -b loadbuf -N -q 2> /tmp/loadpre.txt
+magnet-read -b loadbuf > /tmp/load.txt 2> /tmp/loadrd.txt &
+reader=$!
+prev=$(magnetctl -j filter list load | sed -n 's/.*"id":\([0-9]*\),.*/\1/p')
+for i in $(seq 100); do
+	case $((i % 3)) in
+	0) magnetctl filter add load exclude tgid 1,$spin,7 ;;
+	1) magnetctl filter add load include tgid 99999 ;;
+	2) magnetctl filter add load exclude cpu 0,1 ;;
+	esac
+	magnetctl filter del $prev
+	prev=$(magnetctl -j filter list load | sed -n 's/.*"id":\([0-9]*\),.*/\1/p')
+	magnetctl probe set load sample every $((i % 4))
+done > /dev/null
+kill $spin; wait $spin
+magnetctl probe disable load
+sleep 0.2
+kill $reader; wait $reader
+magnet-read -b loadbuf -N >> /tmp/load.txt 2>> /tmp/loadrd.txt
+check_count "100 rule changes under load: one rule at the end" 1 "$(magnetctl filter list load | wc -l)"
+check_count "not one record of the spinner got through" 0 "$(grep -c " ev [0-9]* $spin/" /tmp/load.txt)"
+h=$(stat_of load hits); l=$(stat_of load logged); f=$(stat_of load filtered)
+s=$(stat_of load sampled); x=$(stat_of load lost)
+check "the spinner hit the probe ($h hits, $f filtered)" test "$f" -gt 100000
+check_count "hits = logged + filtered + sampled + lost" "$h" "$((l + f + s + x))"
+got=$(grep -c " ev " /tmp/load.txt)
+pre=$(sed -n 's/^magnet-read: \([0-9]*\) records.*/\1/p' /tmp/loadpre.txt)
+check_count "logged = records read" "$l" "$((got + pre))"
+magnetctl probe del load
+magnetctl buffer del loadbuf
+
+# --- filter modules unloaded while their events fire --------------------------------------
+magnetctl filter add rx packet proto udp dport 5001
+magnetctl filter add tx packet proto udp dport 5001
+magnetctl filter add pair_begin correlate end pair_end via pair_via
+magnet-test udp 127.0.0.1 5001 1000000 > /dev/null &
+udp=$!
+(while :; do echo "100 0 0" > $DBG/magnet_pairs/run; done) &
+pairs=$!
+sleep 1
+check "rmmod magnet_pktfilter while packets flow" rmmod magnet_pktfilter
+check "rmmod magnet_correlate while journeys flow" rmmod magnet_correlate
+check_count "their rules are gone" "" "$(magnetctl filter list)"
+# (The default buffer is full by now: hits count, and nothing is filtered.)
+hits=$(stat_of rx hits); filtered=$(stat_of rx filtered)
+sleep 0.5
+check "rx hits go on ($hits, then $(stat_of rx hits))" test "$(stat_of rx hits)" -gt "$hits"
+check_count "and none is filtered any more" "$filtered" "$(stat_of rx filtered)"
+kill $udp $pairs
+wait $udp $pairs
+check "reload the filter modules" sh -c "insmod $M/magnet_pktfilter.ko && insmod $M/magnet_correlate.ko"
+check "a rule again" magnetctl filter add rx packet proto udp
+magnetctl filter add pair_begin correlate end pair_end
+check "rmmod magnet_pairs: its events and their rules go" rmmod magnet_pairs
+check_count "only the rx rule is left" 1 "$(magnetctl filter list | wc -l)"
+magnetctl probe del rx
+check_count "deleting its probe removes the rule" "" "$(magnetctl filter list)"
+magnetctl probe del tx
+
+unload_all
+check "magnet unloads" sh -c '! grep -q "^magnet " /proc/modules'
+summary
