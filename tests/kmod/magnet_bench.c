@@ -19,11 +19,14 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
 #include <linux/magnet.h>
 #include <linux/module.h>
 #include <linux/ring_buffer.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #define BATCH	1000
@@ -166,6 +169,55 @@ static int result_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(result);
 
+/*
+ * The floor of any kprobe-based sensor: a kprobe whose handler does
+ * nothing. Write a symbol to /sys/kernel/debug/magnet_bench/empty_kprobe
+ * to place it there, "-" to remove it.
+ */
+static struct kprobe empty_kp;
+static bool empty_kp_on;
+
+static int empty_handler(struct kprobe *kp, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static ssize_t empty_kprobe_write(struct file *file, const char __user *ubuf,
+				  size_t len, loff_t *ppos)
+{
+	static char symbol[KSYM_NAME_LEN];
+	int err = 0;
+
+	if (len >= sizeof(symbol))
+		return -EINVAL;
+	mutex_lock(&bench_lock);
+	if (copy_from_user(symbol, ubuf, len)) {
+		err = -EFAULT;
+		goto out;
+	}
+	symbol[len] = '\0';
+	strim(symbol);
+	if (empty_kp_on) {
+		unregister_kprobe(&empty_kp);
+		empty_kp_on = false;
+	}
+	if (strcmp(symbol, "-")) {
+		memset(&empty_kp, 0, sizeof(empty_kp));
+		empty_kp.symbol_name = symbol;
+		empty_kp.pre_handler = empty_handler;
+		err = register_kprobe(&empty_kp);
+		empty_kp_on = !err;
+	}
+out:
+	mutex_unlock(&bench_lock);
+	return err ?: len;
+}
+
+static const struct file_operations empty_kprobe_fops = {
+	.owner = THIS_MODULE,
+	.write = empty_kprobe_write,
+};
+
 static struct dentry *bench_dir;
 
 static int __init bench_init(void)
@@ -173,12 +225,16 @@ static int __init bench_init(void)
 	bench_dir = debugfs_create_dir("magnet_bench", NULL);
 	debugfs_create_file("run", 0200, bench_dir, NULL, &run_fops);
 	debugfs_create_file("result", 0400, bench_dir, NULL, &result_fops);
+	debugfs_create_file("empty_kprobe", 0200, bench_dir, NULL,
+			    &empty_kprobe_fops);
 	return 0;
 }
 
 static void __exit bench_exit(void)
 {
 	debugfs_remove_recursive(bench_dir);
+	if (empty_kp_on)
+		unregister_kprobe(&empty_kp);
 }
 
 module_init(bench_init);
