@@ -29,6 +29,15 @@ clear_rules() {
 		magnetctl filter del $r
 	done
 }
+# corr_stat KEY: a counter of the (one) correlating rule.
+corr_stat() { magnetctl -j filter list | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+# wait_corr KEY N: until the correlating thread has counted N (10 s at most).
+wait_corr() {
+	i=0
+	while [ "$(corr_stat $1)" != "$2" ] && [ $i -lt 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+}
 # check_count NAME EXPECTED ACTUAL
 check_count() { if [ "$3" = "$2" ]; then pass "$1 ($3)"; else fail "$1" "got $3, want $2"; fi; }
 
@@ -204,7 +213,7 @@ pb=$(probe_id pair_begin); pv=$(probe_id pair_via); pe=$(probe_id pair_end)
 check "correlate pair_begin .. pair_end via pair_via, threshold 100ms" \
 	magnetctl filter add pair_begin correlate end pair_end via pair_via threshold 100ms window 2s
 echo "50 10 150" > $DBG/magnet_pairs/run
-sleep 0.5
+wait_corr journeys 50
 drain
 check_count "5 slow journeys of 50 logged" 5 "$(grep -c ' JOURNEY ' /tmp/recs.txt)"
 check_count "none of the raw records reached the buffer" 0 "$(( $(nrecs $pb) + $(nrecs $pv) + $(nrecs $pe) ))"
@@ -226,7 +235,7 @@ clear_rules
 check "correlate tx .. rx, threshold 0 (every journey)" \
 	magnetctl filter add tx correlate end rx
 magnet-test udp 127.0.0.1 5001 40 > /dev/null
-sleep 0.5
+wait_corr journeys 40
 drain
 check_count "40 packets, 40 journeys" 40 "$(grep -c ' JOURNEY filter [0-9]* records 2 ' /tmp/recs.txt)"
 check_count "journeys hold the packet's send and receive" 40 \
