@@ -60,7 +60,7 @@ struct magnet_filter_rule {
 	u32 tid;
 	u64 id_min;
 	u64 id_max;
-	u32 *tgids;		/* sorted */
+	u64 *tgids;		/* sorted (u64: one search for both sets) */
 	u64 *ids;		/* sorted */
 	unsigned long *cpus;
 	const struct magnet_filter_type *type;
@@ -81,24 +81,8 @@ static LIST_HEAD(magnet_filter_types);
 
 /* --- probe context ------------------------------------------------------- */
 
-static bool in_u32_set(const u32 *set, unsigned int n, u32 v)
-{
-	unsigned int lo = 0, hi = n;
-
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
-
-		if (set[mid] == v)
-			return true;
-		if (set[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
-static bool in_u64_set(const u64 *set, unsigned int n, u64 v)
+/* Is @v in the sorted set @set of @n values? (Binary search, any context.) */
+static bool in_set(const u64 *set, unsigned int n, u64 v)
 {
 	unsigned int lo = 0, hi = n;
 
@@ -120,15 +104,14 @@ static bool rule_matches(const struct magnet_filter_rule *r,
 {
 	if ((r->match & MATCH_CPU) && !test_bit(hit->cpu, r->cpus))
 		return false;
-	if ((r->match & MATCH_TGID) && !in_u32_set(r->tgids, r->ntgids,
-						   hit->tgid))
+	if ((r->match & MATCH_TGID) && !in_set(r->tgids, r->ntgids, hit->tgid))
 		return false;
 	if ((r->match & MATCH_TID) && hit->tid != r->tid)
 		return false;
 	if ((r->match & MATCH_ID_RANGE) &&
 	    (hit->id < r->id_min || hit->id > r->id_max))
 		return false;
-	if ((r->match & MATCH_IDS) && !in_u64_set(r->ids, r->nids, hit->id))
+	if ((r->match & MATCH_IDS) && !in_set(r->ids, r->nids, hit->id))
 		return false;
 	return !r->type || r->type->match(r->state, hit);
 }
@@ -375,13 +358,6 @@ void magnet_filters_remove_event(struct magnet_event *ev)
 	rules_remove_matching(ev, NULL);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	u32 x = *(const u32 *)a, y = *(const u32 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	u64 x = *(const u64 *)a, y = *(const u64 *)b;
@@ -390,13 +366,13 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Collect the values of repeated attribute @type of @msg, sorted. */
-static int collect_set(struct genl_info *info, int type, size_t width,
-		       void **out, u16 *count)
+static int collect_set(struct genl_info *info, int type, u64 **out,
+		       u16 *count)
 {
 	const struct nlattr *nla;
 	unsigned int n = 0;
 	int rem;
-	void *set;
+	u64 *set;
 
 	nlmsg_for_each_attr(nla, info->nlhdr, GENL_HDRLEN, rem)
 		if (nla_type(nla) == type)
@@ -408,19 +384,17 @@ static int collect_set(struct genl_info *info, int type, size_t width,
 			       "too many tgids or ids in one rule (at most 256)");
 		return -EINVAL;
 	}
-	set = kcalloc(n, width, GFP_KERNEL);
+	set = kcalloc(n, sizeof(*set), GFP_KERNEL);
 	if (!set)
 		return -ENOMEM;
 	n = 0;
 	nlmsg_for_each_attr(nla, info->nlhdr, GENL_HDRLEN, rem) {
 		if (nla_type(nla) != type)
 			continue;
-		if (width == sizeof(u32))
-			((u32 *)set)[n++] = nla_get_u32(nla);
-		else
-			((u64 *)set)[n++] = nla_get_u64(nla);
+		set[n++] = type == MAGNET_A_FILTER_TGID ? nla_get_u32(nla) :
+							  nla_get_u64(nla);
 	}
-	sort(set, n, width, width == sizeof(u32) ? cmp_u32 : cmp_u64, NULL);
+	sort(set, n, sizeof(*set), cmp_u64, NULL);
 	*out = set;
 	*count = n;
 	return 0;
@@ -470,13 +444,11 @@ static int rule_parse_header(struct magnet_filter_rule *r,
 		r->match |= MATCH_CPU;
 	}
 
-	err = collect_set(info, MAGNET_A_FILTER_TGID, sizeof(u32),
-			  (void **)&r->tgids, &r->ntgids);
+	err = collect_set(info, MAGNET_A_FILTER_TGID, &r->tgids, &r->ntgids);
 	if (!err && r->ntgids)
 		r->match |= MATCH_TGID;
 	if (!err)
-		err = collect_set(info, MAGNET_A_FILTER_IDS, sizeof(u64),
-				  (void **)&r->ids, &r->nids);
+		err = collect_set(info, MAGNET_A_FILTER_IDS, &r->ids, &r->nids);
 	if (!err && r->nids)
 		r->match |= MATCH_IDS;
 	if (err)

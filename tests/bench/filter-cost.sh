@@ -11,15 +11,7 @@ insmod $M/magnet_bench.ko
 N=200000
 SYM=__x64_sys_getppid
 
-best() {
-	b=
-	for i in 1 2 3 4 5; do
-		v=$(magnet-test syscalls $N | awk '{ print $6 }')
-		[ -z "$b" ] && b=$v
-		b=$(awk -v a="$b" -v c="$v" 'BEGIN { print (c < a ? c : a) }')
-	done
-	echo "$b"
-}
+best() { best_ns_per_call $N; }
 row() { awk -v n="$1" -v v="$2" -v b="$base" -v e="$empty" 'BEGIN {
 	printf "BENCH: %-38s %7.1f ns/call  +%6.1f ns  %5.2f x empty kprobe\n", n, v, v - b, (v - b) / (e - b) }'; }
 

@@ -10,15 +10,7 @@ T=/sys/kernel/tracing
 mount -t tracefs nodev $T 2>/dev/null
 N=200000
 
-best() {
-	b=
-	for i in 1 2 3 4 5; do
-		v=$(magnet-test syscalls $N | awk '{ print $6 }')
-		[ -z "$b" ] && b=$v
-		b=$(awk -v a="$b" -v c="$v" 'BEGIN { print (c < a ? c : a) }')
-	done
-	echo "$b"
-}
+best() { best_ns_per_call $N; }
 
 base=$(best)
 echo "BENCH: getppid() without probes: $base ns per call"

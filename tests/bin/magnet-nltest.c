@@ -674,6 +674,16 @@ static int unprivileged(void)
 
 /* --- fault injection ------------------------------------------------------- */
 
+/* The PROBE_ID of a reply. */
+static void new_id(const struct nlmsghdr *nlh, void *ctx)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+		if (mnl_attr_get_type(a) == MAGNET_A_PROBE_ID)
+			*(uint16_t *)ctx = mnl_attr_get_u16(a);
+}
+
 static void filter_id_msg(const struct nlmsghdr *nlh, void *ctx)
 {
 	const struct nlattr *a;
@@ -683,21 +693,12 @@ static void filter_id_msg(const struct nlmsghdr *nlh, void *ctx)
 			*(uint32_t *)ctx = mnl_attr_get_u32(a);
 }
 
-static void probe_id_msg(const struct nlmsghdr *nlh, void *ctx)
-{
-	const struct nlattr *a;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
-		if (mnl_attr_get_type(a) == MAGNET_A_PROBE_ID)
-			*(uint16_t *)ctx = mnl_attr_get_u16(a);
-}
-
 /* The id of probe @name, 0 if there is none. */
 static uint16_t probe_id_of(const char *name)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	uint16_t id = 0;
-	struct reply r = { .on_msg = probe_id_msg, .ctx = &id };
+	struct reply r = { .on_msg = new_id, .ctx = &id };
 	struct nlmsghdr *nlh;
 
 	nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_GET, NLM_F_ACK);
@@ -847,14 +848,6 @@ static int fault_sweep(void)
 
 /* --- churn -------------------------------------------------------------------- */
 
-static void new_id(const struct nlmsghdr *nlh, void *ctx)
-{
-	const struct nlattr *a;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
-		if (mnl_attr_get_type(a) == MAGNET_A_PROBE_ID)
-			*(uint16_t *)ctx = mnl_attr_get_u16(a);
-}
 
 static int churn(long n, const char *symbol)
 {
