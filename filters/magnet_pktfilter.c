@@ -120,10 +120,13 @@ static bool flow_from_skb(const struct sk_buff *skb, int off, struct flow *f)
 		f->saddr.a6 = ip6h->saddr;
 		f->daddr.a6 = ip6h->daddr;
 		nexthdr = ip6h->nexthdr;
-		l4 = ipv6_skip_exthdr(skb, off + sizeof(*ip6h), &nexthdr,
-				      &frag_off);
-		if (l4 < 0)
-			return true;	/* addresses only */
+		l4 = off + sizeof(*ip6h);
+		/* Offsets before skb->data are fine: only -1 is an error. */
+		if (ipv6_ext_hdr(nexthdr)) {
+			l4 = ipv6_skip_exthdr(skb, l4, &nexthdr, &frag_off);
+			if (l4 == -1)
+				return true;	/* addresses only */
+		}
 		f->proto = nexthdr;
 		if (!(frag_off & htons(IP6_OFFSET)))
 			read_ports(skb, l4, f);

@@ -71,6 +71,14 @@ best_ns_per_call() {
 	echo "$b"
 }
 
+# artifact FILE [NAME]: hand FILE to the host, for tests/suites/SUITE.host
+# (vm-run puts it in build/<release>/artifacts/SUITE/NAME).
+artifact() {
+	echo "MAGNET-RIG: artifact ${2:-$(basename "$1")}"
+	base64 "$1"
+	echo "MAGNET-RIG: artifact-end"
+}
+
 summary() {
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]

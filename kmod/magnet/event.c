@@ -172,6 +172,53 @@ static noinline bool event_gate(struct magnet_event *ev, u64 id,
 }
 
 /**
+ * magnet_event_reserve - reserve the record of one hit, to fill in place
+ * @ev:		the event
+ * @id:		the record's abstract id
+ * @head:	the start of the payload as filters see it (the fixed part)
+ * @head_size:	bytes at @head
+ * @size:	payload bytes to reserve (at least @head_size); cut to what
+ *		the buffer's largest record allows
+ * @object:	what the hit is about, for filter modules, or NULL
+ *
+ * For payloads too big to build on the stack (packet probes). The caller
+ * fills the record (rec->size says how much was reserved) and calls
+ * magnet_event_commit(). The event's snap length is the caller's business.
+ *
+ * Return: the record; NULL if the hit is not to be logged (disabled,
+ * filtered, sampled away); or an ERR_PTR (counted as lost).
+ */
+struct magnet_record *magnet_event_reserve(struct magnet_event *ev, u64 id,
+					   const void *head, u32 head_size,
+					   u32 size, const void *object)
+{
+	struct magnet_buffer *buf = ev->buf;
+	struct magnet_record *rec;
+
+	if (!READ_ONCE(ev->enabled))
+		return NULL;
+	this_cpu_inc(ev->stats->hits);
+	if (READ_ONCE(ev->gated) &&
+	    !event_gate(ev, id, head, head_size, object))
+		return NULL;
+	/* A record never exceeds its buffer's limit: cut rather than lose. */
+	if (size > buf->max_record - sizeof(*rec))
+		size = buf->max_record - sizeof(*rec);
+	rec = magnet_reserve(buf, ev->id, id, size);
+	if (IS_ERR(rec))
+		this_cpu_inc(ev->stats->lost);
+	return rec;
+}
+
+/* Publish a record from magnet_event_reserve(). */
+void magnet_event_commit(struct magnet_event *ev, struct magnet_record *rec)
+{
+	if (READ_ONCE(ev->notify))
+		magnet_notify_queue(rec);
+	magnet_commit(ev->buf, rec);
+}
+
+/**
  * magnet_event_log_object - log one hit of an event that concerns an object
  * @ev:		the event
  * @id:		the record's abstract id
@@ -192,36 +239,21 @@ int magnet_event_log_object(struct magnet_event *ev, u64 id,
 			    const void *payload, u32 payload_size,
 			    const void *object)
 {
-	struct magnet_buffer *buf = ev->buf;
 	struct magnet_record *rec;
 	u32 keep = payload_size;
 	u32 snaplen;
 
-	if (!READ_ONCE(ev->enabled))
-		return 0;
-	this_cpu_inc(ev->stats->hits);
-
 	snaplen = READ_ONCE(ev->snaplen);
 	if (snaplen && keep > snaplen)
 		keep = snaplen;
-	if (READ_ONCE(ev->gated) &&
-	    !event_gate(ev, id, payload, keep, object))
-		return 0;
-	/* A record never exceeds its buffer's limit: cut rather than lose. */
-	if (keep > buf->max_record - sizeof(*rec))
-		keep = buf->max_record - sizeof(*rec);
-
-	rec = magnet_reserve(buf, ev->id, id, keep);
-	if (IS_ERR(rec)) {
-		this_cpu_inc(ev->stats->lost);
-		return PTR_ERR(rec);
-	}
+	rec = magnet_event_reserve(ev, id, payload, keep, keep, object);
+	if (IS_ERR_OR_NULL(rec))
+		return PTR_ERR_OR_ZERO(rec);
+	keep = rec->size - sizeof(*rec);
 	memcpy(rec->payload, payload, keep);
 	if (keep < payload_size)
 		rec->flags |= MAGNET_RF_TRUNCATED;
-	if (READ_ONCE(ev->notify))
-		magnet_notify_queue(rec);
-	magnet_commit(buf, rec);
+	magnet_event_commit(ev, rec);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(magnet_event_log_object);

@@ -266,6 +266,10 @@ long magnet_read_records(struct magnet_reader *reader,
 			 struct magnet_sink *sink);
 
 /* event.c */
+struct magnet_record *magnet_event_reserve(struct magnet_event *ev, u64 id,
+					   const void *head, u32 head_size,
+					   u32 size, const void *object);
+void magnet_event_commit(struct magnet_event *ev, struct magnet_record *rec);
 extern struct mutex magnet_events_lock;
 int magnet_event_add(struct magnet_event *ev, const char *buffer);
 void magnet_event_del(struct magnet_event *ev);
@@ -288,7 +292,22 @@ struct magnet_event *magnet_filter_event(const struct magnet_filter_rule *r);
 int magnet_filter_fill(struct sk_buff *skb, const struct magnet_filter_rule *r);
 void magnet_filters_remove_event(struct magnet_event *ev);
 
+/* packet.c */
+struct magnet_packet_point;
+void magnet_packet_hit(struct magnet_event *ev,
+		       const struct magnet_packet_point *pt,
+		       unsigned long a0, unsigned long a1, unsigned long a2);
+
 /* probe.c */
+
+/*
+ * struct magnet_predef - a predefined probe of the catalog
+ * @target:	tracepoint, or kprobe symbol; a packet probe's kprobe target
+ *		may list several symbols separated by '|': the first the
+ *		kernel has is used
+ * @packet:	a packet probe's point (packet.c); its handlers are then
+ *		probe.c's packet handlers, not @tp_handler/@kp_handler
+ */
 struct magnet_predef {
 	const char *name;
 	enum magnet_probe_kind kind;
@@ -297,10 +316,12 @@ struct magnet_predef {
 	void *tp_handler;
 	int (*kp_handler)(struct kprobe *kp, struct pt_regs *regs);
 	enum magnet_object_type object_type;
+	const struct magnet_packet_point *packet;
 };
 
-extern const struct magnet_predef magnet_predefs[];
-extern const unsigned int magnet_predefs_count;
+extern const struct magnet_predef magnet_packet_predefs[];
+extern const unsigned int magnet_packet_predefs_count;
+const struct magnet_predef *magnet_predef_at(unsigned int i);
 struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 					 struct netlink_ext_ack *extack);
 void magnet_probe_destroy(struct magnet_event *ev);

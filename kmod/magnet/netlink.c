@@ -808,8 +808,7 @@ static int catalog_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	const struct magnet_predef *p;
 	void *hdr;
 
-	for (; cb->args[0] < magnet_predefs_count; cb->args[0]++) {
-		p = &magnet_predefs[cb->args[0]];
+	for (; (p = magnet_predef_at(cb->args[0])); cb->args[0]++) {
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
 				  cb->nlh->nlmsg_seq, &magnet_family,
 				  NLM_F_MULTI, MAGNET_CMD_CATALOG_GET);

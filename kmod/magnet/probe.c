@@ -92,8 +92,16 @@ static int kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct magnet_probe *p = container_of(kp, struct magnet_probe, kp);
 
-	return p->predef ? p->predef->kp_handler(kp, regs) :
-			   kprobe_generic(kp, regs);
+	if (!p->predef)
+		return kprobe_generic(kp, regs);
+	if (p->predef->packet) {
+		magnet_packet_hit(&p->ev, p->predef->packet,
+				  regs_get_kernel_argument(regs, 0),
+				  regs_get_kernel_argument(regs, 1),
+				  regs_get_kernel_argument(regs, 2));
+		return 0;
+	}
+	return p->predef->kp_handler(kp, regs);
 }
 
 static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -129,6 +137,19 @@ static int kretprobe_return(struct kretprobe_instance *ri,
 	return 0;
 }
 
+/* A packet probe on a function's return: the function returns the skb. */
+static int packet_kretprobe_return(struct kretprobe_instance *ri,
+				   struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct magnet_probe *p = container_of(rp, struct magnet_probe, rp);
+	unsigned long skb = regs_return_value(regs);
+
+	if (!IS_ERR_OR_NULL((void *)skb))
+		magnet_packet_hit(&p->ev, p->predef->packet, skb, 0, 0);
+	return 0;
+}
+
 /*
  * A tracepoint calls its handlers with (data, its arguments): integer and
  * pointer arguments travel in registers, so a handler taking five longs
@@ -147,6 +168,18 @@ static void tracepoint_generic(void *data, unsigned long a0, unsigned long a1,
 }
 
 /* --- predefined handlers --------------------------------------------------- */
+
+/*
+ * Packet tracepoints (net_dev_queue, net_dev_start_xmit, netif_receive_skb,
+ * skb_copy_datagram_iovec) all take the packet first; the second argument
+ * is the device or the bytes copied.
+ */
+static void predef_packet_tp(void *data, unsigned long a0, unsigned long a1)
+{
+	struct magnet_probe *p = data;
+
+	magnet_packet_hit(&p->ev, p->predef->packet, a0, a1, 0);
+}
 
 static void predef_sched_switch(void *data, bool preempt,
 				struct task_struct *prev,
@@ -275,7 +308,7 @@ static int predef_tcp_send(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
-const struct magnet_predef magnet_predefs[] = {
+static const struct magnet_predef magnet_predefs[] = {
 	{ "sched_switch", MAGNET_PROBE_TRACEPOINT, "sched_switch",
 	  "context switch: both tasks, prev's state (struct magnet_sched_switch)",
 	  predef_sched_switch },
@@ -307,15 +340,24 @@ const struct magnet_predef magnet_predefs[] = {
 	  NULL, predef_tcp_send, .object_type = MAGNET_OBJECT_SOCK },
 };
 
-const unsigned int magnet_predefs_count = ARRAY_SIZE(magnet_predefs);
+/* The catalog: the entries above, then the packet probes (packet.c). */
+const struct magnet_predef *magnet_predef_at(unsigned int i)
+{
+	if (i < ARRAY_SIZE(magnet_predefs))
+		return &magnet_predefs[i];
+	i -= ARRAY_SIZE(magnet_predefs);
+	return i < magnet_packet_predefs_count ? &magnet_packet_predefs[i] :
+						 NULL;
+}
 
 static const struct magnet_predef *predef_find(const char *name)
 {
+	const struct magnet_predef *p;
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(magnet_predefs); i++)
-		if (!strcmp(magnet_predefs[i].name, name))
-			return &magnet_predefs[i];
+	for (i = 0; (p = magnet_predef_at(i)); i++)
+		if (!strcmp(p->name, name))
+			return p;
 	return NULL;
 }
 
@@ -336,7 +378,9 @@ static void tracepoint_match(struct tracepoint *tp, void *priv)
 
 static void *tracepoint_handler(struct magnet_probe *p)
 {
-	return p->predef ? p->predef->tp_handler : (void *)tracepoint_generic;
+	if (!p->predef)
+		return tracepoint_generic;
+	return p->predef->packet ? predef_packet_tp : p->predef->tp_handler;
 }
 
 static int probe_enable(struct magnet_event *ev)
@@ -440,6 +484,41 @@ static void kprobe_error(int err, struct netlink_ext_ack *extack)
 	}
 }
 
+/*
+ * A predefined kprobe with alternative targets ("a|b"): the first symbol
+ * the kernel has. p->target then names it.
+ */
+static int kprobe_register_first(struct magnet_probe *p, bool enabled,
+				 struct netlink_ext_ack *extack)
+{
+	const char *next = p->predef->target;
+	size_t len;
+	int err = -ENOENT;
+
+	while (*next && err == -ENOENT) {
+		len = strcspn(next, "|");
+		if (len >= sizeof(p->target))
+			return -EINVAL;
+		memcpy(p->target, next, len);
+		p->target[len] = '\0';
+		next += len + (next[len] == '|');
+		memset(&p->kp, 0, sizeof(p->kp));
+		err = parse_target(p, &p->kp, extack);
+		if (err)
+			return err;
+		p->kp.pre_handler = kprobe_hit;
+		if (!enabled)
+			p->kp.flags = KPROBE_FLAG_DISABLED;
+		err = register_kprobe(&p->kp);
+	}
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG(extack,
+			       "none of the probe's functions is in this kernel");
+	else if (err)
+		kprobe_error(err, extack);
+	return err;
+}
+
 static int hook_register(struct magnet_probe *p, bool enabled,
 			 struct netlink_ext_ack *extack)
 {
@@ -448,6 +527,8 @@ static int hook_register(struct magnet_probe *p, bool enabled,
 
 	switch (p->ev.kind) {
 	case MAGNET_PROBE_KPROBE:
+		if (p->predef && strchr(p->predef->target, '|'))
+			return kprobe_register_first(p, enabled, extack);
 		err = parse_target(p, &p->kp, extack);
 		if (err)
 			return err;
@@ -462,9 +543,13 @@ static int hook_register(struct magnet_probe *p, bool enabled,
 		err = parse_target(p, &p->rp.kp, extack);
 		if (err)
 			return err;
-		p->rp.entry_handler = kretprobe_entry;
-		p->rp.handler = kretprobe_return;
-		p->rp.data_size = sizeof(struct ret_entry);
+		if (p->predef && p->predef->packet) {
+			p->rp.handler = packet_kretprobe_return;
+		} else {
+			p->rp.entry_handler = kretprobe_entry;
+			p->rp.handler = kretprobe_return;
+			p->rp.data_size = sizeof(struct ret_entry);
+		}
 		/* Calls that may sleep in the probed function each hold one. */
 		p->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
 		if (!enabled)

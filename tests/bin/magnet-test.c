@@ -33,6 +33,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -1130,6 +1131,204 @@ static int cmd_udp(int argc, char **argv)
 	return got == n ? 0 : 1;
 }
 
+/* ADDR and PORT into @sa; returns its length, 0 if ADDR is no address. */
+static socklen_t sockaddr_of(const char *addr, const char *port,
+			     struct sockaddr_storage *sa)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)sa;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)sa;
+
+	memset(sa, 0, sizeof(*sa));
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(atoi(port));
+		return sizeof(*sin);
+	}
+	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(atoi(port));
+		return sizeof(*sin6);
+	}
+	fprintf(stderr, "magnet-test: bad address %s\n", addr);
+	return 0;
+}
+
+/*
+ * udp-send ADDR PORT COUNT SIZE [SRCPORT]: send COUNT datagrams of SIZE
+ * bytes to ADDR:PORT, 1 ms apart (the receiver keeps up), each starting
+ * with its number ("00000000-" ...) when SIZE >= 9. Prints "sent N".
+ */
+static int cmd_udp_send(int argc, char **argv)
+{
+	struct sockaddr_storage dst, src;
+	char payload[65536];
+	socklen_t alen;
+	int fd, i, n, size;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: magnet-test udp-send ADDR PORT COUNT SIZE [SRCPORT]\n");
+		return 2;
+	}
+	n = atoi(argv[3]);
+	size = atoi(argv[4]);
+	alen = sockaddr_of(argv[1], argv[2], &dst);
+	if (!alen || size < 0 || size > (int)sizeof(payload))
+		return 2;
+	sockaddr_of(dst.ss_family == AF_INET ? "0.0.0.0" : "::",
+		    argc > 5 ? argv[5] : "0", &src);
+	for (i = 0; i < size; i++)
+		payload[i] = 'a' + i % 26;
+	fd = socket(dst.ss_family, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&src, alen)) {
+		perror("magnet-test udp-send: socket");
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		/* Each datagram starts with its number: "00000042". */
+		if (size >= 8) {
+			snprintf(payload, 9, "%08d", i % 100000000);
+			payload[8] = '-';
+		}
+		if (sendto(fd, payload, size, 0, (struct sockaddr *)&dst,
+			   alen) != size) {
+			perror("magnet-test udp-send: sendto");
+			return 1;
+		}
+		usleep(1000);
+	}
+	printf("sent %d\n", n);
+	return 0;
+}
+
+/*
+ * udp-recv ADDR PORT COUNT: receive COUNT datagrams on ADDR:PORT (at most
+ * 5 s of silence). Prints "received N BYTES".
+ */
+static int cmd_udp_recv(int argc, char **argv)
+{
+	struct sockaddr_storage sa;
+	struct timeval tv = { .tv_sec = 5 };
+	char buf[65536];
+	long bytes = 0;
+	socklen_t alen;
+	int fd, n, got = 0;
+	ssize_t r;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: magnet-test udp-recv ADDR PORT COUNT\n");
+		return 2;
+	}
+	alen = sockaddr_of(argv[1], argv[2], &sa);
+	n = atoi(argv[3]);
+	if (!alen)
+		return 2;
+	fd = socket(sa.ss_family, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, alen)) {
+		perror("magnet-test udp-recv: socket");
+		return 1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	printf("ready\n");
+	fflush(stdout);
+	while (got < n && (r = recv(fd, buf, sizeof(buf), 0)) >= 0) {
+		got++;
+		bytes += r;
+	}
+	printf("received %d %ld\n", got, bytes);
+	return got == n ? 0 : 1;
+}
+
+/*
+ * tcp-send ADDR PORT COUNT SIZE: connect to ADDR:PORT with TCP_NODELAY and
+ * write COUNT times SIZE bytes, 2 ms apart, each starting with its number
+ * as for udp-send, then close. Prints "sent N BYTES".
+ */
+static int cmd_tcp_send(int argc, char **argv)
+{
+	struct sockaddr_storage sa;
+	char payload[65536];
+	socklen_t alen;
+	int fd, i, n, size, one = 1;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: magnet-test tcp-send ADDR PORT COUNT SIZE\n");
+		return 2;
+	}
+	alen = sockaddr_of(argv[1], argv[2], &sa);
+	n = atoi(argv[3]);
+	size = atoi(argv[4]);
+	if (!alen || size <= 0 || size > (int)sizeof(payload))
+		return 2;
+	for (i = 0; i < size; i++)
+		payload[i] = 'A' + i % 26;
+	fd = socket(sa.ss_family, SOCK_STREAM, 0);
+	if (fd < 0) {
+		perror("magnet-test tcp-send: socket");
+		return 1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	for (i = 0; connect(fd, (struct sockaddr *)&sa, alen); i++) {
+		if (i == 50) {
+			perror("magnet-test tcp-send: connect");
+			return 1;
+		}
+		usleep(100000);
+	}
+	for (i = 0; i < n; i++) {
+		if (size >= 8) {
+			snprintf(payload, 9, "%08d", i % 100000000);
+			payload[8] = '-';
+		}
+		if (write(fd, payload, size) != size) {
+			perror("magnet-test tcp-send: write");
+			return 1;
+		}
+		usleep(2000);
+	}
+	close(fd);
+	printf("sent %d %ld\n", n, (long)n * size);
+	return 0;
+}
+
+/*
+ * tcp-recv ADDR PORT: accept one connection on ADDR:PORT and read it to
+ * the end. Prints "received BYTES".
+ */
+static int cmd_tcp_recv(int argc, char **argv)
+{
+	struct sockaddr_storage sa;
+	char buf[65536];
+	long bytes = 0;
+	socklen_t alen;
+	int fd, c, one = 1;
+	ssize_t r;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: magnet-test tcp-recv ADDR PORT\n");
+		return 2;
+	}
+	alen = sockaddr_of(argv[1], argv[2], &sa);
+	if (!alen)
+		return 2;
+	fd = socket(sa.ss_family, SOCK_STREAM, 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, alen) || listen(fd, 1)) {
+		perror("magnet-test tcp-recv: socket");
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	c = accept(fd, NULL, NULL);
+	if (c < 0) {
+		perror("magnet-test tcp-recv: accept");
+		return 1;
+	}
+	while ((r = read(c, buf, sizeof(buf))) > 0)
+		bytes += r;
+	printf("received %ld\n", bytes);
+	return 0;
+}
+
 static volatile bool spin_stop;
 
 static void *spin_thread(void *arg)
@@ -1169,6 +1368,14 @@ int main(int argc, char **argv)
 		return cmd_spin(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "udp"))
 		return cmd_udp(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "udp-send"))
+		return cmd_udp_send(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "udp-recv"))
+		return cmd_udp_recv(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "tcp-send"))
+		return cmd_tcp_send(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "tcp-recv"))
+		return cmd_tcp_recv(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "stream"))
 		return cmd_stream(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "attrs"))
@@ -1184,6 +1391,10 @@ int main(int argc, char **argv)
 		"                          [--expect-loss|--expect-no-loss] [--overwrite] [--name NAME]\n"
 		"       magnet-test attrs [BUFFER]\n"
 		"       magnet-test udp ADDR PORT COUNT [SRCPORT]\n"
+		"       magnet-test udp-send ADDR PORT COUNT SIZE [SRCPORT]\n"
+		"       magnet-test udp-recv ADDR PORT COUNT\n"
+		"       magnet-test tcp-send ADDR PORT COUNT SIZE\n"
+		"       magnet-test tcp-recv ADDR PORT\n"
 		"       magnet-test kreader [BUFFER [RUN ARGS]]\n"
 		"       magnet-test format\n"
 		"       magnet-test syscalls N\n"

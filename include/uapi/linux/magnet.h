@@ -115,6 +115,8 @@ struct magnet_record {
  * writer. The numbers mean the same either way.
  */
 #define MAGNET_RF_SYNTHETIC	(1U << 4)
+/* The payload is a struct magnet_packet (a packet probe's record). */
+#define MAGNET_RF_PACKET	(1U << 5)
 
 /*
  * struct magnet_loss - payload of a MAGNET_EVENT_LOSS record
@@ -265,6 +267,124 @@ struct magnet_skb {
 /* "tcp_send" (kprobe tcp_sendmsg); record id: the socket address */
 struct magnet_tcp_send {
 	__u64 size;		/* bytes the caller asked to send */
+};
+
+/*
+ * Packet probes: following packets through the network stack.
+ *
+ * The catalog's entries named "SET.LAYER" are the layers of four probe
+ * sets, each layer a point on the path of a packet (enum magnet_layer):
+ *
+ *   udp-send  socket, udp, ip, dev-queue, dev-xmit
+ *   tcp-send  socket, tcp, ip, dev-queue, dev-xmit
+ *   udp-recv  dev-recv, ip, udp, sock-queue, app
+ *   tcp-recv  dev-recv, ip, tcp, sock-queue, app
+ *
+ * Adding a set is adding each of its entries as a probe (magnetctl probe
+ * add-set does that). An entry's target (MAGNET_A_PROBE_TARGET in the
+ * catalog) may list several functions separated by '|': the probe goes on
+ * the first one the running kernel has, and the probe's own
+ * MAGNET_A_PROBE_TARGET then names the one used. Kernels differ: a layer
+ * may have no function at all in some kernel, and its PROBE_NEW fails
+ * with -ENOENT. Protocol-specific layers (udp, tcp, ip) have an IPv6
+ * entry of their own ("udp-send.udp6", "tcp-recv.ip6", ...) where IPv6
+ * takes another function; the layers shared by both families (socket,
+ * dev-*, sock-queue, app) log both. Each entry logs only packets of its
+ * set's protocol (UDP or TCP) over IPv4 or IPv6; other traffic passing
+ * the same point is ignored before anything is counted.
+ *
+ * Every record's payload is a struct magnet_packet followed by @caplen
+ * bytes of data; its record id is the packet's skb address, or the
+ * socket's address where there is no packet yet (the send call).
+ * A probe's snap length (MAGNET_A_PROBE_SNAPLEN) counts those data bytes
+ * for packet probes, not the whole payload: 0 keeps the whole packet, up
+ * to what the buffer's largest record allows.
+ *
+ * Following a packet: from the IP layer down and up (and, on loopback or a
+ * veth pair, across to the receiving socket) one packet keeps its @skb.
+ * The send call and the protocol layer above IP have @sock but no @skb
+ * (udp) or a clone of the segment (tcp: the segment is cloned before IP);
+ * the first record with an @skb of the same @sock that follows on the same
+ * CPU continues the journey. TCP segments also carry @seq. A TCP segment
+ * that the receiver merges into the one queued before it ends its journey
+ * at sock-queue; the application's copy (app) then shows the merged skb.
+ */
+enum magnet_layer {
+	MAGNET_LAYER_NONE,
+	MAGNET_LAYER_SOCKET,	/* the application's send call, socket level */
+	MAGNET_LAYER_PROTO_SEND,/* UDP send call / TCP segment built */
+	MAGNET_LAYER_IP_SEND,	/* IP output (ip_output, ip6_output) */
+	MAGNET_LAYER_DEV_QUEUE,	/* queued to a device (tracepoint net_dev_queue) */
+	MAGNET_LAYER_DEV_XMIT,	/* handed to the driver (net_dev_start_xmit) */
+	MAGNET_LAYER_DEV_RECV,	/* received by the stack (netif_receive_skb) */
+	MAGNET_LAYER_IP_RECV,	/* IP input (ip_rcv) */
+	MAGNET_LAYER_PROTO_RECV,/* UDP / TCP input */
+	MAGNET_LAYER_SOCK_QUEUE,/* put on the socket's receive queue */
+	MAGNET_LAYER_APP,	/* taken by the application's receive call
+				 * (udp: return of __skb_recv_udp; tcp:
+				 * tracepoint skb_copy_datagram_iovec)
+				 */
+	MAGNET_LAYER_COUNT
+};
+
+/* struct magnet_packet.flags */
+#define MAGNET_PKT_DATA_NET	0x0001	/* data: the packet from its IP header */
+#define MAGNET_PKT_DATA_TRANSPORT 0x0002 /* data: from the TCP/UDP header */
+#define MAGNET_PKT_DATA_USER	0x0004	/* data: the application's bytes */
+#define MAGNET_PKT_FAULT	0x0008	/* user bytes not resident: not read
+					 * (probe context never faults)
+					 */
+#define MAGNET_PKT_ADDRS	0x0010	/* addresses and ports are known */
+
+/**
+ * struct magnet_packet - payload of a packet probe's record
+ * @skb:	address of the packet (struct sk_buff), 0 at the send call
+ * @sock:	address of its socket (struct sock), 0 if not known there
+ * @len:	bytes of the IP packet; at the send call and udp send, the
+ *		bytes the application asked to send; at tcp send, the
+ *		segment's bytes from its TCP header; at app, the bytes
+ *		copied (tcp) or the datagram's IP length (udp)
+ * @seq:	TCP: sequence number of the segment's first byte, else 0
+ * @ifindex:	the device the packet is on (received on, at the receive
+ *		layers), 0 if none
+ * @layer:	enum magnet_layer
+ * @caplen:	bytes of data after this struct
+ * @family:	AF_INET or AF_INET6
+ * @proto:	IPPROTO_UDP or IPPROTO_TCP
+ * @tcp_flags:	TCP header flags (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08,
+ *		ACK 0x10, ...), 0 where the header is not known
+ * @__reserved:	zero
+ * @flags:	MAGNET_PKT_*
+ * @sport:	source port, network byte order
+ * @dport:	destination port, network byte order
+ * @saddr:	source address (IPv4: the first 4 bytes), network byte order
+ * @daddr:	destination address
+ * @dev:	the device's name, NUL-padded; empty if none
+ * @data:	@caplen bytes: the packet from its IP header
+ *		(MAGNET_PKT_DATA_NET), the segment from its TCP header (tcp
+ *		send, MAGNET_PKT_DATA_TRANSPORT), or the application's data
+ *		(MAGNET_PKT_DATA_USER)
+ */
+struct magnet_packet {
+	__u64 skb;
+	__u64 sock;
+	__u32 len;
+	__u32 seq;
+	__u32 ifindex;
+	__u16 layer;
+	__u16 caplen;
+	__u8 family;
+	__u8 proto;
+	__u8 tcp_flags;
+	__u8 __reserved;
+	__u16 flags;
+	__be16 sport;
+	__be16 dport;
+	__u16 __reserved2;
+	__u8 saddr[16];
+	__u8 daddr[16];
+	char dev[16];
+	__u8 data[];
 };
 
 /*

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: packet probes, the layers of the probe sets udp-send, tcp-send,
+ * udp-recv and tcp-recv ("Packet probes" in the uapi header).
+ *
+ * Each layer is a predefined probe (probe.c hooks it) with a point that
+ * says where the packet, its socket and the application's data are among
+ * the probed function's arguments. magnet_packet_hit() turns a hit into a
+ * struct magnet_packet and up to a snap length of data, reserved in the
+ * buffer and filled in place: nothing big goes on the stack. Headers are
+ * read with skb_header_pointer()/skb_copy_bits(), so paged packets are
+ * read correctly; the application's bytes, still in user memory at the
+ * send call, with copy_from_user_nofault(), which never faults.
+ *
+ * Traffic that is not the set's protocol over IPv4 or IPv6 returns before
+ * anything is counted: a set's probes on shared points (the devices) log
+ * only their own packets.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/kernel.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/socket.h>
+#include <linux/tcp.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+#include <net/inet_sock.h>
+#include <net/ipv6.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "magnet.h"
+
+/* Where a point finds what it needs among the function's arguments. */
+enum packet_args {
+	ARGS_SOCKET_MSG,	/* (struct socket *, struct msghdr *, size_t) */
+	ARGS_SK_MSG,		/* (struct sock *, struct msghdr *, size_t) */
+	ARGS_SK_SEGMENT,	/* (struct sock *, struct sk_buff *): a TCP
+				 * segment with its header, before IP
+				 */
+	ARGS_SKB0,		/* (struct sk_buff *, ...), network header set */
+	ARGS_SKB1,		/* (_, struct sk_buff *, ...) */
+	ARGS_SKB2,		/* (_, _, struct sk_buff *) */
+	ARGS_SKB_RX,		/* (struct sk_buff *): skb->data at the
+				 * network header, as a device hands it up
+				 */
+	ARGS_SKB_COPY,		/* (struct sk_buff *, bytes copied) */
+};
+
+struct magnet_packet_point {
+	u8 layer;		/* enum magnet_layer */
+	u8 proto;		/* IPPROTO_UDP or IPPROTO_TCP */
+	u8 args;		/* enum packet_args */
+};
+
+/* What one hit is about, before it is written out. */
+struct packet_hit {
+	const struct sk_buff *skb;
+	const struct sock *sk;
+	const struct msghdr *msg;
+	int data_off;		/* where data starts, from skb->data */
+	u32 data_avail;		/* bytes there */
+	const void *object;	/* for filter modules */
+	struct magnet_packet pk;
+};
+
+static void put_ports(struct magnet_packet *pk, const struct sk_buff *skb,
+		      int off)
+{
+	struct tcphdr _th;
+	const struct tcphdr *th;
+	__be16 _ports[2];
+	const __be16 *ports;
+
+	if (pk->proto == IPPROTO_TCP) {
+		th = skb_header_pointer(skb, off, sizeof(_th), &_th);
+		if (!th)
+			return;
+		pk->sport = th->source;
+		pk->dport = th->dest;
+		pk->seq = ntohl(th->seq);
+		pk->tcp_flags = tcp_flag_byte(th);
+	} else {
+		ports = skb_header_pointer(skb, off, sizeof(_ports), _ports);
+		if (!ports)
+			return;
+		pk->sport = ports[0];
+		pk->dport = ports[1];
+	}
+	pk->flags |= MAGNET_PKT_ADDRS;
+}
+
+/*
+ * The IP packet at @off (from skb->data, may be before it): family,
+ * protocol, addresses, ports, length. False if it is not IPv4 or IPv6.
+ */
+static bool parse_ip(const struct sk_buff *skb, int off,
+		     struct magnet_packet *pk)
+{
+	u8 _ver;
+	const u8 *ver;
+
+	if (skb->data + off < skb->head)
+		return false;
+	ver = skb_header_pointer(skb, off, 1, &_ver);
+	if (!ver)
+		return false;
+	if (*ver >> 4 == 4) {
+		struct iphdr _iph;
+		const struct iphdr *iph;
+
+		iph = skb_header_pointer(skb, off, sizeof(_iph), &_iph);
+		if (!iph || iph->ihl < 5)
+			return false;
+		pk->family = AF_INET;
+		pk->proto = iph->protocol;
+		pk->len = ntohs(iph->tot_len);
+		memcpy(pk->saddr, &iph->saddr, 4);
+		memcpy(pk->daddr, &iph->daddr, 4);
+		/* Only the first fragment has the ports. */
+		if (!(iph->frag_off & htons(IP_OFFSET)))
+			put_ports(pk, skb, off + iph->ihl * 4);
+		return true;
+	}
+	if (*ver >> 4 == 6) {
+		struct ipv6hdr _ip6h;
+		const struct ipv6hdr *ip6h;
+		__be16 frag_off = 0;
+		u8 nexthdr;
+		int l4;
+
+		ip6h = skb_header_pointer(skb, off, sizeof(_ip6h), &_ip6h);
+		if (!ip6h)
+			return false;
+		pk->family = AF_INET6;
+		pk->len = ntohs(ip6h->payload_len) + sizeof(*ip6h);
+		memcpy(pk->saddr, &ip6h->saddr, 16);
+		memcpy(pk->daddr, &ip6h->daddr, 16);
+		nexthdr = ip6h->nexthdr;
+		l4 = off + sizeof(*ip6h);
+		/* Offsets before skb->data are fine: only -1 is an error. */
+		if (ipv6_ext_hdr(nexthdr)) {
+			l4 = ipv6_skip_exthdr(skb, l4, &nexthdr, &frag_off);
+			if (l4 == -1)
+				return true;
+		}
+		pk->proto = nexthdr;
+		if (!(frag_off & htons(IP6_OFFSET)))
+			put_ports(pk, skb, l4);
+		return true;
+	}
+	return false;
+}
+
+/* Family, protocol, addresses and ports of a socket. */
+static bool parse_sock(const struct sock *sk, struct magnet_packet *pk)
+{
+	pk->family = sk->sk_family;
+	pk->proto = sk->sk_protocol;
+	if (pk->family == AF_INET) {
+		memcpy(pk->saddr, &sk->sk_rcv_saddr, 4);
+		memcpy(pk->daddr, &sk->sk_daddr, 4);
+#if IS_ENABLED(CONFIG_IPV6)
+	} else if (pk->family == AF_INET6) {
+		memcpy(pk->saddr, &sk->sk_v6_rcv_saddr, 16);
+		memcpy(pk->daddr, &sk->sk_v6_daddr, 16);
+#endif
+	} else {
+		return false;
+	}
+	pk->sport = inet_sk(sk)->inet_sport;
+	pk->dport = sk->sk_dport;
+	pk->flags |= MAGNET_PKT_ADDRS;
+	return true;
+}
+
+/* An unconnected socket's destination is the call's address. */
+static void parse_msg_name(const struct msghdr *msg, struct magnet_packet *pk)
+{
+	const struct sockaddr_in *sin = msg->msg_name;
+	const struct sockaddr_in6 *sin6 = msg->msg_name;
+
+	if (!sin)
+		return;
+	if (pk->family == AF_INET && msg->msg_namelen >= sizeof(*sin) &&
+	    sin->sin_family == AF_INET) {
+		memcpy(pk->daddr, &sin->sin_addr, 4);
+		pk->dport = sin->sin_port;
+	} else if (pk->family == AF_INET6 &&
+		   msg->msg_namelen >= sizeof(*sin6) &&
+		   sin6->sin6_family == AF_INET6) {
+		memcpy(pk->daddr, &sin6->sin6_addr, 16);
+		pk->dport = sin6->sin6_port;
+	}
+}
+
+/* Where the application's bytes are: the first segment of the call. */
+static const void __user *msg_data(const struct msghdr *msg, u32 *len)
+{
+	const struct iov_iter *it = &msg->msg_iter;
+	size_t n = 0;
+	const void __user *base = NULL;
+
+	if (iter_is_ubuf(it)) {
+		base = it->ubuf + it->iov_offset;
+		n = it->count;
+	} else if (iter_is_iovec(it) && it->nr_segs) {
+		base = it->iov->iov_base + it->iov_offset;
+		n = it->iov->iov_len - it->iov_offset;
+	}
+	*len = min_t(size_t, n, it->count);
+	return base;
+}
+
+/* Fill @h from the probed function's arguments; false: not ours. */
+static bool packet_parse(const struct magnet_packet_point *pt,
+			 unsigned long a0, unsigned long a1, unsigned long a2,
+			 struct packet_hit *h)
+{
+	struct magnet_packet *pk = &h->pk;
+	const struct sk_buff *skb = NULL;
+	int off;
+
+	switch (pt->args) {
+	case ARGS_SOCKET_MSG:
+		h->sk = ((const struct socket *)a0)->sk;
+		fallthrough;
+	case ARGS_SK_MSG:
+		if (pt->args == ARGS_SK_MSG)
+			h->sk = (const struct sock *)a0;
+		h->msg = (const struct msghdr *)a1;
+		if (!h->sk || !parse_sock(h->sk, pk))
+			return false;
+		parse_msg_name(h->msg, pk);
+		pk->len = a2;
+		h->object = h->sk;
+		break;
+	case ARGS_SK_SEGMENT:
+		h->sk = (const struct sock *)a0;
+		skb = (const struct sk_buff *)a1;
+		if (!parse_sock(h->sk, pk))
+			return false;
+		off = skb_transport_offset(skb);
+		put_ports(pk, skb, off);
+		pk->len = skb->len - off;
+		pk->flags |= MAGNET_PKT_DATA_TRANSPORT;
+		h->data_off = off;
+		h->data_avail = pk->len;
+		h->object = h->sk;
+		break;
+	case ARGS_SKB0:
+	case ARGS_SKB1:
+	case ARGS_SKB2:
+	case ARGS_SKB_COPY:
+		skb = (const struct sk_buff *)(pt->args == ARGS_SKB1 ? a1 :
+					       pt->args == ARGS_SKB2 ? a2 : a0);
+		off = skb_network_offset(skb);
+		fallthrough;
+	case ARGS_SKB_RX:
+		if (pt->args == ARGS_SKB_RX) {
+			skb = (const struct sk_buff *)a0;
+			off = 0;
+			if (skb->protocol != htons(ETH_P_IP) &&
+			    skb->protocol != htons(ETH_P_IPV6))
+				return false;
+		}
+		if (!parse_ip(skb, off, pk))
+			return false;
+		pk->flags |= MAGNET_PKT_DATA_NET;
+		h->data_off = off;
+		h->data_avail = clamp_t(s64, (s64)skb->len - off, 0, pk->len);
+		h->object = skb;
+		if (pt->args == ARGS_SKB_COPY)
+			pk->len = a1;
+		break;
+	default:
+		return false;
+	}
+	if (pk->proto != pt->proto)
+		return false;
+	if (skb) {
+		h->skb = skb;
+		if (!h->sk)
+			h->sk = skb->sk;
+		if (skb->dev) {
+			pk->ifindex = skb->dev->ifindex;
+			memcpy(pk->dev, skb->dev->name, sizeof(pk->dev));
+		}
+	}
+	pk->skb = (unsigned long)skb;
+	pk->sock = (unsigned long)h->sk;
+	pk->layer = pt->layer;
+	return true;
+}
+
+/* Copy the data into the record; returns the bytes copied. */
+static u32 packet_copy(struct packet_hit *h, void *to, u32 len)
+{
+	const void __user *ubase;
+	u32 ulen;
+
+	if (!len)
+		return 0;
+	if (h->skb) {
+		if (skb_copy_bits(h->skb, h->data_off, to, len))
+			return 0;
+		return len;
+	}
+	ubase = msg_data(h->msg, &ulen);
+	if (!ubase)
+		return 0;
+	len = min(len, ulen);
+	h->pk.flags |= MAGNET_PKT_DATA_USER;
+	if (copy_from_user_nofault(to, ubase, len)) {
+		h->pk.flags |= MAGNET_PKT_FAULT;
+		return 0;
+	}
+	return len;
+}
+
+/**
+ * magnet_packet_hit - log one hit of a packet probe
+ * @ev:		the probe's event
+ * @pt:		its point (the catalog entry's)
+ * @a0:		the probed function's first argument (tracepoints: the first)
+ * @a1:		the second
+ * @a2:		the third
+ *
+ * Probe context.
+ */
+void magnet_packet_hit(struct magnet_event *ev,
+		       const struct magnet_packet_point *pt,
+		       unsigned long a0, unsigned long a1, unsigned long a2)
+{
+	struct packet_hit h = {};
+	struct magnet_record *rec;
+	struct magnet_packet *pk;
+	u32 want, snaplen;
+
+	if (!READ_ONCE(ev->enabled) || !packet_parse(pt, a0, a1, a2, &h))
+		return;
+	if (h.msg) {
+		msg_data(h.msg, &want);
+		h.data_avail = min_t(u64, want, h.pk.len);
+	}
+	want = h.data_avail;
+	snaplen = READ_ONCE(ev->snaplen);
+	if (snaplen && want > snaplen)
+		want = snaplen;
+	want = min_t(u32, want, U16_MAX);
+
+	rec = magnet_event_reserve(ev, h.skb ? h.pk.skb : h.pk.sock, &h.pk,
+				   sizeof(h.pk), sizeof(h.pk) + want, h.object);
+	if (IS_ERR_OR_NULL(rec))
+		return;
+	rec->flags |= MAGNET_RF_PACKET;
+	pk = (struct magnet_packet *)rec->payload;
+	want = rec->size - sizeof(*rec) - sizeof(*pk);
+	h.pk.caplen = packet_copy(&h, pk->data, want);
+	if (h.pk.caplen < want)
+		memset(pk->data + h.pk.caplen, 0, want - h.pk.caplen);
+	if (h.pk.caplen < h.data_avail)
+		rec->flags |= MAGNET_RF_TRUNCATED;
+	memcpy(pk, &h.pk, sizeof(*pk));
+	magnet_event_commit(ev, rec);
+}
+
+/* --- the sets -------------------------------------------------------------- */
+
+#define POINT(l, p, a) (&(const struct magnet_packet_point){		\
+	.layer = MAGNET_LAYER_##l, .proto = IPPROTO_##p, .args = ARGS_##a })
+
+static const char sock_send[] = "security_socket_sendmsg|inet_sendmsg";
+
+#define SEND_SET(set, P, p, proto_fn, proto_fn6, proto_args)		\
+	{ set ".socket", MAGNET_PROBE_KPROBE, sock_send,		\
+	  "application's send call, socket level (struct magnet_packet)",\
+	  .object_type = MAGNET_OBJECT_SOCK,				\
+	  .packet = POINT(SOCKET, P, SOCKET_MSG) },			\
+	{ set "." p, MAGNET_PROBE_KPROBE, proto_fn,			\
+	  p " send, IPv4 (struct magnet_packet)",			\
+	  .object_type = MAGNET_OBJECT_SOCK,				\
+	  .packet = POINT(PROTO_SEND, P, proto_args) },			\
+	{ set "." p "6", MAGNET_PROBE_KPROBE, proto_fn6,		\
+	  p " send, IPv6 (struct magnet_packet)",			\
+	  .object_type = MAGNET_OBJECT_SOCK,				\
+	  .packet = POINT(PROTO_SEND, P, proto_args) },			\
+	{ set ".ip", MAGNET_PROBE_KPROBE, "ip_output",			\
+	  "IPv4 output (struct magnet_packet)",				\
+	  .object_type = MAGNET_OBJECT_SKB,				\
+	  .packet = POINT(IP_SEND, P, SKB2) },				\
+	{ set ".ip6", MAGNET_PROBE_KPROBE, "ip6_output",		\
+	  "IPv6 output (struct magnet_packet)",				\
+	  .object_type = MAGNET_OBJECT_SKB,				\
+	  .packet = POINT(IP_SEND, P, SKB2) },				\
+	{ set ".dev-queue", MAGNET_PROBE_TRACEPOINT, "net_dev_queue",	\
+	  "queued to a device (struct magnet_packet)",			\
+	  .object_type = MAGNET_OBJECT_SKB,				\
+	  .packet = POINT(DEV_QUEUE, P, SKB0) },				\
+	{ set ".dev-xmit", MAGNET_PROBE_TRACEPOINT, "net_dev_start_xmit",\
+	  "handed to the driver (struct magnet_packet)",		\
+	  .object_type = MAGNET_OBJECT_SKB,				\
+	  .packet = POINT(DEV_XMIT, P, SKB0) }
+
+#define RECV_SET(set, P, p, proto_fn, proto_fn6, queue_fn)		\
+	{ set ".dev-recv", MAGNET_PROBE_TRACEPOINT, "netif_receive_skb",\
+	  "received from a device (struct magnet_packet)",		\
+	  .object_type = MAGNET_OBJECT_SKB_RX,				\
+	  .packet = POINT(DEV_RECV, P, SKB_RX) },			\
+	{ set ".ip", MAGNET_PROBE_KPROBE, "ip_rcv",			\
+	  "IPv4 input (struct magnet_packet)",				\
+	  .object_type = MAGNET_OBJECT_SKB,				\
+	  .packet = POINT(IP_RECV, P, SKB0) },				\
+	{ set ".ip6", MAGNET_PROBE_KPROBE, "ipv6_rcv",			\
+	  "IPv6 input (struct magnet_packet)",				\
+	  .object_type = MAGNET_OBJECT_SKB,				\
+	  .packet = POINT(IP_RECV, P, SKB0) },				\
+	{ set "." p, MAGNET_PROBE_KPROBE, proto_fn,			\
+	  p " input, IPv4 (struct magnet_packet)",			\
+	  .object_type = MAGNET_OBJECT_SKB,				\
+	  .packet = POINT(PROTO_RECV, P, SKB0) },			\
+	{ set "." p "6", MAGNET_PROBE_KPROBE, proto_fn6,		\
+	  p " input, IPv6 (struct magnet_packet)",			\
+	  .object_type = MAGNET_OBJECT_SKB,				\
+	  .packet = POINT(PROTO_RECV, P, SKB0) },			\
+	{ set ".sock-queue", MAGNET_PROBE_KPROBE, queue_fn,		\
+	  "put on the socket's receive queue (struct magnet_packet)",	\
+	  .object_type = MAGNET_OBJECT_SKB,				\
+	  .packet = POINT(SOCK_QUEUE, P, SKB1) }
+
+const struct magnet_predef magnet_packet_predefs[] = {
+	SEND_SET("udp-send", UDP, "udp", "udp_sendmsg", "udpv6_sendmsg",
+		 SK_MSG),
+	SEND_SET("tcp-send", TCP, "tcp", "tcp_v4_send_check",
+		 "tcp_v6_send_check", SK_SEGMENT),
+	/*
+	 * UDP copies linear datagrams without the copy's tracepoint: its
+	 * app layer is the return of the dequeue, which hands over the skb.
+	 */
+	RECV_SET("udp-recv", UDP, "udp", "udp_rcv", "udpv6_rcv",
+		 "__udp_enqueue_schedule_skb"),
+	{ "udp-recv.app", MAGNET_PROBE_KRETPROBE, "__skb_recv_udp",
+	  "taken by the application's receive call (struct magnet_packet)",
+	  .object_type = MAGNET_OBJECT_SKB,
+	  .packet = POINT(APP, UDP, SKB0) },
+	RECV_SET("tcp-recv", TCP, "tcp", "tcp_v4_rcv", "tcp_v6_rcv",
+		 "tcp_queue_rcv"),
+	{ "tcp-recv.app", MAGNET_PROBE_TRACEPOINT, "skb_copy_datagram_iovec",
+	  "copied to the application (struct magnet_packet)",
+	  .object_type = MAGNET_OBJECT_SKB,
+	  .packet = POINT(APP, TCP, SKB_COPY) },
+};
+
+const unsigned int magnet_packet_predefs_count =
+	ARRAY_SIZE(magnet_packet_predefs);

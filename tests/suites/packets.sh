@@ -1,0 +1,160 @@
+# Packet journeys on real traffic: the probe sets, magnet-read's journeys,
+# trace files and pcapng, next to tcpdump on the same interface.
+#
+# Two network namespaces, A (10.9.0.1, fd09::1 on va) and B (10.9.0.2,
+# fd09::2 on vb), joined by a veth pair. UDP and TCP transfers from A to B,
+# and UDP over loopback (IPv4 and IPv6). What the kernel logged is checked
+# here and, record by record, on the host (packets.host: tshark, tcpdump
+# and an independent reader of the trace files).
+. /magnet/lib.sh
+
+unload_all
+[ -d /sys/class/net/lo ] && ip link set lo up
+lsmod | grep -q '^veth' || [ -d /sys/module/veth ] || insmod $M/kmods/veth.ko 2>/dev/null
+load_magnet buffers=default:4M
+check "packet filter module loads" insmod $M/magnet_pktfilter.ko
+
+# --- the network -------------------------------------------------------------
+
+unshare -n sleep 100000 &
+A=$!
+unshare -n sleep 100000 &
+B=$!
+sleep 0.2
+inA() { nsenter -t $A -n "$@"; }
+inB() { nsenter -t $B -n "$@"; }
+ip link add va type veth peer name vb
+ip link set va netns $A
+ip link set vb netns $B
+inA ip addr add 10.9.0.1/24 dev va
+inB ip addr add 10.9.0.2/24 dev vb
+inA ip -6 addr add fd09::1/64 dev va nodad
+inB ip -6 addr add fd09::2/64 dev vb nodad
+for ns in $A $B; do
+	nsenter -t $ns -n ip link set lo up
+	nsenter -t $ns -n ip link set $( [ $ns = $A ] && echo va || echo vb) up
+done
+# One write, one segment: what the TCP checks count on.
+inA sysctl -qw net.ipv4.tcp_autocorking=0
+check "veth pair between namespaces" inA ping -c 1 -W 2 10.9.0.2
+
+# --- probe sets ----------------------------------------------------------------
+
+magnetctl probe sets > /tmp/sets.txt 2>&1
+check "four probe sets in the catalog" \
+	sh -c 'for s in udp-send tcp-send udp-recv tcp-recv; do grep -q "$s" /tmp/sets.txt || exit 1; done'
+magnetctl probe add-set udp-send,udp-recv,tcp-send,tcp-recv snaplen 4000 > /tmp/add.txt 2>&1
+cat /tmp/add.txt
+check "add-set installs the layers" grep -q 'udp-send.dev-xmit' /tmp/add.txt
+check "add-set names the function used" grep -q 'udp_sendmsg' /tmp/add.txt
+n=$(magnetctl probe list | grep -c -E '^ *[0-9]+ +(udp|tcp)-(send|recv)\.')
+magnetctl probe list | grep -E '(udp|tcp)-(send|recv)\.' | head -40
+check "28 packet probes listed ($n)" [ "$n" -eq 28 ]
+check_fails "a set twice is refused" magnetctl probe add-set udp-send
+check "and the first is intact" sh -c '[ $(magnetctl probe list | grep -c "udp-send\.") -eq 7 ]'
+check_fails "an unknown set is refused" magnetctl probe add-set nosuch
+magnet-read -N -q 2>/dev/null
+
+# capture NAME FILTER -- TRAFFIC...: tcpdump on va (in A) and magnet-read
+# (trace file, pcapng and live text) around the traffic.
+capture() {
+	name=$1; filter=$2; shift 2
+	inA tcpdump -Z root -i va -n -U -w /tmp/$name-tcpdump.pcap $filter \
+		2> /tmp/$name-tcpdump.err &
+	td=$!
+	magnet-read -n -w /tmp/$name.mtr --print --pcapng /tmp/$name.pcapng \
+		$filter > /tmp/$name-live.txt 2> /tmp/$name-read.err &
+	mr=$!
+	sleep 1
+	"$@"
+	sleep 1
+	kill -INT $td $mr
+	wait $td $mr
+	cat /tmp/$name-read.err
+	artifact /tmp/$name.mtr
+	artifact /tmp/$name.pcapng
+	artifact /tmp/$name-tcpdump.pcap
+	artifact /tmp/$name-live.txt
+}
+
+udp_transfer() {
+	inB magnet-test udp-recv 10.9.0.2 5001 50 > /tmp/udp-recv.out &
+	rx=$!
+	sleep 0.3
+	inA magnet-test udp-send 10.9.0.2 5001 50 1000 4242
+	wait $rx
+}
+capture udp "udp port 5001" udp_transfer
+check "udp: all 50 datagrams received" grep -q '^received 50 ' /tmp/udp-recv.out
+check "udp: magnet-read read without loss" grep -q ' 0 lost$' /tmp/udp-read.err
+n=$(grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP' /tmp/udp-live.txt)
+check "udp: 50 packet lines ($n)" [ "$n" -eq 50 ]
+magnet-read -r /tmp/udp.mtr -n udp port 5001 > /tmp/udp-replay.txt 2>/dev/null
+check "udp: -r reproduces the live output" cmp /tmp/udp-live.txt /tmp/udp-replay.txt
+
+tcp_transfer() {
+	inB magnet-test tcp-recv 10.9.0.2 5002 > /tmp/tcp-recv.out &
+	rx=$!
+	sleep 0.3
+	inA magnet-test tcp-send 10.9.0.2 5002 30 200
+	wait $rx
+}
+capture tcp "tcp port 5002" tcp_transfer
+check "tcp: all 6000 bytes received" grep -q '^received 6000$' /tmp/tcp-recv.out
+check "tcp: magnet-read read without loss" grep -q ' 0 lost$' /tmp/tcp-read.err
+magnet-read -r /tmp/tcp.mtr -n tcp port 5002 > /tmp/tcp-replay.txt 2>/dev/null
+check "tcp: -r reproduces the live output" cmp /tmp/tcp-live.txt /tmp/tcp-replay.txt
+
+# Loopback, IPv4 and IPv6: one process sends and receives.
+loopback() {
+	magnet-test udp 127.0.0.1 5003 20 4343 &&
+	magnet-test udp ::1 5004 20 4444
+}
+magnet-read -n -w /tmp/lo.mtr --print udp > /tmp/lo-live.txt 2> /tmp/lo-read.err &
+mr=$!
+sleep 1
+check "loopback: 20 + 20 datagrams" loopback
+sleep 1
+kill -INT $mr
+wait $mr
+artifact /tmp/lo.mtr
+n=$(grep -c 'IP 127.0.0.1.4343 > 127.0.0.1.5003: UDP' /tmp/lo-live.txt)
+check "loopback: 20 IPv4 packets ($n)" [ "$n" -eq 20 ]
+n=$(grep -c 'IP6 ::1.4444 > ::1.5004: UDP' /tmp/lo-live.txt)
+check "loopback: 20 IPv6 packets ($n)" [ "$n" -eq 20 ]
+
+# --- user errors -------------------------------------------------------------
+
+magnet-read -n 'port' > /dev/null 2> /tmp/err.txt
+check "bad expression: exit 2" [ $? -eq 2 ]
+check "bad expression: one line" [ "$(wc -l < /tmp/err.txt)" -eq 1 ]
+magnet-read -n > /dev/null 2>&1 &
+first=$!
+sleep 0.5
+magnet-read -N > /dev/null 2> /tmp/err.txt
+check "busy buffer: non-zero exit" [ $? -ne 0 ]
+check "busy buffer: says so" grep -q 'another reader' /tmp/err.txt
+kill -INT $first
+wait $first
+magnet-read -r /nonexistent > /dev/null 2> /tmp/err.txt
+check "unreadable file: non-zero exit" [ $? -ne 0 ]
+check "unreadable file: one line" [ "$(wc -l < /tmp/err.txt)" -eq 1 ]
+
+check "del-set removes every layer" magnetctl probe del-set udp-send,udp-recv,tcp-send,tcp-recv
+n=$(magnetctl probe list | grep -c -E '(udp|tcp)-(send|recv)\.')
+check "no packet probe left ($n)" [ "$n" -eq 0 ]
+
+# magnet-read -P installs sets for one capture and removes them after.
+magnet-read -n -P udp-send -c 5 udp port 5005 > /tmp/p.txt 2> /tmp/p.err &
+mr=$!
+sleep 2
+magnet-test udp 127.0.0.1 5005 10 > /dev/null
+wait $mr
+check "-P: 5 packets captured" [ "$(grep -c 'IP 127.0.0.1' /tmp/p.txt)" -eq 5 ]
+check "-P: the probes are gone afterwards" \
+	sh -c '! magnetctl probe list | grep -q udp-send'
+
+kill $A $B
+unload_all
+check "module unloads" sh -c '! lsmod | grep -q "^magnet "'
+summary
