@@ -2,7 +2,8 @@
 #
 #   make                  module (for KDIR) and user-space tools
 #   make check            module at W=1 with -Werror, sparse (C=2) and
-#                         checkpatch --strict: any finding fails
+#                         checkpatch --strict: any finding fails; and
+#                         check-host: magnet-read on made-up trace files
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
 #   make install          honours DESTDIR and PREFIX; DKMS source included
@@ -31,8 +32,7 @@ TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_forma
 HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
 TOOLS     := build/bin/magnet-read build/bin/magnetctl
-STATIC    := build/static/magnet-test build/static/magnet-read \
-	     build/test-bin/magnet-nltest
+STATIC    := build/static/magnet-test build/test-bin/magnet-nltest
 
 all: modules tools
 
@@ -65,19 +65,21 @@ modules: $(KOUT)/.tree
 tools: $(TOOLS)
 test-programs: $(STATIC)
 
-build/bin/magnet-read: tools/magnet-read/magnet-read.c include/uapi/linux/magnet.h
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $<
+MAGNET_READ_SRC := $(addprefix tools/magnet-read/,magnet-read.c input.c journey.c \
+		   expr.c output.c pcapng.c) \
+		   tools/magnetctl/netlink.c tools/magnetctl/probeset.c
 
-MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c netlink.c print.c)
+build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h \
+		tools/magnetctl/netlink.h tools/magnetctl/probeset.h \
+		include/uapi/linux/magnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $(MAGNET_READ_SRC) -lmnl
+
+MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c netlink.c print.c probeset.c)
 
 build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $(MAGNETCTL_SRC) -lmnl
-
-build/static/magnet-read: tools/magnet-read/magnet-read.c include/uapi/linux/magnet.h
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -static -o $@ $<
 
 build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
@@ -89,7 +91,10 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h incl
 
 # --- checks ------------------------------------------------------------------
 
-check: $(KOUT)/.tree
+check-host: build/bin/magnet-read
+	tests/host/magnet-read.sh
+
+check: check-host $(KOUT)/.tree
 	@test -n "$(CHECKPATCH)" || scripts/get-checkpatch
 	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet clean >/dev/null
 	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet W=1 C=2 KCFLAGS=-Werror modules \
@@ -119,6 +124,7 @@ install: modules tools
 	install -D -m 644 -t $(MODDIR) $(KOUT)/filters/magnet_pktfilter.ko \
 		$(KOUT)/filters/magnet_correlate.ko
 	install -D -m 755 build/bin/magnet-read $(DESTDIR)$(PREFIX)/bin/magnet-read
+	install -D -m 644 tools/magnet-read/magnet-read.1 $(DESTDIR)$(PREFIX)/share/man/man1/magnet-read.1
 	install -D -m 755 build/bin/magnetctl $(DESTDIR)$(PREFIX)/sbin/magnetctl
 	install -D -m 644 tools/magnetctl/magnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8
 	install -D -m 644 include/uapi/linux/magnet.h $(DESTDIR)$(PREFIX)/include/linux/magnet.h
@@ -134,10 +140,11 @@ uninstall:
 	      $(MODDIR)/magnet_correlate.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
 	      $(DESTDIR)$(PREFIX)/include/linux/magnet.h \
 	      $(DESTDIR)$(PREFIX)/sbin/magnetctl \
-	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8
+	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8 \
+	      $(DESTDIR)$(PREFIX)/share/man/man1/magnet-read.1
 	rm -rf $(DKMSDIR)
 
 clean:
 	rm -rf build
 
-.PHONY: all modules tools test-programs check test install uninstall clean
+.PHONY: all modules tools test-programs check check-host test install uninstall clean

@@ -20,6 +20,7 @@
 
 #include "netlink.h"
 #include "print.h"
+#include "probeset.h"
 
 #define MAGNETCTL_VERSION	"0.1.0"
 #define EXIT_USAGE		2
@@ -108,7 +109,26 @@ static const char help_probe[] =
 "      enabled), LOGGED (records written), LOST (records the buffer\n"
 "      refused) and SAMPLE (sampling in force, e.g. every 10 interval 1ms).\n"
 "  magnetctl probe catalog\n"
-"      List the predefined probes: NAME, KIND, TARGET, DESCRIPTION.\n";
+"      List the predefined probes: NAME, KIND, TARGET, DESCRIPTION. A\n"
+"      TARGET A|B means the first of A and B the running kernel has.\n"
+"\n"
+"Probe sets (packet probes along the network stack, one per layer):\n"
+"  magnetctl probe add-set SET[,SET...] [buffer B] [snaplen N] [disabled]\n"
+"      Add every layer of each SET (udp-send, tcp-send, udp-recv, tcp-recv;\n"
+"      see probe sets) as a probe named SET.LAYER, and print one line per\n"
+"      layer: NAME, ID and TARGET, the function the probe went on, or\n"
+"      \"skipped: not in this kernel\" for a layer the running kernel has\n"
+"      none of the functions of. If any other layer fails, the probes just\n"
+"      added are removed again. snaplen N keeps at most N bytes of each\n"
+"      packet after its struct magnet_packet (0, the default: the whole\n"
+"      packet, as far as the buffer's largest record allows; at most\n"
+"      65536). buffer and disabled as for probe add.\n"
+"  magnetctl probe del-set SET[,SET...]\n"
+"      Remove the probes named SET.LAYER of each SET, whoever added them,\n"
+"      and print how many.\n"
+"  magnetctl probe sets\n"
+"      List the probe sets and their layers from the catalog: SET, LAYER,\n"
+"      KIND, TARGET, DESCRIPTION.\n";
 
 static const char help_filter[] =
 "Filter rules (which hits of a probe are logged):\n"
@@ -177,6 +197,7 @@ static const char help_values[] =
 "  NAME      1 to 31 bytes, no '/' or white space\n"
 "  N         a decimal number\n"
 "  SIZE      bytes, with an optional suffix K, M or G (powers of 1024)\n"
+"  SET       a probe set's name, e.g. udp-send (see probe sets)\n"
 "  DURATION  a number with an optional unit ns (the default), us, ms or s,\n"
 "            e.g. 250us or 1.5ms\n"
 "  LIST      CPU numbers and ranges, e.g. 0-3,6\n"
@@ -193,6 +214,7 @@ static const char help_values[] =
 "  magnetctl buffer add net size 4M mode overwrite\n"
 "  magnetctl probe add sw sched_switch buffer net\n"
 "  magnetctl probe add open kprobe do_sys_openat2 args 3 id-arg 1\n"
+"  magnetctl probe add-set udp-send,udp-recv snaplen 128\n"
 "  magnetctl probe set sw sample interval 10ms\n"
 "  magnetctl probe set sw sample every 100\n"
 "  magnetctl filter add sw cpu 0-3,6 tgid 1234\n"
@@ -597,6 +619,18 @@ static void out_of_memory(void)
 {
 	fputs("magnetctl: out of memory\n", stderr);
 	exit(1);
+}
+
+/* Room for one more zeroed element at the end of @array. */
+static void *append(void *array, size_t *count, size_t size)
+{
+	char *grown = realloc(array, (*count + 1) * size);
+
+	if (!grown)
+		out_of_memory();
+	memset(grown + *count * size, 0, size);
+	(*count)++;
+	return grown;
 }
 
 /* Nanoseconds as "1s", "1500us", "250ns": the largest exact unit. */
@@ -1150,6 +1184,32 @@ static int probe_list(struct args *a)
 	return list(&req, probe_row_cb);
 }
 
+/*
+ * A catalog entry's target: as the kernel gives it, "A|B" for the first
+ * of A and B the running kernel has; JSON also has the alternatives as
+ * an array, "targets".
+ */
+static void print_catalog_target(const char *target)
+{
+	const char *p = target, *end;
+	char name[MAGNET_TARGET_LEN];
+
+	print_string(PRINT_ANY, "target", NULL, target);
+	if (!target || !print_is_json())
+		return;
+	print_open_array("targets");
+	for (;;) {
+		end = strchrnul(p, '|');
+		snprintf(name, sizeof(name), "%.*s", (int)(end - p), p);
+		if (*name)
+			print_string(PRINT_JSON, NULL, NULL, name);
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	print_close_array();
+}
+
 static int catalog_row_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[MAGNET_A_MAX + 1];
@@ -1163,8 +1223,7 @@ static int catalog_row_cb(const struct nlmsghdr *nlh, void *data)
 		     attr_str(tb[MAGNET_A_PROBE_PREDEF]));
 	print_string(PRINT_ANY, "kind", NULL,
 		     VALUE_NAME(probe_kinds, tb[MAGNET_A_PROBE_KIND], kind));
-	print_string(PRINT_ANY, "target", NULL,
-		     attr_str(tb[MAGNET_A_PROBE_TARGET]));
+	print_catalog_target(attr_str(tb[MAGNET_A_PROBE_TARGET]));
 	print_string(PRINT_ANY, "description", NULL,
 		     attr_str(tb[MAGNET_A_PROBE_DESC]));
 	print_row_end();
@@ -1178,6 +1237,245 @@ static int probe_catalog(struct args *a)
 	no_more_args(a);
 	request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP);
 	return list(&req, catalog_row_cb);
+}
+
+/* --- probe sets ----------------------------------------------------------- */
+
+/*
+ * The length of @name's set, the part before its first '.' ("udp-send" of
+ * "udp-send.ip"), or 0 if it is no set's entry; as in probeset.c.
+ */
+static size_t set_name_len(const char *name)
+{
+	const char *dot = strchr(name, '.');
+
+	return dot && dot != name && dot[1] ? (size_t)(dot - name) : 0;
+}
+
+/* SET[,SET...]: set names, each a valid name without '.'. */
+static void check_set_list(const char *sets)
+{
+	char name[MAGNET_NAME_LEN];
+	const char *p = sets, *end;
+	size_t len;
+
+	for (;;) {
+		end = strchrnul(p, ',');
+		len = end - p;
+		if (!len)
+			usage_error("%s: bad probe set list \"%s\": expected set names separated by commas, e.g. udp-send,udp-recv",
+				    command, sets);
+		if (len >= MAGNET_NAME_LEN)
+			usage_error("%s: bad probe set \"%.*s\": 1 to %d bytes",
+				    command, (int)len, p, MAGNET_NAME_LEN - 1);
+		memcpy(name, p, len);
+		name[len] = '\0';
+		check_name(name, "probe set");
+		if (strchr(name, '.'))
+			usage_error("%s: bad probe set \"%s\": a set's name has no '.' (to add one layer: magnetctl probe add NAME %s)",
+				    command, name, name);
+		if (!*end)
+			return;
+		p = end + 1;
+	}
+}
+
+static void print_probeset(const struct probeset *ps)
+{
+	const struct probeset_probe *p;
+
+	print_open_array(NULL);
+	table_begin();
+	for (p = ps->probe; p < ps->probe + ps->count; p++) {
+		print_row_begin();
+		print_string(PRINT_ANY, "name", NULL, p->name);
+		if (p->error) {
+			print_string(PRINT_JSON, "status", NULL, "skipped");
+			print_string(PRINT_TEXT, "id", NULL, NULL);
+			print_string(PRINT_TEXT, "target", NULL,
+				     "skipped: not in this kernel");
+			/* the functions looked for */
+			print_string(PRINT_JSON, "candidates", NULL,
+				     p->target);
+		} else {
+			print_string(PRINT_JSON, "status", NULL, "added");
+			print_u64(PRINT_ANY, "id", NULL, p->id);
+			print_string(PRINT_ANY, "target", NULL, p->target);
+		}
+		print_row_end();
+	}
+	table_end();
+	print_close_array();
+}
+
+static int probe_add_set(struct args *a)
+{
+	const char *sets = take_arg(a, "SET[,SET...]");
+	const char *key, *buffer = NULL;
+	bool have_snaplen = false, disabled = false;
+	uint32_t snaplen = 0;
+	struct probeset ps;
+
+	check_set_list(sets);
+	while (more(a)) {
+		key = next_word(a);
+		if (!strcmp(key, "buffer")) {
+			if (buffer)
+				usage_error("%s: \"%s\" given twice", command,
+					    key);
+			buffer = take_value(a, key);
+			check_name(buffer, "buffer name");
+		} else if (!strcmp(key, "snaplen")) {
+			if (have_snaplen)
+				usage_error("%s: \"%s\" given twice", command,
+					    key);
+			snaplen = parse_uint(take_value(a, key), 0,
+					     MAGNET_RECORD_MAX, key);
+			have_snaplen = true;
+		} else if (!strcmp(key, "disabled")) {
+			if (disabled)
+				usage_error("%s: \"%s\" given twice", command,
+					    key);
+			disabled = true;
+		} else {
+			unknown_keyword(key);
+		}
+	}
+	if (probeset_add(sets, buffer, snaplen, !disabled, &ps))
+		return -1;
+	print_probeset(&ps);
+	return 0;
+}
+
+static int probe_del_set(struct args *a)
+{
+	const char *sets = take_arg(a, "SET[,SET...]");
+	int removed;
+
+	check_set_list(sets);
+	no_more_args(a);
+	removed = probeset_del(sets);
+	if (removed < 0)
+		return -1;
+	print_open_object(NULL);
+	print_u64(PRINT_ANY, "removed", "removed %" PRIu64, removed);
+	print_string(PRINT_TEXT, NULL, " %s\n",
+		     removed == 1 ? "probe" : "probes");
+	print_close_object();
+	return 0;
+}
+
+/* A catalog entry of a set, kept until the whole catalog is in. */
+struct set_entry {
+	char *name, *target, *desc;
+	int kind;			/* enum magnet_probe_kind, -1: none */
+};
+
+struct set_catalog {
+	struct set_entry *entry;
+	size_t count;
+};
+
+static char *copy_str(const struct nlattr *attr)
+{
+	char *copy;
+
+	if (!attr)
+		return NULL;
+	copy = strdup(mnl_attr_get_str(attr));
+	if (!copy)
+		out_of_memory();
+	return copy;
+}
+
+static int set_entry_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[MAGNET_A_MAX + 1];
+	struct set_catalog *c = data;
+	struct set_entry *e;
+
+	if (parse_magnet_attrs(nlh, tb))
+		return MNL_CB_ERROR;
+	if (!tb[MAGNET_A_PROBE_PREDEF] ||
+	    !set_name_len(attr_str(tb[MAGNET_A_PROBE_PREDEF])))
+		return MNL_CB_OK;
+	c->entry = append(c->entry, &c->count, sizeof(*c->entry));
+	e = &c->entry[c->count - 1];
+	e->name = copy_str(tb[MAGNET_A_PROBE_PREDEF]);
+	e->target = copy_str(tb[MAGNET_A_PROBE_TARGET]);
+	e->desc = copy_str(tb[MAGNET_A_PROBE_DESC]);
+	e->kind = tb[MAGNET_A_PROBE_KIND] ?
+		  (int)attr_uint(tb[MAGNET_A_PROBE_KIND]) : -1;
+	return MNL_CB_OK;
+}
+
+static void print_set_entry(const struct set_entry *e)
+{
+	size_t len = set_name_len(e->name);
+	char set[MAGNET_NAME_LEN], kind[24];
+	const char *kind_name = NULL;
+
+	snprintf(set, sizeof(set), "%.*s", (int)len, e->name);
+	if (e->kind >= 0 && (size_t)e->kind < ARRAY_SIZE(probe_kinds) &&
+	    probe_kinds[e->kind])
+		kind_name = probe_kinds[e->kind];
+	else if (e->kind >= 0) {
+		snprintf(kind, sizeof(kind), "%d", e->kind);	/* newer */
+		kind_name = kind;
+	}
+	print_row_begin();
+	print_string(PRINT_ANY, "set", NULL, set);
+	print_string(PRINT_ANY, "layer", NULL, e->name + len + 1);
+	print_string(PRINT_JSON, "name", NULL, e->name);
+	print_string(PRINT_ANY, "kind", NULL, kind_name);
+	print_catalog_target(e->target);
+	print_string(PRINT_ANY, "description", NULL, e->desc);
+	print_row_end();
+}
+
+/* Set by set, in the order the catalog first names them. */
+static void print_sets(const struct set_catalog *c)
+{
+	size_t i, j, len;
+
+	print_open_array(NULL);
+	table_begin();
+	for (i = 0; i < c->count; i++) {
+		len = set_name_len(c->entry[i].name);
+		for (j = 0; j < i; j++)
+			if (set_name_len(c->entry[j].name) == len &&
+			    !strncmp(c->entry[j].name, c->entry[i].name, len))
+				break;
+		if (j < i)
+			continue;	/* printed with its set */
+		for (j = i; j < c->count; j++)
+			if (set_name_len(c->entry[j].name) == len &&
+			    !strncmp(c->entry[j].name, c->entry[i].name, len))
+				print_set_entry(&c->entry[j]);
+	}
+	table_end();
+	print_close_array();
+}
+
+static int probe_sets(struct args *a)
+{
+	struct set_catalog c = { 0 };
+	struct request req;
+	size_t i;
+	int ret;
+
+	no_more_args(a);
+	request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP);
+	ret = nl_request(&req, set_entry_cb, &c);
+	if (!ret)
+		print_sets(&c);
+	for (i = 0; i < c.count; i++) {
+		free(c.entry[i].name);
+		free(c.entry[i].target);
+		free(c.entry[i].desc);
+	}
+	free(c.entry);
+	return ret;
 }
 
 /* --- filter --------------------------------------------------------------- */
@@ -2064,18 +2362,6 @@ struct stats {
 	uint64_t sent, dropped, rate;
 };
 
-/* Room for one more zeroed element at the end of @array. */
-static void *append(void *array, size_t *count, size_t size)
-{
-	char *grown = realloc(array, (*count + 1) * size);
-
-	if (!grown)
-		out_of_memory();
-	memset(grown + *count * size, 0, size);
-	(*count)++;
-	return grown;
-}
-
 static int stats_add_probe(struct stats *s, const struct nlattr **tb)
 {
 	const struct nlattr *st[MAGNET_STAT_MAX + 1] = { NULL };
@@ -2344,6 +2630,9 @@ static const struct command commands[] = {
 	{ "probe", "list", probe_list },
 	{ "probe", "show", probe_list },
 	{ "probe", "catalog", probe_catalog },
+	{ "probe", "add-set", probe_add_set },
+	{ "probe", "del-set", probe_del_set },
+	{ "probe", "sets", probe_sets },
 	{ "filter", "add", filter_add },
 	{ "filter", "del", filter_del },
 	{ "filter", "list", filter_list },

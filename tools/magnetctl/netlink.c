@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnetctl: the generic netlink side. One socket per run; the family is
- * resolved when the first request is sent, so that a command line can be
- * checked completely without the module.
+ * magnetctl: the generic netlink side (magnet-read links it too). One
+ * socket per run; the family is resolved when the first request is sent,
+ * so that a command line can be checked completely without the module.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +34,8 @@ static struct {
 } nl;
 
 static char reply[REPLY_SIZE] __attribute__((aligned(8)));
+
+const char *nl_progname = "magnetctl";
 
 /* One request and its replies. */
 struct exchange {
@@ -449,13 +451,13 @@ static void print_exchange_error(const struct exchange *ex)
 	const char *module;
 
 	if (!ex->error) {
-		fprintf(stderr, "magnetctl: %s", ex->failed);
+		fprintf(stderr, "%s: %s", nl_progname, ex->failed);
 		if (ex->local_errno)
 			fprintf(stderr, ": %s", strerror(ex->local_errno));
 		fputc('\n', stderr);
 		return;
 	}
-	fprintf(stderr, "magnetctl: %s", strerror(ex->error));
+	fprintf(stderr, "%s: %s", nl_progname, strerror(ex->error));
 	if (ex->msg[0])
 		fprintf(stderr, ": %s", ex->msg);
 	print_attr(ex, "attribute", ex->bad_attr, ex->bad_nest);
@@ -467,8 +469,9 @@ static void print_exchange_error(const struct exchange *ex)
 	module = filter_type_module(request_filter_type(ex->req));
 	if (ex->error == ENOENT && ex->bad_attr == MAGNET_A_FILTER_TYPE &&
 	    ex->bad_nest < 0 && module)
-		fprintf(stderr, "magnetctl: filter type \"%s\" needs module %s loaded (modprobe %s)\n",
-			request_filter_type(ex->req), module, module);
+		fprintf(stderr, "%s: filter type \"%s\" needs module %s loaded (modprobe %s)\n",
+			nl_progname, request_filter_type(ex->req), module,
+			module);
 }
 
 /* --- requests ------------------------------------------------------------- */
@@ -596,8 +599,8 @@ static int resolve_family(void)
 		ex.failed = "the kernel did not give the family's id";
 	}
 	if (ex.error == ENOENT)
-		fputs("magnetctl: the magnet kernel module is not loaded (no generic netlink family \""
-		      MAGNET_GENL_NAME "\")\n", stderr);
+		fprintf(stderr, "%s: the magnet kernel module is not loaded (no generic netlink family \""
+			MAGNET_GENL_NAME "\")\n", nl_progname);
 	else
 		print_exchange_error(&ex);
 	return -1;
@@ -611,8 +614,8 @@ static int nl_connect(void)
 		return 0;
 	nl.sock = mnl_socket_open(NETLINK_GENERIC);
 	if (!nl.sock || mnl_socket_bind(nl.sock, 0, MNL_SOCKET_AUTOPID) < 0) {
-		fprintf(stderr, "magnetctl: generic netlink socket: %s\n",
-			strerror(errno));
+		fprintf(stderr, "%s: generic netlink socket: %s\n",
+			nl_progname, strerror(errno));
 		return -1;
 	}
 	/* Kernels without them still work, only with terser errors. */
@@ -623,17 +626,50 @@ static int nl_connect(void)
 	return resolve_family();
 }
 
-int nl_request(struct request *req, mnl_cb_t cb, void *data)
+/* @err NULL: print every error; else return the kernel's in @err. */
+static int request(struct request *req, mnl_cb_t cb, void *data,
+		   struct nl_error *err)
 {
 	struct exchange ex = { .cb = cb, .data = data };
 
+	if (err)
+		memset(err, 0, sizeof(*err));
 	if (nl_connect())
 		return -1;
 	req->nlh->nlmsg_type = nl.family;
 	if (exchange(req->nlh, &ex) == 0)
 		return 0;
+	if (err && ex.error) {
+		err->error = ex.error;
+		snprintf(err->msg, sizeof(err->msg), "%s", ex.msg);
+		return -1;
+	}
 	print_exchange_error(&ex);
 	return -1;
+}
+
+int nl_request(struct request *req, mnl_cb_t cb, void *data)
+{
+	return request(req, cb, data, NULL);
+}
+
+int nl_request_quiet(struct request *req, mnl_cb_t cb, void *data,
+		     struct nl_error *err)
+{
+	return request(req, cb, data, err);
+}
+
+void nl_print_error(const char *context, const struct nl_error *err)
+{
+	fprintf(stderr, "%s: ", nl_progname);
+	if (context)
+		fprintf(stderr, "%s: ", context);
+	fputs(strerror(err->error), stderr);
+	if (err->msg[0])
+		fprintf(stderr, ": %s", err->msg);
+	else if (err->error == EPERM)
+		fputs(" (" CAP_HINT ")", stderr);
+	fputc('\n', stderr);
 }
 
 void nl_close(void)
@@ -675,14 +711,15 @@ static int join_notify_group(void)
 	int rcvbuf = MONITOR_RCVBUF;
 
 	if (!nl.notify_group) {
-		fputs("magnetctl: the magnet module has no \""
-		      MAGNET_GENL_MCGRP_NOTIFY "\" multicast group\n", stderr);
+		fprintf(stderr, "%s: the magnet module has no \""
+			MAGNET_GENL_MCGRP_NOTIFY "\" multicast group\n",
+			nl_progname);
 		return -1;
 	}
 	if (mnl_socket_setsockopt(nl.sock, NETLINK_ADD_MEMBERSHIP,
 				  &nl.notify_group, sizeof(nl.notify_group))) {
-		fprintf(stderr, "magnetctl: joining the \"%s\" group: %s%s\n",
-			MAGNET_GENL_MCGRP_NOTIFY, strerror(errno),
+		fprintf(stderr, "%s: joining the \"%s\" group: %s%s\n",
+			nl_progname, MAGNET_GENL_MCGRP_NOTIFY, strerror(errno),
 			errno == EPERM ? " (" MONITOR_CAP_HINT ")" : "");
 		return -1;
 	}
@@ -721,29 +758,29 @@ int nl_listen(mnl_cb_t cb, void *data)
 		if (ppoll(&pfd, 1, NULL, &wait_mask) < 0) {
 			if (errno == EINTR)
 				continue;
-			fprintf(stderr, "magnetctl: poll: %s\n",
+			fprintf(stderr, "%s: poll: %s\n", nl_progname,
 				strerror(errno));
 			return -1;
 		}
 		n = mnl_socket_recvfrom(nl.sock, reply, sizeof(reply));
 		if (n < 0) {
 			if (errno == ENOBUFS) {
-				fputs("magnetctl: warning: notifications lost, the socket's receive buffer overran (ENOBUFS)\n",
-				      stderr);
+				fprintf(stderr, "%s: warning: notifications lost, the socket's receive buffer overran (ENOBUFS)\n",
+					nl_progname);
 				continue;
 			}
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
-			fprintf(stderr, "magnetctl: receiving notifications: %s\n",
-				strerror(errno));
+			fprintf(stderr, "%s: receiving notifications: %s\n",
+				nl_progname, strerror(errno));
 			return -1;
 		}
 		ret = mnl_cb_run(reply, n, 0, 0, notify_cb, &l);
 		if (ret == MNL_CB_STOP)
 			break;
 		if (ret < 0) {
-			fprintf(stderr, "magnetctl: malformed notification: %s\n",
-				strerror(errno));
+			fprintf(stderr, "%s: malformed notification: %s\n",
+				nl_progname, strerror(errno));
 			return -1;
 		}
 	}

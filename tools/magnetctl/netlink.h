@@ -14,6 +14,12 @@
 #include <linux/genetlink.h>
 #include <linux/magnet.h>
 
+/*
+ * The program's name, which starts every message printed here and in
+ * probeset.c: "magnetctl" unless the program sets its own.
+ */
+extern const char *nl_progname;
+
 /* Room for a request: a filter rule with full tgid and id sets fits. */
 #define REQUEST_SIZE	8192
 
@@ -36,6 +42,28 @@ struct nlmsghdr *request_start(struct request *req, uint8_t cmd,
  * if need be. Returns 0, or -1 once the error has been printed.
  */
 int nl_request(struct request *req, mnl_cb_t cb, void *data);
+
+/* An error the kernel answered a request with. */
+struct nl_error {
+	int error;			/* its errno; 0: none */
+	char msg[256];			/* its extended ack message, or "" */
+};
+
+/*
+ * As nl_request(), but an error the kernel answers with is not printed:
+ * it is returned in @err for the caller to handle, or to print with
+ * nl_print_error(). Failures on our side (no module, the socket, a
+ * malformed reply) are printed as nl_request() does, with err->error 0.
+ * Returns 0, or -1.
+ */
+int nl_request_quiet(struct request *req, mnl_cb_t cb, void *data,
+		     struct nl_error *err);
+
+/*
+ * Print @err as one line: "PROGNAME: CONTEXT: strerror: message", without
+ * "CONTEXT: " if @context is NULL.
+ */
+void nl_print_error(const char *context, const struct nl_error *err);
 
 /*
  * Join the notify group and hand each MAGNET_CMD_NOTIFY message to @cb

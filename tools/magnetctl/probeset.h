@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Probe sets: adding and removing the packet probes of a named set
+ * ("udp-send", "tcp-send", "udp-recv", "tcp-recv"; see "Packet probes" in
+ * <linux/magnet.h>) in one step. Shared by magnetctl (probe add-set,
+ * probe del-set) and magnet-read (-P, which installs sets for the length
+ * of a capture).
+ */
+#ifndef MAGNET_PROBESET_H
+#define MAGNET_PROBESET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <linux/magnet.h>
+
+#define PROBESET_MAX	64	/* probes in all the sets of one request */
+
+struct probeset_probe {
+	char name[MAGNET_NAME_LEN];	/* "SET.LAYER", also the probe's name */
+	char target[MAGNET_TARGET_LEN];	/* function or tracepoint used */
+	uint16_t id;			/* probe id, 0 if not added */
+	int error;			/* 0: added; ENOENT: nothing to probe
+					 * in this kernel (skipped); else the
+					 * errno of a failure
+					 */
+};
+
+struct probeset {
+	unsigned int count;
+	struct probeset_probe probe[PROBESET_MAX];
+};
+
+/*
+ * Add every catalog entry of the comma-separated @sets ("udp-send,udp-recv")
+ * as a probe of the same name, logging into @buffer with snap length
+ * @snaplen (packet bytes; 0 = whole packets), enabled or not. Layers the
+ * running kernel has no function for are skipped (error ENOENT in @out).
+ * Any other failure, or a set that does not exist, removes what was added,
+ * prints one line saying why and returns -1. Returns 0 on success; @out
+ * then lists every layer of the sets with its outcome.
+ */
+int probeset_add(const char *sets, const char *buffer, uint32_t snaplen,
+		 bool enabled, struct probeset *out);
+
+/*
+ * Remove the probes named "SET.*" of the comma-separated @sets, whoever
+ * added them. Returns the number removed, or -1 after printing why.
+ */
+int probeset_del(const char *sets);
+
+/* Remove the probes @ps lists as added (error 0), e.g. at exit. */
+void probeset_remove(const struct probeset *ps);
+
+#endif /* MAGNET_PROBESET_H */
