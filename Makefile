@@ -4,6 +4,7 @@
 #   make check            module at W=1 with -Werror, sparse (C=2) and
 #                         checkpatch --strict: any finding fails; and
 #                         check-host: magnet-read on made-up trace files
+#   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
 #   make install          honours DESTDIR and PREFIX; DKMS source included
@@ -114,6 +115,11 @@ check: check-host $(KOUT)/.tree
 test:
 	tests/rig/vm-run
 
+# The demonstration in the VM: events from every context, losses, probes,
+# then live packet journeys of small transfers.
+demo:
+	tests/rig/vm-run demo
+
 # --- install -----------------------------------------------------------------
 
 MODDIR := $(DESTDIR)/lib/modules/$(KREL)/extra
@@ -147,4 +153,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all modules tools test-programs check check-host test install uninstall clean
+.PHONY: all modules tools test-programs check check-host test demo install uninstall clean

@@ -79,6 +79,35 @@ artifact() {
 	echo "MAGNET-RIG: artifact-end"
 }
 
+# iproute2's ip (busybox sh would run its own applet for a bare "ip").
+IP=$M/bin/ip
+
+# netns_pair: two network namespaces joined by a veth pair: A (10.9.0.1,
+# fd09::1 on va) and B (10.9.0.2, fd09::2 on vb), held by sleeping
+# processes $A and $B (kill them to remove both). inA/inB run a command
+# in one. Loopback is brought up in all three namespaces.
+netns_pair() {
+	if [ -f $M/kmods/veth.ko ] && [ ! -d /sys/module/veth ]; then
+		insmod $M/kmods/veth.ko
+	fi
+	$IP link set lo up
+	unshare -n sleep 100000 &
+	A=$!
+	unshare -n sleep 100000 &
+	B=$!
+	sleep 0.2
+	$IP link add va type veth peer name vb &&
+	$IP link set va netns $A && $IP link set vb netns $B &&
+	inA $IP addr add 10.9.0.1/24 dev va &&
+	inB $IP addr add 10.9.0.2/24 dev vb &&
+	inA $IP -6 addr add fd09::1/64 dev va nodad &&
+	inB $IP -6 addr add fd09::2/64 dev vb nodad &&
+	inA $IP link set lo up && inB $IP link set lo up &&
+	inA $IP link set va up && inB $IP link set vb up
+}
+inA() { nsenter -t $A -n "$@"; }
+inB() { nsenter -t $B -n "$@"; }
+
 summary() {
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]

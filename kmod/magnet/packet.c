@@ -40,15 +40,13 @@
 enum packet_args {
 	ARGS_SOCKET_MSG,	/* (struct socket *, struct msghdr *, size_t) */
 	ARGS_SK_MSG,		/* (struct sock *, struct msghdr *, size_t) */
-	ARGS_SK_SEGMENT,	/* (struct sock *, struct sk_buff *): a TCP
-				 * segment with its header, before IP
-				 */
+	/* (struct sock *, struct sk_buff *): a TCP segment, before IP */
+	ARGS_SK_SEGMENT,
 	ARGS_SKB0,		/* (struct sk_buff *, ...), network header set */
 	ARGS_SKB1,		/* (_, struct sk_buff *, ...) */
 	ARGS_SKB2,		/* (_, _, struct sk_buff *) */
-	ARGS_SKB_RX,		/* (struct sk_buff *): skb->data at the
-				 * network header, as a device hands it up
-				 */
+	/* (struct sk_buff *): data at the network header, from a device */
+	ARGS_SKB_RX,
 	ARGS_SKB_COPY,		/* (struct sk_buff *, bytes copied) */
 };
 
@@ -287,7 +285,12 @@ static bool packet_parse(const struct magnet_packet_point *pt,
 		h->skb = skb;
 		if (!h->sk)
 			h->sk = skb->sk;
-		if (skb->dev) {
+		/*
+		 * Once queued to a socket, skb->dev is UDP's scratch space
+		 * (skb->dev_scratch): the device is known up to the
+		 * protocol layer only.
+		 */
+		if (skb->dev && pt->layer < MAGNET_LAYER_SOCK_QUEUE) {
 			pk->ifindex = skb->dev->ifindex;
 			memcpy(pk->dev, skb->dev->name, sizeof(pk->dev));
 		}
@@ -354,6 +357,7 @@ void magnet_packet_hit(struct magnet_event *ev,
 		want = snaplen;
 	want = min_t(u32, want, U16_MAX);
 
+	static_assert(sizeof(*pk) == offsetof(struct magnet_packet, data));
 	rec = magnet_event_reserve(ev, h.skb ? h.pk.skb : h.pk.sock, &h.pk,
 				   sizeof(h.pk), sizeof(h.pk) + want, h.object);
 	if (IS_ERR_OR_NULL(rec))
@@ -375,85 +379,85 @@ void magnet_packet_hit(struct magnet_event *ev,
 #define POINT(l, p, a) (&(const struct magnet_packet_point){		\
 	.layer = MAGNET_LAYER_##l, .proto = IPPROTO_##p, .args = ARGS_##a })
 
-static const char sock_send[] = "security_socket_sendmsg|inet_sendmsg";
+#define LAYER(n, k, t, d, obj, pt) {					\
+	.name = n, .kind = MAGNET_PROBE_##k, .target = t,		\
+	.desc = d " (struct magnet_packet)",				\
+	.object_type = MAGNET_OBJECT_##obj, .packet = pt }
 
-#define SEND_SET(set, P, p, proto_fn, proto_fn6, proto_args)		\
-	{ set ".socket", MAGNET_PROBE_KPROBE, sock_send,		\
-	  "application's send call, socket level (struct magnet_packet)",\
-	  .object_type = MAGNET_OBJECT_SOCK,				\
-	  .packet = POINT(SOCKET, P, SOCKET_MSG) },			\
-	{ set "." p, MAGNET_PROBE_KPROBE, proto_fn,			\
-	  p " send, IPv4 (struct magnet_packet)",			\
-	  .object_type = MAGNET_OBJECT_SOCK,				\
-	  .packet = POINT(PROTO_SEND, P, proto_args) },			\
-	{ set "." p "6", MAGNET_PROBE_KPROBE, proto_fn6,		\
-	  p " send, IPv6 (struct magnet_packet)",			\
-	  .object_type = MAGNET_OBJECT_SOCK,				\
-	  .packet = POINT(PROTO_SEND, P, proto_args) },			\
-	{ set ".ip", MAGNET_PROBE_KPROBE, "ip_output",			\
-	  "IPv4 output (struct magnet_packet)",				\
-	  .object_type = MAGNET_OBJECT_SKB,				\
-	  .packet = POINT(IP_SEND, P, SKB2) },				\
-	{ set ".ip6", MAGNET_PROBE_KPROBE, "ip6_output",		\
-	  "IPv6 output (struct magnet_packet)",				\
-	  .object_type = MAGNET_OBJECT_SKB,				\
-	  .packet = POINT(IP_SEND, P, SKB2) },				\
-	{ set ".dev-queue", MAGNET_PROBE_TRACEPOINT, "net_dev_queue",	\
-	  "queued to a device (struct magnet_packet)",			\
-	  .object_type = MAGNET_OBJECT_SKB,				\
-	  .packet = POINT(DEV_QUEUE, P, SKB0) },				\
-	{ set ".dev-xmit", MAGNET_PROBE_TRACEPOINT, "net_dev_start_xmit",\
-	  "handed to the driver (struct magnet_packet)",		\
-	  .object_type = MAGNET_OBJECT_SKB,				\
-	  .packet = POINT(DEV_XMIT, P, SKB0) }
-
-#define RECV_SET(set, P, p, proto_fn, proto_fn6, queue_fn)		\
-	{ set ".dev-recv", MAGNET_PROBE_TRACEPOINT, "netif_receive_skb",\
-	  "received from a device (struct magnet_packet)",		\
-	  .object_type = MAGNET_OBJECT_SKB_RX,				\
-	  .packet = POINT(DEV_RECV, P, SKB_RX) },			\
-	{ set ".ip", MAGNET_PROBE_KPROBE, "ip_rcv",			\
-	  "IPv4 input (struct magnet_packet)",				\
-	  .object_type = MAGNET_OBJECT_SKB,				\
-	  .packet = POINT(IP_RECV, P, SKB0) },				\
-	{ set ".ip6", MAGNET_PROBE_KPROBE, "ipv6_rcv",			\
-	  "IPv6 input (struct magnet_packet)",				\
-	  .object_type = MAGNET_OBJECT_SKB,				\
-	  .packet = POINT(IP_RECV, P, SKB0) },				\
-	{ set "." p, MAGNET_PROBE_KPROBE, proto_fn,			\
-	  p " input, IPv4 (struct magnet_packet)",			\
-	  .object_type = MAGNET_OBJECT_SKB,				\
-	  .packet = POINT(PROTO_RECV, P, SKB0) },			\
-	{ set "." p "6", MAGNET_PROBE_KPROBE, proto_fn6,		\
-	  p " input, IPv6 (struct magnet_packet)",			\
-	  .object_type = MAGNET_OBJECT_SKB,				\
-	  .packet = POINT(PROTO_RECV, P, SKB0) },			\
-	{ set ".sock-queue", MAGNET_PROBE_KPROBE, queue_fn,		\
-	  "put on the socket's receive queue (struct magnet_packet)",	\
-	  .object_type = MAGNET_OBJECT_SKB,				\
-	  .packet = POINT(SOCK_QUEUE, P, SKB1) }
+#define SOCK_SEND "security_socket_sendmsg|inet_sendmsg"
 
 const struct magnet_predef magnet_packet_predefs[] = {
-	SEND_SET("udp-send", UDP, "udp", "udp_sendmsg", "udpv6_sendmsg",
-		 SK_MSG),
-	SEND_SET("tcp-send", TCP, "tcp", "tcp_v4_send_check",
-		 "tcp_v6_send_check", SK_SEGMENT),
+	LAYER("udp-send.socket", KPROBE, SOCK_SEND,
+	      "application's send call, socket level", SOCK,
+	      POINT(SOCKET, UDP, SOCKET_MSG)),
+	LAYER("udp-send.udp", KPROBE, "udp_sendmsg", "UDP send, IPv4", SOCK,
+	      POINT(PROTO_SEND, UDP, SK_MSG)),
+	LAYER("udp-send.udp6", KPROBE, "udpv6_sendmsg", "UDP send, IPv6", SOCK,
+	      POINT(PROTO_SEND, UDP, SK_MSG)),
+	LAYER("udp-send.ip", KPROBE, "ip_output", "IPv4 output", SKB,
+	      POINT(IP_SEND, UDP, SKB2)),
+	LAYER("udp-send.ip6", KPROBE, "ip6_output", "IPv6 output", SKB,
+	      POINT(IP_SEND, UDP, SKB2)),
+	LAYER("udp-send.dev-queue", TRACEPOINT, "net_dev_queue",
+	      "queued to a device", SKB, POINT(DEV_QUEUE, UDP, SKB0)),
+	LAYER("udp-send.dev-xmit", TRACEPOINT, "net_dev_start_xmit",
+	      "handed to the driver", SKB, POINT(DEV_XMIT, UDP, SKB0)),
+
+	LAYER("tcp-send.socket", KPROBE, SOCK_SEND,
+	      "application's send call, socket level", SOCK,
+	      POINT(SOCKET, TCP, SOCKET_MSG)),
+	/* The segment with its header, after it was cloned for IP. */
+	LAYER("tcp-send.tcp", KPROBE, "tcp_v4_send_check",
+	      "TCP segment built, IPv4", SOCK,
+	      POINT(PROTO_SEND, TCP, SK_SEGMENT)),
+	LAYER("tcp-send.tcp6", KPROBE, "tcp_v6_send_check",
+	      "TCP segment built, IPv6", SOCK,
+	      POINT(PROTO_SEND, TCP, SK_SEGMENT)),
+	LAYER("tcp-send.ip", KPROBE, "ip_output", "IPv4 output", SKB,
+	      POINT(IP_SEND, TCP, SKB2)),
+	LAYER("tcp-send.ip6", KPROBE, "ip6_output", "IPv6 output", SKB,
+	      POINT(IP_SEND, TCP, SKB2)),
+	LAYER("tcp-send.dev-queue", TRACEPOINT, "net_dev_queue",
+	      "queued to a device", SKB, POINT(DEV_QUEUE, TCP, SKB0)),
+	LAYER("tcp-send.dev-xmit", TRACEPOINT, "net_dev_start_xmit",
+	      "handed to the driver", SKB, POINT(DEV_XMIT, TCP, SKB0)),
+
+	LAYER("udp-recv.dev-recv", TRACEPOINT, "netif_receive_skb",
+	      "received from a device", SKB_RX, POINT(DEV_RECV, UDP, SKB_RX)),
+	LAYER("udp-recv.ip", KPROBE, "ip_rcv", "IPv4 input", SKB,
+	      POINT(IP_RECV, UDP, SKB0)),
+	LAYER("udp-recv.ip6", KPROBE, "ipv6_rcv", "IPv6 input", SKB,
+	      POINT(IP_RECV, UDP, SKB0)),
+	LAYER("udp-recv.udp", KPROBE, "udp_rcv", "UDP input, IPv4", SKB,
+	      POINT(PROTO_RECV, UDP, SKB0)),
+	LAYER("udp-recv.udp6", KPROBE, "udpv6_rcv", "UDP input, IPv6", SKB,
+	      POINT(PROTO_RECV, UDP, SKB0)),
+	LAYER("udp-recv.sock-queue", KPROBE, "__udp_enqueue_schedule_skb",
+	      "put on the socket's receive queue", SKB,
+	      POINT(SOCK_QUEUE, UDP, SKB1)),
 	/*
 	 * UDP copies linear datagrams without the copy's tracepoint: its
 	 * app layer is the return of the dequeue, which hands over the skb.
 	 */
-	RECV_SET("udp-recv", UDP, "udp", "udp_rcv", "udpv6_rcv",
-		 "__udp_enqueue_schedule_skb"),
-	{ "udp-recv.app", MAGNET_PROBE_KRETPROBE, "__skb_recv_udp",
-	  "taken by the application's receive call (struct magnet_packet)",
-	  .object_type = MAGNET_OBJECT_SKB,
-	  .packet = POINT(APP, UDP, SKB0) },
-	RECV_SET("tcp-recv", TCP, "tcp", "tcp_v4_rcv", "tcp_v6_rcv",
-		 "tcp_queue_rcv"),
-	{ "tcp-recv.app", MAGNET_PROBE_TRACEPOINT, "skb_copy_datagram_iovec",
-	  "copied to the application (struct magnet_packet)",
-	  .object_type = MAGNET_OBJECT_SKB,
-	  .packet = POINT(APP, TCP, SKB_COPY) },
+	LAYER("udp-recv.app", KRETPROBE, "__skb_recv_udp",
+	      "taken by the application's receive call", SKB,
+	      POINT(APP, UDP, SKB0)),
+
+	LAYER("tcp-recv.dev-recv", TRACEPOINT, "netif_receive_skb",
+	      "received from a device", SKB_RX, POINT(DEV_RECV, TCP, SKB_RX)),
+	LAYER("tcp-recv.ip", KPROBE, "ip_rcv", "IPv4 input", SKB,
+	      POINT(IP_RECV, TCP, SKB0)),
+	LAYER("tcp-recv.ip6", KPROBE, "ipv6_rcv", "IPv6 input", SKB,
+	      POINT(IP_RECV, TCP, SKB0)),
+	LAYER("tcp-recv.tcp", KPROBE, "tcp_v4_rcv", "TCP input, IPv4", SKB,
+	      POINT(PROTO_RECV, TCP, SKB0)),
+	LAYER("tcp-recv.tcp6", KPROBE, "tcp_v6_rcv", "TCP input, IPv6", SKB,
+	      POINT(PROTO_RECV, TCP, SKB0)),
+	LAYER("tcp-recv.sock-queue", KPROBE, "tcp_queue_rcv",
+	      "put on the socket's receive queue", SKB,
+	      POINT(SOCK_QUEUE, TCP, SKB1)),
+	LAYER("tcp-recv.app", TRACEPOINT, "skb_copy_datagram_iovec",
+	      "copied to the application", SKB, POINT(APP, TCP, SKB_COPY)),
 };
 
 const unsigned int magnet_packet_predefs_count =

@@ -1075,7 +1075,8 @@ static int cmd_syscalls(int argc, char **argv)
  * udp ADDR PORT COUNT [SRCPORT]: send COUNT datagrams to ADDR:PORT (an
  * IPv4 or IPv6 address of this machine, e.g. 127.0.0.1 or ::1) from
  * SRCPORT (default: any), to a socket of our own bound there, and receive
- * them. Prints "sent N received M".
+ * them, each starting with its number as for udp-send. Prints "sent N
+ * received M".
  */
 static int cmd_udp(int argc, char **argv)
 {
@@ -1118,6 +1119,9 @@ static int cmd_udp(int argc, char **argv)
 	}
 	setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	for (i = 0; i < n; i++) {
+		/* Numbered, as udp-send's: "00000007-magnet udp test". */
+		snprintf(payload, sizeof(payload), "%08d-magnet udp test",
+			 i % 100000000);
 		if (sendto(tx, payload, sizeof(payload), 0,
 			   (struct sockaddr *)&dst, alen) < 0) {
 			perror("magnet-test udp: sendto");

@@ -1,7 +1,8 @@
 # The demonstration: magnet loaded in a real kernel, events flowing from
 # task, softirq, hardirq and NMI context on every CPU into per-CPU buffers,
 # read with magnet-read; then a buffer overflowing and saying what it lost;
-# then probes added at run time with magnetctl, and notifications.
+# then probes added at run time with magnetctl, and notifications; then
+# packet journeys through the network stack.
 . /magnet/lib.sh
 C=$DBG/magnet/control
 say() { printf '\n=== %s\n' "$*"; }
@@ -52,6 +53,32 @@ magnetctl probe set ppid notify on
 magnet-test syscalls 2 > /dev/null
 wait
 magnetctl stats | tail -n 1
+magnetctl probe del ppid
+magnetctl probe del nap
+magnetctl probe del sw
+
+say "Packet journeys: UDP between two network namespaces joined by a veth pair"
+netns_pair
+echo "magnet-read -n -P udp-send,udp-recv -s 64 -c 3 udp port 5001"
+magnet-read -n -P udp-send,udp-recv -s 64 -c 3 udp port 5001 &
+mr=$!
+sleep 2
+inB magnet-test udp-recv 10.9.0.2 5001 3 > /dev/null &
+sleep 0.3
+inA magnet-test udp-send 10.9.0.2 5001 3 100 4242 > /dev/null
+wait $mr
+
+say "TCP over loopback, one line per packet (-q)"
+echo "magnet-read -n -q -P tcp-send,tcp-recv -c 10 tcp port 5002"
+magnet-read -n -q -P tcp-send,tcp-recv -c 10 tcp port 5002 &
+mr=$!
+sleep 2
+timeout 10 magnet-test tcp-recv 127.0.0.1 5002 > /dev/null &
+sleep 0.3
+magnet-test tcp-send 127.0.0.1 5002 3 100 > /dev/null
+wait $mr
+kill $A $B
+
 rmmod magnet
 say "Done: magnet unloaded cleanly, its probes with it"
 check "demo ran" true

@@ -9,31 +9,11 @@
 . /magnet/lib.sh
 
 unload_all
-[ -d /sys/class/net/lo ] && ip link set lo up
-lsmod | grep -q '^veth' || [ -d /sys/module/veth ] || insmod $M/kmods/veth.ko 2>/dev/null
 load_magnet buffers=default:4M
-check "packet filter module loads" insmod $M/magnet_pktfilter.ko
 
 # --- the network -------------------------------------------------------------
 
-unshare -n sleep 100000 &
-A=$!
-unshare -n sleep 100000 &
-B=$!
-sleep 0.2
-inA() { nsenter -t $A -n "$@"; }
-inB() { nsenter -t $B -n "$@"; }
-ip link add va type veth peer name vb
-ip link set va netns $A
-ip link set vb netns $B
-inA ip addr add 10.9.0.1/24 dev va
-inB ip addr add 10.9.0.2/24 dev vb
-inA ip -6 addr add fd09::1/64 dev va nodad
-inB ip -6 addr add fd09::2/64 dev vb nodad
-for ns in $A $B; do
-	nsenter -t $ns -n ip link set lo up
-	nsenter -t $ns -n ip link set $( [ $ns = $A ] && echo va || echo vb) up
-done
+check "two namespaces joined by a veth pair" netns_pair
 # One write, one segment: what the TCP checks count on.
 inA sysctl -qw net.ipv4.tcp_autocorking=0
 check "veth pair between namespaces" inA ping -c 1 -W 2 10.9.0.2
@@ -68,7 +48,9 @@ capture() {
 	sleep 1
 	"$@"
 	sleep 1
-	kill -INT $td $mr
+	# (nsenter may stay in front of tcpdump: signal it by name)
+	killall -INT tcpdump
+	kill -INT $mr
 	wait $td $mr
 	cat /tmp/$name-read.err
 	artifact /tmp/$name.mtr

@@ -1,44 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnet-read: read magnet's event records, print them, or save them to a
- * trace file.
+ * magnet-read: read magnet's event records, print them (packets as
+ * tcpdump would, with their journey through the network stack), save them
+ * to a trace file or a pcapng file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include <linux/magnet.h>
-
-#define DEBUGFS		"/sys/kernel/debug"
-#define TRACE_MAGIC	"MAGNETTR"
-
-/*
- * A trace file: this header, then the records exactly as read() returned
- * them (each ALIGN(size, 8) bytes).
- */
-struct trace_header {
-	char magic[8];
-	uint32_t format_version;	/* MAGNET_FORMAT_VERSION */
-	uint32_t header_size;		/* sizeof(struct magnet_record) */
-};
-
-struct options {
-	const char *buffer;
-	const char *write_file;
-	const char *read_file;
-	unsigned long long count;	/* 0 = no limit */
-	long long size_wm, count_wm, timeout_ms;
-	bool nonblock, hex, quiet;
-};
+#include "magnet-read.h"
+#include "../magnetctl/netlink.h"
+#include "../magnetctl/probeset.h"
 
 static volatile sig_atomic_t stop;
 
@@ -51,53 +28,146 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: magnet-read [OPTIONS]\n"
+"Usage: magnet-read [OPTIONS] [EXPRESSION]\n"
 "\n"
-"Read event records from a magnet buffer and print them, one line each, or\n"
-"save them to a trace file. Reading consumes the records; a buffer has one\n"
-"reader at a time.\n"
+"Read event records from a magnet buffer and print them, or save them to a\n"
+"trace file or a pcapng file. Records of the packet probes (see magnetctl\n"
+"probe add-set, or -P) are assembled into one journey per packet and\n"
+"printed as tcpdump prints packets, with the layers each packet passed\n"
+"under it. Reading consumes the records; a buffer has one reader at a time.\n"
 "\n"
 "Options:\n"
 "  -b, --buffer NAME     buffer to read (default: default); see\n"
 "                        " DEBUGFS "/magnet/control/buffers\n"
-"  -c, --count N         stop after N records (loss records not counted)\n"
-"  -w, --write FILE      save the records to FILE instead of printing them\n"
-"                        (\"-\" for standard output)\n"
-"  -r, --read FILE       print the records of a trace file made with -w\n"
+"  -c, --count N         stop after N packets or records shown (those the\n"
+"                        expression lets through; loss records not counted)\n"
+"  -w, --write FILE      save every record read, unfiltered, to trace FILE\n"
+"                        (\"-\": standard output) instead of printing\n"
+"  -r, --read FILE       read the records of trace FILE (\"-\": standard\n"
+"                        input) instead of a buffer; version 1 files (older\n"
+"                        magnet-read) have no wall clock: times print as\n"
+"                        CLOCK_MONOTONIC seconds\n"
+"      --print           with -w or --pcapng: print as well\n"
+"      --pcapng FILE     write packets to pcapng FILE (\"-\": standard output)\n"
+"                        instead of printing: raw IP (link type 101) with\n"
+"                        nanosecond times, the journey (with the devices) as\n"
+"                        each packet's comment; packets without bytes from\n"
+"                        the IP header are left out (counted)\n"
 "  -N, --nonblock        read what was logged before it started, then exit\n"
-"  -s, --size-wm BYTES   wake only when BYTES of records are waiting\n"
-"  -n, --count-wm N      wake only when N records are waiting\n"
-"  -t, --timeout MS      with -s or -n: wake after MS milliseconds anyway\n"
-"  -x, --hex             print each payload as hex bytes\n"
-"  -q, --quiet           print only the closing summary\n"
+"  -P, --probes SETS     add the packet probe sets SETS (comma-separated:\n"
+"                        udp-send, udp-recv, tcp-send, tcp-recv) logging into\n"
+"                        the buffer for the length of the capture; lists on\n"
+"                        standard error the function each layer went on\n"
+"  -i, --interface DEV   only packets that passed device DEV\n"
+"  -s, --snaplen BYTES   bytes of each packet kept for -x and --pcapng, and\n"
+"                        with -P asked of the probes (default and 0: 262144,\n"
+"                        whole packets)\n"
+"  -n, --numeric         print addresses and ports as numbers (otherwise\n"
+"                        names from /etc/hosts and /etc/services; never DNS)\n"
+"  -q, --quiet           one line per packet, no journey; other records and\n"
+"                        losses are only counted\n"
+"  -x, --hex             print each packet's kept bytes, or each record's\n"
+"                        payload, as hex\n"
+"  -j, --json            print JSON lines instead of text\n"
+"      --journey-timeout MS  a journey no record joined for MS milliseconds\n"
+"                        of stream time has ended (default %d)\n"
+"      --size-wm BYTES   wake only when BYTES of records are waiting\n"
+"                        (default 64 KiB, at most a quarter of a CPU's ring;\n"
+"                        with -N: 0)\n"
+"      --count-wm N      wake only when N records are waiting (default 0)\n"
+"      --timeout MS      wake after MS milliseconds anyway, with what there\n"
+"                        is (default 100; with -N: 0)\n"
 "  -h, --help            show this help\n"
 "\n"
-"Output: one line per record:\n"
-"  SECONDS.NANOSECONDS cpu CPU ev EVENT [CONTEXT] TGID/TID id ID len BYTES\n"
-"where the time is CLOCK_MONOTONIC and CONTEXT is softirq, hardirq or nmi\n"
-"when the record was logged from one. Lost records show as\n"
-"  SECONDS.NANOSECONDS cpu CPU LOST N records (TOTAL since the buffer was made)\n"
-"at the place in the stream where they were lost.\n"
+"Expression (as tcpdump's; all words after the options, joined):\n"
+"  [src|dst] host ADDR    IPv4 or IPv6 address, or a name in /etc/hosts;\n"
+"                         also: src ADDR, dst ADDR\n"
+"  [src|dst] net ADDR/BITS\n"
+"  [src|dst] port PORT    number, or a name in /etc/services\n"
+"  [src|dst] portrange PORT-PORT\n"
+"  ip  ip6  udp  tcp      the packet's family or protocol; may qualify the\n"
+"                         primitive after them: udp port 53, ip6 host ::1\n"
+"  tgid N  cpu N          a record of the packet's journey was logged by\n"
+"                         process N, on CPU N\n"
+"  dev NAME               the packet passed device NAME\n"
+"  not, !   and, &&   or, ||   ( )    in that order of precedence\n"
+"Other records match only tgid and cpu (by their own); packet primitives\n"
+"are false for them. Loss records are always shown.\n"
 "\n"
-"Exit status: 0 on success, 1 on an error, 2 on bad usage.\n"
-"Needs root and the magnet module loaded (debugfs at " DEBUGFS ").\n");
+"Output, text:\n"
+"  a packet, as tcpdump prints it, time of its first record (wall clock):\n"
+"    HH:MM:SS.NNNNNNNNN IP SRC.PORT > DST.PORT: UDP, length BYTES\n"
+"    HH:MM:SS.NNNNNNNNN IP6 SRC.PORT > DST.PORT: Flags [P.], seq A:B, ack N,\n"
+"        win N, length BYTES\n"
+"  (sequence numbers absolute, as tcpdump -S prints them)\n"
+"  then one line per layer it passed: the layer (socket, udp/tcp, ip,\n"
+"  dev-queue, dev-xmit, dev-recv, ip, udp/tcp, sock-queue, app), its time,\n"
+"  microseconds since the layer before, CPU, context, TGID/TID and device:\n"
+"    LAYER HH:MM:SS.NNNNNNNNN +MICROSECONDS us cpu CPU [CONTEXT] TGID/TID [DEV]\n"
+"  any other record, one line:\n"
+"    SECONDS.NANOSECONDS cpu CPU ev EVENT [CONTEXT] TGID/TID id ID len BYTES\n"
+"  where the time is CLOCK_MONOTONIC and CONTEXT is softirq, hardirq or nmi\n"
+"  when the record was logged from one. Lost records show as\n"
+"    SECONDS.NANOSECONDS cpu CPU LOST N records (TOTAL since the buffer was made)\n"
+"  at the place in the stream where they were lost. Records of all CPUs are\n"
+"  shown in timestamp order (held back up to 50 ms of stream time); a\n"
+"  journey ends at the app layer, after --journey-timeout without a record,\n"
+"  or at the end; packets are shown in order of their first record.\n"
+"Output, JSON (-j): one object per line: {\"type\":\"packet\",...,\"journey\":\n"
+"  [{\"layer\",\"ts\",\"delta_ns\",\"cpu\",\"tgid\",\"tid\",\"dev\",...}]},\n"
+"  {\"type\":\"record\",...}, {\"type\":\"loss\",...}, and at the end\n"
+"  {\"type\":\"summary\",...} with the latency per hop.\n"
+"At the end, on standard error (unless -j): for each pair of consecutive\n"
+"layers seen, count, min, median, p99 and max of the time between them in\n"
+"microseconds (exact up to %u samples per hop, then from a uniform\n"
+"sample of that many); then\n"
+"  magnet-read: P packets captured, F filtered, D without packet data\n"
+"  magnet-read: N records, M lost\n"
+"(the first line when there were packets, an expression, -i, -P or\n"
+"--pcapng). SIGINT or SIGTERM ends the capture: what was read is shown.\n"
+"\n"
+"Trace files (-w) hold a header (format version 2: the wall clock offset,\n"
+"the snap length, the buffer) and the records exactly as read; -r shows\n"
+"them as they were shown live: -w F --print EXPR and -r F EXPR print the\n"
+"same.\n"
+"\n"
+"Examples:\n"
+"  magnet-read -P udp-send,udp-recv -n udp port 5001\n"
+"  magnet-read -P tcp-send,tcp-recv -i eth0 -c 10 -q\n"
+"  magnet-read -w trace.mtr --print -n    then: magnet-read -r trace.mtr -n\n"
+"  magnet-read -r trace.mtr --pcapng out.pcapng; tshark -r out.pcapng\n"
+"  magnet-read -N -q                       drain the buffer, count only\n"
+"\n"
+"Exit status: 0 on success, 1 on an error, 2 on bad usage (a bad option\n"
+"or expression). Needs root and the magnet module loaded (debugfs at\n"
+DEBUGFS "), except with -r.\n", JOURNEY_TIMEOUT_MS, HOP_SAMPLES_MAX);
 }
 
-static int parse_number(const char *s, long long *out, const char *what)
+static void bad_usage(const char *why)
 {
+	fprintf(stderr, PROG ": %s\nTry 'magnet-read --help'.\n", why);
+	exit(2);
+}
+
+static long long number(const char *s, const char *what, long long max)
+{
+	long long v;
 	char *end;
 
 	errno = 0;
-	*out = strtoll(s, &end, 0);
-	if (errno || end == s || *end || *out < 0) {
-		fprintf(stderr, "magnet-read: bad %s \"%s\": expected a number >= 0\n",
-			what, s);
-		return -1;
+	v = strtoll(s, &end, 0);
+	if (errno || end == s || *end || v < 0 || v > max) {
+		fprintf(stderr, PROG ": bad %s \"%s\": expected a number from 0 to %lld\n",
+			what, s, max);
+		exit(2);
 	}
-	return 0;
+	return v;
 }
 
-static int parse_args(int argc, char **argv, struct options *o)
+enum { OPT_PRINT = 256, OPT_PCAPNG, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
+       OPT_COUNT_WM, OPT_TIMEOUT };
+
+static void parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option lopts[] = {
 		{ "buffer", required_argument, NULL, 'b' },
@@ -105,398 +175,369 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "write", required_argument, NULL, 'w' },
 		{ "read", required_argument, NULL, 'r' },
 		{ "nonblock", no_argument, NULL, 'N' },
-		{ "size-wm", required_argument, NULL, 's' },
-		{ "count-wm", required_argument, NULL, 'n' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "hex", no_argument, NULL, 'x' },
+		{ "probes", required_argument, NULL, 'P' },
+		{ "interface", required_argument, NULL, 'i' },
+		{ "snaplen", required_argument, NULL, 's' },
+		{ "numeric", no_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "hex", no_argument, NULL, 'x' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "print", no_argument, NULL, OPT_PRINT },
+		{ "pcapng", required_argument, NULL, OPT_PCAPNG },
+		{ "journey-timeout", required_argument, NULL, OPT_JOURNEY_TIMEOUT },
+		{ "size-wm", required_argument, NULL, OPT_SIZE_WM },
+		{ "count-wm", required_argument, NULL, OPT_COUNT_WM },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{}
 	};
-	long long v;
+	bool print = false;
 	int opt;
 
-	*o = (struct options){ .buffer = "default" };
-	while ((opt = getopt_long(argc, argv, "b:c:w:r:Ns:n:t:xqh", lopts,
+	*o = (struct options){
+		.buffer = "default", .size_wm = -1, .count_wm = -1,
+		.timeout_ms = -1, .snaplen = SNAPLEN_DEFAULT,
+		.journey_timeout_ns = JOURNEY_TIMEOUT_MS * NSEC_PER_MSEC,
+	};
+	while ((opt = getopt_long(argc, argv, "b:c:w:r:NP:i:s:nqxjh", lopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'b': o->buffer = optarg; break;
 		case 'w': o->write_file = optarg; break;
 		case 'r': o->read_file = optarg; break;
 		case 'N': o->nonblock = true; break;
-		case 'x': o->hex = true; break;
+		case 'P': o->probe_sets = optarg; break;
+		case 'i': o->interface = optarg; break;
+		case 'n': o->numeric = true; break;
 		case 'q': o->quiet = true; break;
+		case 'x': o->hex = true; break;
+		case 'j': o->json = true; break;
+		case OPT_PRINT: print = true; break;
+		case OPT_PCAPNG: o->pcapng_file = optarg; break;
 		case 'c':
-			if (parse_number(optarg, &v, "--count"))
-				return -1;
-			o->count = v;
+			o->count = number(optarg, "--count", LLONG_MAX);
 			break;
 		case 's':
-			if (parse_number(optarg, &o->size_wm, "--size-wm"))
-				return -1;
+			o->snaplen = number(optarg, "--snaplen", SNAPLEN_DEFAULT);
+			if (!o->snaplen)
+				o->snaplen = SNAPLEN_DEFAULT;
 			break;
-		case 'n':
-			if (parse_number(optarg, &o->count_wm, "--count-wm"))
-				return -1;
+		case OPT_JOURNEY_TIMEOUT:
+			o->journey_timeout_ns = number(optarg, "--journey-timeout",
+						       3600000) * NSEC_PER_MSEC;
+			if (!o->journey_timeout_ns)
+				bad_usage("bad --journey-timeout 0: at least 1 ms");
 			break;
-		case 't':
-			if (parse_number(optarg, &o->timeout_ms, "--timeout"))
-				return -1;
+		case OPT_SIZE_WM:
+			o->size_wm = number(optarg, "--size-wm", LLONG_MAX);
+			break;
+		case OPT_COUNT_WM:
+			o->count_wm = number(optarg, "--count-wm", LLONG_MAX);
+			break;
+		case OPT_TIMEOUT:
+			o->timeout_ms = number(optarg, "--timeout",
+					       MAGNET_TIMEOUT_MAX_US / 1000);
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
 			fprintf(stderr, "Try 'magnet-read --help'.\n");
-			return -1;
+			exit(2);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "magnet-read: unexpected argument \"%s\"\nTry 'magnet-read --help'.\n",
-			argv[optind]);
-		return -1;
-	}
-	if (o->read_file && o->write_file) {
-		fprintf(stderr, "magnet-read: --read and --write do not go together\n");
-		return -1;
-	}
-	return 0;
+	if (o->read_file && o->probe_sets)
+		bad_usage("-P adds probes for a live capture: not with --read");
+	if (o->read_file && o->nonblock)
+		bad_usage("--nonblock is for a live capture: not with --read");
+	if (o->write_file && o->pcapng_file && !strcmp(o->write_file, "-") &&
+	    !strcmp(o->pcapng_file, "-"))
+		bad_usage("-w - and --pcapng - both want standard output");
+	o->print = print || (!o->write_file && !o->pcapng_file);
+	if (o->print && ((o->write_file && !strcmp(o->write_file, "-")) ||
+			 (o->pcapng_file && !strcmp(o->pcapng_file, "-"))))
+		bad_usage("standard output carries the file written: --print does not go with it");
+	expr_parse(argc - optind, argv + optind, o->interface, &o->filter);
 }
 
-/* The module's record format must be the one we were built for. */
-static int check_format(void)
-{
-	FILE *f = fopen(DEBUGFS "/magnet/control/format", "r");
-	int version = -1, header = -1;
-	char line[256];
+/* --- probes added with -P, removed at exit whatever happens ------------------ */
 
-	if (!f) {
-		fprintf(stderr, "magnet-read: %s/magnet/control/format: %s (is the magnet module loaded and debugfs mounted? are you root?)\n",
-			DEBUGFS, strerror(errno));
-		return -1;
+static struct probeset probes;
+static bool probes_added;
+
+static void remove_probes(void)
+{
+	if (probes_added) {
+		probes_added = false;
+		probeset_remove(&probes);
 	}
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "version: %d", &version);
-		sscanf(line, "header_size: %d", &header);
-	}
-	fclose(f);
-	if (version != MAGNET_FORMAT_VERSION ||
-	    header != (int)sizeof(struct magnet_record)) {
-		fprintf(stderr, "magnet-read: the module speaks record format %d (header %d bytes); this magnet-read speaks %d (%zu bytes): use the matching magnet-read\n",
-			version, header, MAGNET_FORMAT_VERSION,
-			sizeof(struct magnet_record));
-		return -1;
-	}
-	return 0;
 }
 
-static int open_buffer(const struct options *o)
+static int add_probes(const struct options *o)
 {
-	char path[512];
-	int fd;
+	/* The probes' snap length: 0 (whole) beyond what a record holds. */
+	uint32_t snaplen = o->snaplen >= MAGNET_RECORD_MAX ? 0 : o->snaplen;
 
-	snprintf(path, sizeof(path), DEBUGFS "/magnet/data/%s", o->buffer);
-	fd = open(path, O_RDONLY | (o->nonblock ? O_NONBLOCK : 0));
-	if (fd < 0) {
-		if (errno == EBUSY)
-			fprintf(stderr, "magnet-read: buffer \"%s\" already has a reader (one at a time)\n",
-				o->buffer);
-		else if (errno == ENOENT)
-			fprintf(stderr, "magnet-read: no buffer \"%s\" (see %s/magnet/control/buffers)\n",
-				o->buffer, DEBUGFS);
+	nl_progname = PROG;
+	if (probeset_add(o->probe_sets, o->buffer, snaplen, true, &probes))
+		return -1;
+	probes_added = true;
+	atexit(remove_probes);
+	for (unsigned int i = 0; i < probes.count; i++) {
+		const struct probeset_probe *p = &probes.probe[i];
+
+		if (!p->error)
+			fprintf(stderr, PROG ": probe %s on %s\n", p->name,
+				p->target);
+		else if (p->error == ENOENT)
+			fprintf(stderr, PROG ": probe %s skipped: this kernel has no function for it\n",
+				p->name);
 		else
-			fprintf(stderr, "magnet-read: %s: %s\n", path, strerror(errno));
-		return -1;
+			fprintf(stderr, PROG ": probe %s not added: %s\n",
+				p->name, strerror(p->error));
 	}
-	if (lseek(fd, o->size_wm, MAGNET_SEEK_SIZE_WM) < 0 ||
-	    lseek(fd, o->count_wm, MAGNET_SEEK_COUNT_WM) < 0 ||
-	    lseek(fd, o->timeout_ms * 1000, MAGNET_SEEK_TIMEOUT) < 0) {
-		fprintf(stderr, "magnet-read: watermark or timeout out of range for buffer \"%s\": %s\n",
-			o->buffer, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return 0;
 }
 
-static const char *context(uint16_t flags)
-{
-	if (flags & MAGNET_RF_NMI)
-		return " nmi";
-	if (flags & MAGNET_RF_HARDIRQ)
-		return " hardirq";
-	if (flags & MAGNET_RF_SOFTIRQ)
-		return " softirq";
-	return "";
-}
+/* --- from records to output ---------------------------------------------------- */
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* Earliest timestamp among the whole records of a read() result. */
-static uint64_t oldest_timestamp(const char *data, size_t n)
-{
-	uint64_t oldest = UINT64_MAX;
-	size_t off = 0;
-
-	while (n - off >= sizeof(struct magnet_record)) {
-		const struct magnet_record *r = (const void *)(data + off);
-
-		if (r->size < sizeof(*r))
-			break;
-		if (r->timestamp < oldest)
-			oldest = r->timestamp;
-		off += (r->size + MAGNET_RECORD_ALIGN - 1) &
-		       ~(size_t)(MAGNET_RECORD_ALIGN - 1);
-	}
-	return oldest;
-}
-
-struct tally {
-	unsigned long long records, lost;
+struct state {
+	const struct options *o;
+	struct merge *merge;
+	struct journeys *js;
+	struct hops *hops;
+	struct pcapng *pcap;
+	int64_t offset;
+	bool live, done, failed;
+	unsigned long long records, lost, shown;
+	unsigned long long packet_records, packets, filtered, no_data;
 };
 
-static void print_one(const struct magnet_record *r, const struct options *o,
-		      const char *indent);
-
-/*
- * A journey (a correlating filter's record): its line, then the records
- * it holds, indented.
- */
-static void print_journey(const struct magnet_record *r,
-			  const struct options *o)
+static void count_shown(struct state *st)
 {
-	const struct magnet_journey *j = (const void *)r->payload;
-	size_t len = r->size - sizeof(*r), off = sizeof(*j);
-	unsigned int i;
+	if (st->o->count && ++st->shown >= st->o->count)
+		st->done = true;
+}
 
-	if (len < sizeof(*j)) {
-		printf(" (short journey)\n");
+static void show_packet(struct state *st, struct journey *j)
+{
+	const struct options *o = st->o;
+
+	if (!expr_match_journey(o->filter, j)) {
+		st->filtered++;
 		return;
 	}
-	printf(" JOURNEY filter %u records %u duration %llu ns%s\n", j->filter,
-	       j->records, (unsigned long long)j->duration_ns,
-	       j->flags & MAGNET_JF_CUT ? " cut" : "");
-	for (i = 0; i < j->records; i++) {
-		const struct magnet_record *in = (const void *)(r->payload + off);
+	st->packets++;
+	if (!(j->data_flags & MAGNET_PKT_DATA_NET) || !j->caplen)
+		st->no_data++;
+	hops_add(st->hops, j);
+	if (o->print) {
+		if (o->json)
+			json_packet(stdout, j);
+		else
+			print_packet(stdout, j);
+	}
+	if (st->pcap) {
+		char *comment = NULL;
+		size_t size;
+		FILE *f = open_memstream(&comment, &size);
 
-		if (off + sizeof(*in) > len || in->size < sizeof(*in) ||
-		    off + in->size > len) {
-			printf("    (journey record %u malformed)\n", i);
-			return;
+		if (f) {
+			print_journey_lines(f, j, "");
+			fclose(f);
 		}
-		print_one(in, o, "    ");
-		off += (in->size + MAGNET_RECORD_ALIGN - 1) &
-		       ~(size_t)(MAGNET_RECORD_ALIGN - 1);
+		if (comment && size && comment[size - 1] == '\n')
+			comment[size - 1] = 0;
+		if (pcapng_write(st->pcap, j, st->offset, comment) < 0)
+			st->failed = st->done = true;
+		free(comment);
+	}
+	count_shown(st);
+}
+
+static void show(struct state *st, struct item *it)
+{
+	const struct options *o = st->o;
+	bool print = o->print && !o->quiet;
+
+	switch (it->kind) {
+	case ITEM_LOSS:
+		if (print)
+			(o->json ? json_loss : print_loss)(stdout, it->rec);
+		break;
+	case ITEM_RECORD:
+		if (!expr_match_record(o->filter, it->rec))
+			break;
+		if (print)
+			(o->json ? json_record : print_record)(stdout, it->rec);
+		count_shown(st);
+		break;
+	case ITEM_PACKET:
+		show_packet(st, item_journey(it));
+		break;
 	}
 }
 
-static void print_one(const struct magnet_record *r, const struct options *o,
-		      const char *indent)
+static void emit(struct state *st)
 {
-	uint64_t ns = r->timestamp;
+	struct item *it;
 
-	printf("%s%" PRIu64 ".%09" PRIu64 " cpu %u ev %u%s %u/%u id %#" PRIx64 " len %zu",
-	       indent, ns / 1000000000, ns % 1000000000, r->cpu, r->event,
-	       context(r->flags), r->tgid, r->tid, (uint64_t)r->id,
-	       r->size - sizeof(*r));
-	if (r->event == MAGNET_EVENT_JOURNEY) {
-		print_journey(r, o);
-		return;
+	while (!st->done && (it = journeys_next(st->js))) {
+		show(st, it);
+		item_free(it);
 	}
-	if (o->hex) {
-		for (size_t i = 0; i < r->size - sizeof(*r); i++)
-			printf("%s%02x", i % 16 ? " " : "\n    ", r->payload[i]);
-	}
-	putchar('\n');
 }
 
-static void print_record(const struct magnet_record *r, const struct options *o,
-			 struct tally *t)
+/* Hand the records due (@all: every one held) to the journeys. */
+static void release(struct state *st, bool all)
 {
-	uint64_t ns = r->timestamp;
+	struct item *it;
 
-	if (r->event == MAGNET_EVENT_LOSS) {
-		const struct magnet_loss *l = (const void *)r->payload;
-
-		t->lost += l->lost;
-		if (!o->quiet)
-			printf("%" PRIu64 ".%09" PRIu64 " cpu %u LOST %llu records (%llu since the buffer was made)\n",
-			       ns / 1000000000, ns % 1000000000, r->cpu,
-			       (unsigned long long)l->lost,
-			       (unsigned long long)l->total);
-		return;
+	while (!st->done && (it = merge_pop(st->merge, all))) {
+		if (it->kind == ITEM_LOSS) {
+			st->lost += ((struct magnet_loss *)it->rec->payload)->lost;
+		} else {
+			st->records++;
+			st->packet_records += is_packet_record(it->rec);
+		}
+		journeys_add(st->js, it);
+		emit(st);
 	}
-	t->records++;
-	if (o->quiet)
-		return;
-	print_one(r, o, "");
 }
 
-/*
- * Hand each whole record of @data to print_record(); returns the bytes
- * used, or -1 if the data is not a record stream.
- */
-static ssize_t walk(const char *data, size_t n, const struct options *o,
-		    struct tally *t)
+static void take(struct state *st, const char *data, size_t len)
 {
-	size_t off = 0;
-
-	while (n - off >= sizeof(struct magnet_record)) {
+	for (size_t off = 0; off < len;) {
 		const struct magnet_record *r = (const void *)(data + off);
-		size_t len = (r->size + MAGNET_RECORD_ALIGN - 1) &
-			     ~(size_t)(MAGNET_RECORD_ALIGN - 1);
 
-		if (r->size < sizeof(*r) || r->size > MAGNET_RECORD_MAX)
-			return -1;
-		if (len > n - off)
-			break;
-		print_record(r, o, t);
-		off += len;
-		if (o->count && t->records >= o->count)
-			break;
+		merge_add(st->merge, r);
+		off += RECORD_LEN(r->size);
 	}
-	return off;
+	release(st, false);
 }
 
-static int read_trace(const struct options *o, struct tally *t)
+/* Nothing came for a while: show what is held, end idle journeys. */
+static void idle(struct state *st)
 {
-	static char buf[4 * MAGNET_RECORD_MAX] __attribute__((aligned(8)));
-	FILE *f = strcmp(o->read_file, "-") ? fopen(o->read_file, "r") : stdin;
-	struct trace_header h;
-	size_t have = 0, n;
-	ssize_t used;
+	struct timespec now;
+	uint64_t clock;
 
-	if (!f) {
-		fprintf(stderr, "magnet-read: %s: %s\n", o->read_file, strerror(errno));
-		return -1;
+	release(st, true);
+	if (st->live) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		clock = now.tv_sec * NSEC_PER_SEC + now.tv_nsec - REORDER_WINDOW_NS;
+		if (clock > merge_newest(st->merge))
+			journeys_expire(st->js, clock);
 	}
-	if (fread(&h, sizeof(h), 1, f) != 1 ||
-	    memcmp(h.magic, TRACE_MAGIC, sizeof(h.magic))) {
-		fprintf(stderr, "magnet-read: %s is not a magnet trace file\n", o->read_file);
-		return -1;
-	}
-	if (h.format_version != MAGNET_FORMAT_VERSION ||
-	    h.header_size != sizeof(struct magnet_record)) {
-		fprintf(stderr, "magnet-read: %s has record format %u; this magnet-read reads %d\n",
-			o->read_file, h.format_version, MAGNET_FORMAT_VERSION);
-		return -1;
-	}
-	while (!stop && (n = fread(buf + have, 1, sizeof(buf) - have, f)) > 0) {
-		have += n;
-		used = walk(buf, have, o, t);
-		if (used < 0) {
-			fprintf(stderr, "magnet-read: %s: damaged record\n", o->read_file);
-			return -1;
-		}
-		memmove(buf, buf + used, have - used);
-		have -= used;
-		if (o->count && t->records >= o->count)
-			return 0;
-	}
-	if (have) {
-		fprintf(stderr, "magnet-read: %s: ends inside a record\n", o->read_file);
-		return -1;
-	}
-	return 0;
+	emit(st);
 }
 
-static int read_live(const struct options *o, struct tally *t)
+static void finish(struct state *st)
 {
-	static char buf[16 * MAGNET_RECORD_MAX] __attribute__((aligned(8)));
-	FILE *out = NULL;
-	ssize_t n;
-	uint64_t started;
-	int fd;
+	release(st, true);
+	journeys_end_all(st->js);
+	emit(st);
+}
 
-	if (check_format())
-		return -1;
-	fd = open_buffer(o);
-	if (fd < 0)
-		return -1;
-	if (o->write_file) {
-		struct trace_header h = {
-			.format_version = MAGNET_FORMAT_VERSION,
-			.header_size = sizeof(struct magnet_record),
-		};
+static void summary(struct state *st)
+{
+	const struct options *o = st->o;
 
-		memcpy(h.magic, TRACE_MAGIC, sizeof(h.magic));
-		out = strcmp(o->write_file, "-") ? fopen(o->write_file, "w") : stdout;
-		if (!out || fwrite(&h, sizeof(h), 1, out) != 1) {
-			fprintf(stderr, "magnet-read: %s: %s\n", o->write_file, strerror(errno));
-			return -1;
-		}
+	if (o->json && o->print) {
+		printf("{\"type\":\"summary\",\"records\":%llu,\"lost\":%llu,\"packets\":%llu,\"filtered\":%llu,\"no_data\":%llu,\"hop_samples_max\":%u,\"hops\":",
+		       st->records, st->lost, st->packets, st->filtered,
+		       st->no_data, HOP_SAMPLES_MAX);
+		hops_json(st->hops, stdout);
+		printf("}\n");
 	}
-	started = monotonic_ns();
-	while (!stop) {
-		n = read(fd, buf, sizeof(buf));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN && o->nonblock)
-				break;
-			fprintf(stderr, "magnet-read: reading buffer \"%s\": %s\n",
-				o->buffer, strerror(errno));
-			return -1;
-		}
-		if (n == 0) {
-			fprintf(stderr, "magnet-read: buffer \"%s\" was removed\n", o->buffer);
-			break;
-		}
-		if (out) {
-			struct options counting = *o;
-
-			counting.quiet = true;
-			walk(buf, n, &counting, t);
-			if (fwrite(buf, 1, n, out) != (size_t)n) {
-				fprintf(stderr, "magnet-read: %s: %s\n", o->write_file,
-					strerror(errno));
-				return -1;
-			}
-		} else if (walk(buf, n, o, t) < 0) {
-			fprintf(stderr, "magnet-read: damaged record from the module\n");
-			return -1;
-		}
-		if (o->count && t->records >= o->count)
-			break;
-		/*
-		 * -N reads what was logged before it started: events our own
-		 * reads cause (a probe on read(), say) would never let the
-		 * buffer run dry.
-		 */
-		if (o->nonblock && oldest_timestamp(buf, n) >= started)
-			break;
-	}
-	if (out && fflush(out)) {
-		fprintf(stderr, "magnet-read: %s: %s\n", o->write_file, strerror(errno));
-		return -1;
-	}
-	close(fd);
-	return 0;
+	fflush(stdout);
+	if (!(o->json && o->print))
+		hops_print(st->hops, stderr);
+	if (st->packet_records || o->filter || o->probe_sets || o->pcapng_file)
+		fprintf(stderr, PROG ": %llu packets captured, %llu filtered, %llu without packet data\n",
+			st->packets, st->filtered, st->no_data);
+	fprintf(stderr, PROG ": %llu records, %llu lost\n", st->records, st->lost);
 }
 
 int main(int argc, char **argv)
 {
-	struct options o;
-	struct tally t = {};
-	int ret;
-
-	if (parse_args(argc, argv, &o))
-		return 2;
-	/* No SA_RESTART: a read() waiting on an idle buffer must return. */
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct state st = {};
+	struct trace_out *trace = NULL;
+	struct source *src;
+	struct options o;
+	const char *data;
+	size_t len;
+	bool end = false;
 
+	parse_args(argc, argv, &o);
+	st.o = &o;
+	/* No SA_RESTART: a read() waiting on an idle buffer must return. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	ret = o.read_file ? read_trace(&o, &t) : read_live(&o, &t);
-	fflush(stdout);
-	if (!ret)
-		fprintf(stderr, "magnet-read: %llu records, %llu lost\n",
-			t.records, t.lost);
-	return ret ? 1 : 0;
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+
+	src = o.read_file ? source_open_file(o.read_file) : source_open_live(&o);
+	if (!src)
+		return 1;
+	st.live = !o.read_file;
+	st.offset = source_have_offset(src) ? source_realtime_offset(src) : 0;
+	output_init(&o, source_have_offset(src), st.offset);
+	if (o.write_file && !(trace = trace_create(o.write_file, &o,
+						    source_have_offset(src),
+						    st.offset)))
+		goto fail;
+	if (o.pcapng_file && !(st.pcap = pcapng_create(o.pcapng_file, o.snaplen)))
+		goto fail;
+	if (o.probe_sets && add_probes(&o))
+		goto fail;
+	st.merge = merge_new();
+	st.js = journeys_new(o.journey_timeout_ns, o.snaplen);
+	st.hops = hops_new();
+
+	while (!stop && !st.done && !end) {
+		bool pending = !merge_empty(st.merge) || journeys_pending(st.js);
+
+		switch (source_next(src, &data, &len, pending)) {
+		case SOURCE_DATA:
+			if (trace && trace_write(trace, data, len)) {
+				st.failed = true;
+				end = true;
+				break;
+			}
+			take(&st, data, len);
+			if (st.live)
+				fflush(stdout);
+			break;
+		case SOURCE_IDLE:
+			idle(&st);
+			fflush(stdout);
+			break;
+		case SOURCE_ERROR:
+			st.failed = true;
+			/* fall through */
+		case SOURCE_END:
+			end = true;
+			break;
+		}
+	}
+	if (!st.done)
+		finish(&st);
+	remove_probes();
+	source_close(src);
+	if (trace_close(trace) | pcapng_close(st.pcap))
+		st.failed = true;
+	if (st.failed) {
+		fflush(stdout);
+		return 1;
+	}
+	summary(&st);
+	return 0;
+fail:
+	remove_probes();
+	source_close(src);
+	trace_close(trace);
+	pcapng_close(st.pcap);
+	return 1;
 }

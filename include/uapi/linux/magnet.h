@@ -346,7 +346,7 @@ enum magnet_layer {
  *		copied (tcp) or the datagram's IP length (udp)
  * @seq:	TCP: sequence number of the segment's first byte, else 0
  * @ifindex:	the device the packet is on (received on, at the receive
- *		layers), 0 if none
+ *		layers up to udp/tcp), 0 if none or not known there
  * @layer:	enum magnet_layer
  * @caplen:	bytes of data after this struct
  * @family:	AF_INET or AF_INET6
@@ -360,6 +360,7 @@ enum magnet_layer {
  * @saddr:	source address (IPv4: the first 4 bytes), network byte order
  * @daddr:	destination address
  * @dev:	the device's name, NUL-padded; empty if none
+ * @__reserved3: zero
  * @data:	@caplen bytes: the packet from its IP header
  *		(MAGNET_PKT_DATA_NET), the segment from its TCP header (tcp
  *		send, MAGNET_PKT_DATA_TRANSPORT), or the application's data
@@ -384,6 +385,7 @@ struct magnet_packet {
 	__u8 saddr[16];
 	__u8 daddr[16];
 	char dev[16];
+	__u32 __reserved3;
 	__u8 data[];
 };
 

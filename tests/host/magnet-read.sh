@@ -1,0 +1,289 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# magnet-read on the host, without the kernel module: trace files made by
+# magnet-tracegen.py (packets of every layer, UDP and TCP, IPv4 and IPv6,
+# two CPUs out of order, a reused skb, a loss, other records, a JOURNEY
+# record) printed, filtered, converted to pcapng and read back by tcpdump
+# and tshark where the host has them.
+#
+# Usage: tests/host/magnet-read.sh [MAGNET_READ]   (default build/bin/magnet-read)
+# Prints "ok N - ..." / "not ok N - ..." lines; exits 1 if any failed.
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+MR=${1:-$top/build/bin/magnet-read}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export TZ=UTC LC_ALL=C
+n=0
+failed=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+# check DESCRIPTION COMMAND...: passes if COMMAND succeeds
+check() {
+	d=$1
+	shift
+	if "$@" > /dev/null 2>&1; then ok "$d"; else not_ok "$d"; fi
+}
+# same TEXT EXPECTED DESCRIPTION
+same() {
+	if [ "$1" = "$2" ]; then
+		ok "$3"
+	else
+		not_ok "$3"
+		printf '#   got:      %s\n#   expected: %s\n' "$1" "$2" | head -20
+	fi
+}
+# mr ARGS...: run magnet-read; stdout in $T/out, stderr in $T/err, status in $rc
+mr() {
+	"$MR" "$@" > "$T/out" 2> "$T/err"
+	rc=$?
+}
+packets() { grep -E '^([0-9]{2}:){2}[0-9]{2}\.[0-9]{9} IP6? ' "$T/out"; }
+skip() { n=$((n + 1)); echo "ok $n # skip $1"; }
+
+if ! command -v python3 > /dev/null; then
+	skip "python3 missing: no trace files to read"
+	exit 0
+fi
+[ -x "$MR" ] || { echo "not ok 1 - $MR is not built"; exit 1; }
+GEN="python3 $top/tests/host/magnet-tracegen.py"
+$GEN "$T/t.mtr"
+
+# --- journeys, text ------------------------------------------------------------
+mr -r "$T/t.mtr" -n
+check "reads a trace file (status 0)" test "$rc" -eq 0
+same "$(packets | cut -c20-)" "IP 127.0.0.1.40000 > 127.0.0.1.5001: UDP, length 100
+IP6 2001:db8::1.40001 > 2001:db8::2.5002: UDP, length 50
+IP6 2001:db8::1.40001 > 2001:db8::2.5002: UDP, length 20
+IP 10.0.0.1.45000 > 10.0.0.2.5201: Flags [P.], seq 1:301, ack 7001, win 502, length 300
+IP 10.0.0.1.45000 > 10.0.0.2.5201: Flags [P.], seq 301:401, ack 7001, win 502, length 100
+IP 10.0.0.2.5201 > 10.0.0.1.45000: Flags [.], ack 301, win 512, length 0
+IP 10.0.0.1.40002 > 10.0.0.53.53: UDP, length 30
+IP 10.0.0.2.41000 > 10.0.0.1.9999: UDP, length 12" \
+	"eight packets, one line each, as tcpdump words them, in time order"
+same "$(packets | cut -c1-18 | head -1)" "14:02:03.000000000" \
+	"wall clock time from the trace file's offset"
+same "$(sed -n '2,11p' "$T/out" | awk '{ print $1 }' | tr '\n' ' ')" \
+	"socket udp ip dev-queue dev-xmit dev-recv ip udp sock-queue app " \
+	"loopback UDP journey: ten layers, send to app"
+same "$(sed -n '11p' "$T/out")" \
+	"    app        14:02:03.000040000    +22.000 us cpu 1 2000/2001 lo" \
+	"layer line: time, delta, CPU, TGID/TID, device"
+same "$(sed -n '7p' "$T/out" | awk '{ print $7, $8 }')" "softirq 1000/1000" \
+	"layer line names the context"
+same "$(grep -c '^    dev-xmit ' "$T/out")" 6 \
+	"a reused skb starts a new journey (six packets left a device)"
+same "$(grep -A4 '2001:db8::2.5002: UDP, length 20' "$T/out" | sed 1d | awk '{ print $1 }' | tr '\n' ' ')" \
+	"socket udp ip dev-queue " "the second packet on the reused skb has its own send call"
+same "$(grep -A4 'seq 301:401' "$T/out" | sed 1d | awk '{ print $1 }' | tr '\n' ' ')" \
+	"tcp ip dev-queue dev-xmit " "tcp segment joins its IP layer by socket and CPU"
+same "$(grep -E 'LOST|length 20$|seq 1:301' "$T/out" | awk '{ print $NF }' | tr '\n' ' ')" \
+	"20 made) 300 " "the loss line stands in time order between packets"
+check "other records keep their line" grep -qE \
+	'^1000\.000010000 cpu 1 ev 102 hardirq 3000/3000 id 0x22 len 16$' "$T/out"
+check "JOURNEY record printed with its records" grep -qE \
+	'^    1000\.000068000 cpu 0 ev 104 1000/1000 id 0x33 len 0$' "$T/out"
+check "summary: packets" grep -qx \
+	'magnet-read: 8 packets captured, 0 filtered, 1 without packet data' "$T/err"
+check "summary: records (the line the suites read)" grep -qx \
+	'magnet-read: 41 records, 3 lost' "$T/err"
+check "per-hop statistics on stderr" grep -qE \
+	'^  sock-queue -> app +1 +22\.000 +22\.000 +22\.000 +22\.000$' "$T/err"
+check "per-hop statistics: count, min, median, p99, max" grep -qE \
+	'^  dev-recv -> ip +3 +2\.000 +3\.000 +5000\.000 +5000\.000$' "$T/err"
+
+mr -r "$T/t.mtr" -n --journey-timeout 1
+same "$(packets | wc -l)" 9 "--journey-timeout 1: a 5 ms gap splits a journey"
+mr -r "$T/t.mtr"
+check "without -n: names from /etc/services" grep -q '10\.0\.0\.53\.domain: UDP' "$T/out"
+
+# --- -c, -i, -q, -x -------------------------------------------------------------
+mr -r "$T/t.mtr" -n -c 3 udp
+same "$(packets | wc -l)" 3 "-c 3 udp: three packets"
+mr -r "$T/t.mtr" -n -c 2
+same "$(grep -vc '^    ' "$T/out")" 2 "-c 2 counts packets and records alike"
+mr -r "$T/t.mtr" -n -i lo
+same "$(packets | wc -l)/$(grep -c ' ev ' "$T/out")" "1/0" \
+	"-i lo: only the loopback packet, no other records"
+mr -r "$T/t.mtr" -n -i eth0
+same "$(packets | wc -l)" 7 "-i eth0: seven packets"
+mr -r "$T/t.mtr" -n -q
+same "$(wc -l < "$T/out")/$(packets | wc -l)" "8/8" "-q: one line per packet, nothing else"
+check "-q: tcp as tcpdump -q" grep -q '10.0.0.2.5201: tcp 300$' "$T/out"
+mr -r "$T/t.mtr" -n -x -c 1
+same "$(sed -n '12p' "$T/out")" "$(printf '\t0x0000:  4500 0080 1234 4000 4011 %s 7f00 0001' \
+	"$(sed -n '12p' "$T/out" | awk '{ print $7 }')")" "-x: hex of the packet from its IP header"
+mr -r "$T/t.mtr" -n -x -s 16 -c 1
+same "$(grep -c '	0x' "$T/out")" 1 "-s 16 keeps 16 bytes"
+
+# --- JSON --------------------------------------------------------------------------
+mr -r "$T/t.mtr" -j
+bad=0
+while IFS= read -r line; do
+	printf '%s\n' "$line" | python3 -m json.tool > /dev/null 2>&1 || bad=$((bad + 1))
+done < "$T/out"
+same "$bad" 0 "-j: every line is JSON"
+same "$(grep -c '"type":"packet"' "$T/out")/$(grep -c '"type":"record"' "$T/out")/$(grep -c '"type":"loss"' "$T/out")/$(grep -c '"type":"summary"' "$T/out")" \
+	"8/4/1/1" "-j: packets, records, loss, summary"
+check "-j: journey array with layer, delta_ns, cpu, tgid, dev" grep -q \
+	'"layer":"app","ts":1000000040000,"time_ns":1704204123000040000,"delta_ns":22000,"cpu":1,"context":"task","tgid":2000,"tid":2001,"len":100,"dev":"lo"' "$T/out"
+check "-j: hop statistics in the summary" grep -q \
+	'"hop":"sock-queue -> app","count":1,"min_us":22.000' "$T/out"
+same "$(python3 -c '
+import json, sys
+ts = [json.loads(l)["ts"] for l in open(sys.argv[1]) if "\"ts\"" in l[:30]]
+print(ts == sorted(ts), len(ts))' "$T/out")" "True 13" "-j: items in timestamp order"
+check "-j: no statistics on stderr" sh -c "! grep -q 'latency' '$T/err'"
+
+# --- expressions -----------------------------------------------------------------------
+expr_count() { # expr_count EXPECTED_PACKETS/EXPECTED_RECORDS EXPR...
+	want=$1
+	shift
+	mr -r "$T/t.mtr" -n "$@"
+	same "$(packets | wc -l)/$(grep -c ' ev ' "$T/out")" "$want" "expression: $*"
+}
+expr_count 5/0 udp
+expr_count 2/0 tcp and dst port 5201
+expr_count 1/0 src host 10.0.0.2 and tcp
+expr_count 2/0 src 10.0.0.2
+expr_count 2/0 ip6
+expr_count 5/0 net 10.0.0.0/24
+expr_count 2/0 dst net 2001:db8::/32
+expr_count 2/0 host 2001:db8::2
+expr_count 3/0 portrange 5000-5100
+expr_count 3/6 not udp
+expr_count 1/0 tgid 2000
+expr_count 5/2 cpu 1
+expr_count 6/0 '(udp or tcp)' '&&' '!ip6'
+expr_count 1/0 dev lo
+expr_count 1/0 udp port domain
+expr_count 2/0 tcp dst port 5201 or tcp src port 9
+expr_count 1/0 'udp and (dst port 53 || dst port 54)'
+check "filtered packets are counted" grep -qx \
+	'magnet-read: 1 packets captured, 7 filtered, 1 without packet data' "$T/err"
+bad_expr() { # bad_expr MESSAGE-PART EXPR...
+	part=$1
+	shift
+	mr -r /nonexistent "$@"
+	if [ "$rc" -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 1 ] &&
+	   grep -q "^magnet-read: bad filter expression: .*$part" "$T/err"; then
+		ok "bad expression '$*': status 2, one line"
+	else
+		not_ok "bad expression '$*': status $rc: $(cat "$T/err")"
+	fi
+}
+bad_expr 'at the end' port
+bad_expr 'at the end' udp and
+bad_expr 'at "1.2.3"' host 1.2.3
+bad_expr 'unknown primitive at "foo"' foo
+bad_expr 'expected ")"' '( udp'
+bad_expr 'unbalanced ")"' 'udp )'
+bad_expr 'bad port range at "10-5"' portrange 10-5
+bad_expr 'at "70000"' port 70000
+bad_expr 'bad prefix length' net 10.0.0.0/33
+bad_expr 'at "tcp"' udp tcp
+
+# --- trace files ---------------------------------------------------------------------------
+mr -r "$T/t.mtr" -w "$T/copy.mtr" --print -n 'udp or tgid 1000'
+cp "$T/out" "$T/live.txt"
+cp "$T/err" "$T/live.err"
+mr -r "$T/copy.mtr" -n 'udp or tgid 1000'
+check "-w FILE --print EXPR and -r FILE EXPR print the same" cmp "$T/live.txt" "$T/out"
+check "... and say the same on stderr" cmp "$T/live.err" "$T/err"
+check "-w saves every record, unfiltered, as read" cmp "$T/t.mtr" "$T/copy.mtr"
+mr -r "$T/t.mtr" -w "$T/copy2.mtr" tcp
+same "$(wc -c < "$T/out")" 0 "-w without --print prints nothing"
+$GEN --v1 "$T/v1.mtr"
+mr -r "$T/v1.mtr" -n -q
+same "$rc:$(head -1 "$T/out")" \
+	"0:1000.000000000 IP 127.0.0.1.40000 > 127.0.0.1.5001: UDP, length 100" \
+	"version 1 trace files are read (times as CLOCK_MONOTONIC)"
+$GEN --truncate "$T/trunc.mtr"
+mr -r "$T/trunc.mtr" -n
+same "$rc:$(cat "$T/err")" "1:magnet-read: $T/trunc.mtr: truncated: ends inside a record at byte $(($(wc -c < "$T/t.mtr") - 176))" \
+	"truncated file: one line, status 1"
+$GEN --garbage "$T/garbage.mtr"
+mr -r "$T/garbage.mtr" -n
+same "$rc:$(cat "$T/err")" "1:magnet-read: $T/garbage.mtr: damaged record at byte 272" \
+	"damaged file: one line, status 1"
+echo "not a trace" > "$T/bad.mtr"
+mr -r "$T/bad.mtr"
+same "$rc:$(cat "$T/err")" "1:magnet-read: $T/bad.mtr is not a magnet trace file" \
+	"not a trace file: one line, status 1"
+printf 'MAGNETTR\011\0\0\0\110\0\0\0' > "$T/future.mtr"
+mr -r "$T/future.mtr"
+check "newer trace file version: refused, says why" grep -q 'version 9 trace file' "$T/err"
+head -c 72 "$T/t.mtr" > "$T/empty.mtr"
+mr -r "$T/empty.mtr"
+same "$rc:$(tail -1 "$T/err")" "0:magnet-read: 0 records, 0 lost" "a trace file without records"
+
+# --- pcapng ------------------------------------------------------------------------------------
+mr -r "$T/t.mtr" --pcapng "$T/p.pcapng"
+same "$rc:$(wc -c < "$T/out")" "0:0" "--pcapng alone prints nothing"
+check "--pcapng: packets without bytes are counted" grep -qx \
+	'magnet-read: 8 packets captured, 0 filtered, 1 without packet data' "$T/err"
+mr -r "$T/t.mtr" -n -q
+packets | grep UDP | grep -v '10.0.0.53' | cut -c20- > "$T/ours.txt"
+if command -v tcpdump > /dev/null; then
+	tcpdump -nn -r "$T/p.pcapng" > "$T/tcpdump.txt" 2> "$T/tcpdump.err"
+	check "tcpdump -r reads it" test $? -eq 0
+	same "$(wc -l < "$T/tcpdump.txt")" 7 "tcpdump: seven packets (one had no bytes)"
+	same "$(grep UDP "$T/tcpdump.txt" | cut -d' ' -f2-)" "$(cat "$T/ours.txt")" \
+		"tcpdump prints the UDP packets as magnet-read does"
+	tcpdump --nano -nn -r "$T/p.pcapng" 2> /dev/null | head -1 | cut -c1-18 > "$T/ts.txt"
+	same "$(cat "$T/ts.txt")" "14:02:03.000000000" "nanosecond timestamps, wall clock"
+else
+	skip "tcpdump not installed"
+fi
+if command -v tshark > /dev/null; then
+	tshark -r "$T/p.pcapng" -T fields -E separator=, -e ip.src -e ipv6.src \
+		-e udp.dstport -e tcp.dstport -e ip.len -e frame.len -e frame.cap_len \
+		-e frame.packet_flags_direction > "$T/tshark.txt" 2> /dev/null
+	same "$(tr '\n' ' ' < "$T/tshark.txt")" "127.0.0.1,,5001,,128,128,128,0x00000002 ,2001:db8::1,5002,,,98,98,0x00000002 ,2001:db8::1,5002,,,68,68,0x00000002 10.0.0.1,,,5201,340,340,60,0x00000002 10.0.0.1,,,5201,140,140,60,0x00000002 10.0.0.2,,,45000,52,52,52,0x00000001 10.0.0.2,,9999,,40,40,40,0x00000001 " \
+		"tshark: addresses, ports, lengths (original and snapped), direction"
+	tshark -r "$T/p.pcapng" -T fields -e frame.comment -c 1 > "$T/comment.txt" 2> /dev/null
+	same "$(sed 's/\\n/\n/g' "$T/comment.txt" | awk '{ print $1 }' | tr '\n' ' ')" \
+		"socket udp ip dev-queue dev-xmit dev-recv ip udp sock-queue app " \
+		"tshark: the journey is the packet's comment"
+else
+	skip "tshark not installed"
+fi
+mr -r "$T/t.mtr" -s 40 --pcapng "$T/s40.pcapng" tcp
+if command -v tcpdump > /dev/null; then
+	same "$(tcpdump -r "$T/s40.pcapng" 2> /dev/null | wc -l)" 3 "--pcapng honours the expression"
+fi
+if command -v tshark > /dev/null; then
+	same "$(tshark -r "$T/s40.pcapng" -T fields -e frame.cap_len 2> /dev/null | tr '\n' ' ')" \
+		"40 40 40 " "-s 40: 40 bytes kept per packet"
+fi
+
+# --- usage and errors ---------------------------------------------------------------------------
+usage_fails() { # usage_fails DESCRIPTION ARGS...
+	d=$1
+	shift
+	mr "$@"
+	if [ "$rc" -eq 2 ] && [ -s "$T/err" ]; then ok "$d: status 2"; else not_ok "$d: status $rc"; fi
+}
+usage_fails "unknown option" --bogus
+usage_fails "-s not a number" -s abc -r "$T/t.mtr"
+usage_fails "--journey-timeout 0" --journey-timeout 0 -r "$T/t.mtr"
+usage_fails "-P with -r" -P udp-send -r "$T/t.mtr"
+usage_fails "-w - with --print" -w - --print
+usage_fails "the old -t" -t 5
+mr --help
+check "--help documents the output" grep -q 'LOST N records' "$T/out"
+check "--help documents the expression" grep -q 'portrange PORT-PORT' "$T/out"
+if [ ! -e /sys/kernel/debug/magnet/control/format ]; then
+	mr -N
+	same "$rc" 1 "no module: status 1"
+	check "no module: says so" grep -q 'is the magnet module loaded' "$T/err"
+fi
+if command -v groff > /dev/null; then
+	groff -man -Tutf8 -ww -z "$top/tools/magnet-read/magnet-read.1" > "$T/groff.txt" 2>&1
+	same "$(cat "$T/groff.txt")" "" "the man page formats without warnings"
+fi
+
+echo "# $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]

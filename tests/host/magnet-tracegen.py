@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Write a magnet trace file (magnet-read -w format) of made-up records.
+
+Usage: magnet-tracegen.py [--v1 | --truncate | --garbage] FILE
+
+The records are those the packet probes would log for eight packets
+(see SCENARIO below), with other records, a loss and a correlating
+filter's JOURNEY record among them, in the order a reader gets them:
+each CPU's records in order, the CPUs' not. The layouts follow
+include/uapi/linux/magnet.h.
+"""
+import socket
+import struct
+import sys
+
+# struct magnet_record: size, event, flags, cpu, tgid, tid, reserved, id, ts
+REC = struct.Struct("<IHHIIIIQQ")
+# struct magnet_packet up to its data (offsetof(data) = 96)
+PKT = struct.Struct("<QQIIIHHBBBBHHHH16s16s16sI")
+assert REC.size == 40 and PKT.size == 96
+
+EVENT_LOSS = 0xFFFE
+EVENT_JOURNEY = 0xFFFD
+RF_SOFTIRQ, RF_HARDIRQ, RF_PACKET = 0x1, 0x2, 0x20
+DATA_NET, DATA_TRANSPORT, DATA_USER, ADDRS = 0x1, 0x2, 0x4, 0x10
+(SOCKET, PROTO_SEND, IP_SEND, DEV_QUEUE, DEV_XMIT, DEV_RECV, IP_RECV,
+ PROTO_RECV, SOCK_QUEUE, APP) = range(1, 11)
+UDP, TCP = 17, 6
+AF_INET, AF_INET6 = 2, 10
+
+T0 = 1000 * 10**9                 # CLOCK_MONOTONIC of the first record
+WALL0 = 1704204123 * 10**9        # 2024-01-02 14:02:03 UTC
+OFFSET = WALL0 - T0
+
+
+def align8(b):
+    return b + bytes(-len(b) % 8)
+
+
+def record(ts_us, cpu, event, payload, tgid=0, tid=None, flags=0, rid=0):
+    size = REC.size + len(payload)
+    hdr = REC.pack(size, event, flags, cpu, tgid, tgid if tid is None else tid,
+                   0, rid, T0 + int(ts_us * 1000))
+    return align8(hdr + payload)
+
+
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def ip_packet(fam, proto, src, dst, l4):
+    if fam == AF_INET:
+        h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(l4), 0x1234, 0x4000,
+                        64, proto, 0, socket.inet_pton(socket.AF_INET, src),
+                        socket.inet_pton(socket.AF_INET, dst))
+        h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+        return h + l4
+    return struct.pack("!IHBB16s16s", 0x60000000, len(l4), proto, 64,
+                       socket.inet_pton(socket.AF_INET6, src),
+                       socket.inet_pton(socket.AF_INET6, dst)) + l4
+
+
+def udp(sport, dport, payload):
+    return struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+
+
+def tcp(sport, dport, seq, ack, flags, win, payload, options=b""):
+    doff = (20 + len(options)) // 4
+    return struct.pack("!HHIIBBHHH", sport, dport, seq, ack, doff << 4, flags,
+                       win, 0, 0) + options + payload
+
+
+class Packet:
+    """One packet: what its records share."""
+
+    def __init__(self, fam, proto, src, sport, dst, dport, wire, seq=0,
+                 tcp_flags=0, user_len=0):
+        self.fam, self.proto = fam, proto
+        self.src, self.dst = src, dst
+        self.sport, self.dport = sport, dport
+        self.wire, self.seq, self.tcp_flags = wire, seq, tcp_flags
+        self.user_len = user_len
+
+    def addr(self, a):
+        if self.fam == AF_INET:
+            return socket.inet_pton(socket.AF_INET, a) + bytes(12)
+        return socket.inet_pton(socket.AF_INET6, a)
+
+    def rec(self, ts_us, cpu, layer, tgid, skb=0, sock=0, dev=b"", data="net",
+            snap=None, rflags=0, length=None, tid=None):
+        flags = ADDRS
+        if data == "net":
+            d, flags = self.wire, flags | DATA_NET
+        elif data == "transport":
+            ihl = (self.wire[0] & 15) * 4 if self.fam == AF_INET else 40
+            d, flags = self.wire[ihl:], flags | DATA_TRANSPORT
+        elif data == "user":
+            d, flags = b"u" * self.user_len, flags | DATA_USER
+        else:
+            d = b""
+        if snap is not None and len(d) > snap:
+            d = d[:snap]
+        if length is None:
+            length = len(self.wire) if data in ("net", "none") else \
+                self.user_len if data == "user" else len(d)
+        pkt = PKT.pack(skb, sock, length,
+                       self.seq if self.proto == TCP else 0,
+                       {b"lo": 1, b"eth0": 2}.get(dev, 0), layer, len(d),
+                       self.fam, self.proto, self.tcp_flags, 0, flags,
+                       socket.htons(self.sport), socket.htons(self.dport), 0,
+                       self.addr(self.src), self.addr(self.dst), dev, 0)
+        return record(ts_us, cpu, 200 + layer, pkt + d, tgid, tid,
+                      rflags | RF_PACKET, skb or sock)
+
+
+def scenario():
+    """(cpu, record) pairs, each CPU's in time order."""
+    recs = []
+
+    def add(cpu, r):
+        recs.append((cpu, r))
+
+    # A: UDP over loopback, sent by 1000 on CPU 0, received by 2000 on CPU 1
+    a = Packet(AF_INET, UDP, "127.0.0.1", 40000, "127.0.0.1", 5001,
+               ip_packet(AF_INET, UDP, "127.0.0.1", "127.0.0.1",
+                         udp(40000, 5001, b"a" * 100)), user_len=100)
+    S1, S2, K1 = 0xffff888001000000, 0xffff888002000000, 0xffff888100000100
+    add(0, a.rec(0, 0, SOCKET, 1000, sock=S1, data="user", snap=16))
+    add(0, record(1, 0, 101, b"\1" * 8, 1000, rid=0x11))
+    add(0, a.rec(2, 0, PROTO_SEND, 1000, sock=S1, data="user", snap=16))
+    add(0, a.rec(5, 0, IP_SEND, 1000, skb=K1, sock=S1))
+    add(0, a.rec(7, 0, DEV_QUEUE, 1000, skb=K1, sock=S1, dev=b"lo"))
+    add(0, a.rec(8, 0, DEV_XMIT, 1000, skb=K1, sock=S1, dev=b"lo"))
+    add(0, a.rec(12, 0, DEV_RECV, 1000, skb=K1, dev=b"lo", rflags=RF_SOFTIRQ))
+    add(0, a.rec(14, 0, IP_RECV, 1000, skb=K1, dev=b"lo", rflags=RF_SOFTIRQ))
+    add(0, a.rec(16, 0, PROTO_RECV, 1000, skb=K1, dev=b"lo", rflags=RF_SOFTIRQ))
+    add(0, a.rec(18, 0, SOCK_QUEUE, 1000, skb=K1, sock=S2, dev=b"lo",
+                 rflags=RF_SOFTIRQ))
+    add(1, a.rec(40, 1, APP, 2000, skb=K1, sock=S2, dev=b"lo", length=100,
+                 tid=2001))
+
+    # B and C: UDP over IPv6 out of eth0 by 3000 on CPU 1; C reuses B's skb
+    S3, K2 = 0xffff888003000000, 0xffff888100000200
+    for start, payload in ((3, 50), (30, 20)):
+        p = Packet(AF_INET6, UDP, "2001:db8::1", 40001, "2001:db8::2", 5002,
+                   ip_packet(AF_INET6, UDP, "2001:db8::1", "2001:db8::2",
+                             udp(40001, 5002, b"b" * payload)), user_len=payload)
+        add(1, p.rec(start, 1, SOCKET, 3000, sock=S3, data="none",
+                     length=payload))
+        add(1, p.rec(start + 1, 1, PROTO_SEND, 3000, sock=S3, data="none",
+                     length=payload))
+        add(1, p.rec(start + 3, 1, IP_SEND, 3000, skb=K2, sock=S3))
+        add(1, p.rec(start + 6, 1, DEV_QUEUE, 3000, skb=K2, sock=S3, dev=b"eth0"))
+        add(1, p.rec(start + 8, 1, DEV_XMIT, 3000, skb=K2, sock=S3, dev=b"eth0"))
+        if start == 3:
+            add(1, record(10, 1, 102, b"\2" * 16, 3000, flags=RF_HARDIRQ,
+                          rid=0x22))
+    add(1, record(45, 1, EVENT_LOSS, struct.pack("<QQ", 3, 3), 0, flags=0x10))
+
+    # D and F: TCP segments of one send call by 4000 on CPU 0, out of eth0;
+    # tcp's layer has the segment (data from the TCP header), IP the same skb
+    T1, C1, C2 = 0xffff888004000000, 0xffff888100000300, 0xffff888100000400
+    d = Packet(AF_INET, TCP, "10.0.0.1", 45000, "10.0.0.2", 5201,
+               ip_packet(AF_INET, TCP, "10.0.0.1", "10.0.0.2",
+                         tcp(45000, 5201, 1, 7001, 0x18, 502, b"d" * 300)),
+               seq=1, tcp_flags=0x18, user_len=400)
+    add(0, d.rec(50, 0, SOCKET, 4000, sock=T1, data="user", snap=8))
+    add(0, d.rec(52, 0, PROTO_SEND, 4000, skb=C1, sock=T1, data="transport",
+                 snap=20))
+    add(0, d.rec(54, 0, IP_SEND, 4000, skb=C2, sock=T1, snap=60))
+    add(0, d.rec(56, 0, DEV_QUEUE, 4000, skb=C2, sock=T1, dev=b"eth0", snap=60))
+    add(0, d.rec(57, 0, DEV_XMIT, 4000, skb=C2, sock=T1, dev=b"eth0", snap=60))
+    f = Packet(AF_INET, TCP, "10.0.0.1", 45000, "10.0.0.2", 5201,
+               ip_packet(AF_INET, TCP, "10.0.0.1", "10.0.0.2",
+                         tcp(45000, 5201, 301, 7001, 0x18, 502, b"f" * 100)),
+               seq=301, tcp_flags=0x18)
+    C3 = 0xffff888100000500
+    add(0, f.rec(58, 0, PROTO_SEND, 4000, skb=C3, sock=T1, data="transport",
+                 snap=20))
+    add(0, f.rec(59, 0, IP_SEND, 4000, skb=C3, sock=T1, snap=60))
+    add(0, f.rec(61, 0, DEV_QUEUE, 4000, skb=C3, sock=T1, dev=b"eth0", snap=60))
+    add(0, f.rec(62, 0, DEV_XMIT, 4000, skb=C3, sock=T1, dev=b"eth0", snap=60))
+
+    # E: the peer's ACK, received on eth0 in softirq on CPU 1 (tcp options)
+    e = Packet(AF_INET, TCP, "10.0.0.2", 5201, "10.0.0.1", 45000,
+               ip_packet(AF_INET, TCP, "10.0.0.2", "10.0.0.1",
+                         tcp(5201, 45000, 7001, 301, 0x10, 512, b"",
+                             b"\1\1\x08\x0a" + bytes(8))),
+               seq=7001, tcp_flags=0x10)
+    R1 = 0xffff888100000600
+    for ts, layer in ((60, DEV_RECV), (63, IP_RECV), (65, PROTO_RECV)):
+        add(1, e.rec(ts, 1, layer, 0, skb=R1, dev=b"eth0", rflags=RF_SOFTIRQ))
+
+    # A correlating filter's JOURNEY record holding two records
+    inner = record(66, 0, 103, b"\3" * 8, 1000, rid=0x33) + \
+        record(68, 0, 104, b"", 1000, rid=0x33)
+    add(0, record(70, 0, EVENT_JOURNEY,
+                  struct.pack("<IHHQ", 7, 2, 0, 2000) + inner, 0, rid=0x33))
+
+    # G: a second later, a DNS query leaving eth0 without packet bytes
+    g = Packet(AF_INET, UDP, "10.0.0.1", 40002, "10.0.0.53", 53,
+               ip_packet(AF_INET, UDP, "10.0.0.1", "10.0.0.53",
+                         udp(40002, 53, b"q" * 30)), user_len=30)
+    K3 = 0xffff888100000700
+    add(0, g.rec(1000000, 0, IP_SEND, 1000, skb=K3, data="none"))
+    add(0, g.rec(1000004, 0, DEV_XMIT, 1000, skb=K3, dev=b"eth0", data="none"))
+    add(1, record(1000010, 1, 101, b"", 5000, rid=0x44))
+
+    # H: received on eth0 on CPU 1, 5 ms between ip and its device (so a
+    # --journey-timeout below that splits it)
+    h = Packet(AF_INET, UDP, "10.0.0.2", 41000, "10.0.0.1", 9999,
+               ip_packet(AF_INET, UDP, "10.0.0.2", "10.0.0.1",
+                         udp(41000, 9999, b"h" * 12)))
+    R2 = 0xffff888100000800
+    for ts, layer in ((2000000, DEV_RECV), (2005000, IP_RECV),
+                      (2005002, PROTO_RECV)):
+        add(1, h.rec(ts, 1, layer, 0, skb=R2, dev=b"eth0", rflags=RF_SOFTIRQ))
+    return recs
+
+
+def stream():
+    """As a reader gets them: each CPU's in order, CPU 0's chunk first."""
+    recs = scenario()
+    cpu0, cpu1 = ([r for c, r in recs if c == n] for n in (0, 1))
+    cpu0.sort(key=lambda r: REC.unpack_from(r)[8])
+    cpu1.sort(key=lambda r: REC.unpack_from(r)[8])
+    return b"".join(cpu0[:10] + cpu1[:6] + cpu0[10:] + cpu1[6:])
+
+
+def header_v2():
+    return struct.pack("<8sIIIIqII32s", b"MAGNETTR", 2, 72, 1, 40, OFFSET,
+                       262144, 0, b"default")
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    path, mode = args[-1], args[0] if len(args) > 1 else ""
+    data = stream()
+    if mode == "--v1":
+        out = struct.pack("<8sII", b"MAGNETTR", 1, 40) + data
+    elif mode == "--truncate":
+        out = header_v2() + data[:-20]
+    elif mode == "--garbage":
+        out = header_v2() + data[:200] + struct.pack("<I", 3) + data[204:]
+    else:
+        out = header_v2() + data
+    with open(path, "wb") as f:
+        f.write(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where records come from and go to: a buffer's data file in debugfs
+ * (read with watermarks, so an idle or slow buffer costs no CPU), trace
+ * files, and the merge that puts the CPUs' records in timestamp order.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "magnet-read.h"
+
+/*
+ * A trace file: this header, then the records exactly as read() returned
+ * them (each RECORD_LEN(size) bytes). Version 1 (magnet-read before
+ * packet journeys) had only the first four fields, with @size holding
+ * sizeof(struct magnet_record) and @version the record format (1).
+ */
+#define TRACE_MAGIC	"MAGNETTR"
+#define TRACE_VERSION	2
+
+struct trace_header {
+	char magic[8];			/* TRACE_MAGIC */
+	uint32_t version;		/* TRACE_VERSION */
+	uint32_t size;			/* bytes of this header */
+	uint32_t record_format;		/* MAGNET_FORMAT_VERSION */
+	uint32_t record_header_size;	/* sizeof(struct magnet_record) */
+	int64_t realtime_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	uint32_t snaplen;		/* -s of the capture */
+	uint32_t flags;			/* TRACE_F_* */
+	char buffer[MAGNET_NAME_LEN];	/* the buffer read */
+};
+
+_Static_assert(sizeof(struct trace_header) == 72, "trace file header layout");
+
+#define TRACE_F_NO_OFFSET 0x1	/* realtime_offset_ns is not known */
+
+#define V1_HEADER_SIZE	16
+#define READ_SIZE	(16 * MAGNET_RECORD_MAX)
+#define IDLE_POLL_MS	100	/* held records: idle after this long */
+#define SIZE_WM_DEFAULT	(64 * 1024)
+#define TIMEOUT_MS_DEFAULT 100
+
+struct source {
+	const char *name;		/* buffer or file, for messages */
+	int fd;				/* live */
+	FILE *file;			/* trace file */
+	bool live, nonblock, done;
+	uint64_t started;		/* -N: CLOCK_MONOTONIC at the start */
+	long long size_wm, count_wm;	/* as set, to restore */
+	bool have_offset;
+	int64_t offset;
+	size_t have, used;		/* file: bytes in buf, handed out */
+	uint64_t file_pos;		/* file: offset of buf[0] */
+	char *buf;
+};
+
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* The module's record format must be the one we were built for. */
+static int check_format(void)
+{
+	FILE *f = fopen(DEBUGFS "/magnet/control/format", "r");
+	int version = -1, header = -1;
+	char line[256];
+
+	if (!f) {
+		fprintf(stderr, PROG ": %s/magnet/control/format: %s (is the magnet module loaded and debugfs mounted? are you root?)\n",
+			DEBUGFS, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "version: %d", &version);
+		sscanf(line, "header_size: %d", &header);
+	}
+	fclose(f);
+	if (version != MAGNET_FORMAT_VERSION ||
+	    header != (int)sizeof(struct magnet_record)) {
+		fprintf(stderr, PROG ": the module speaks record format %d (header %d bytes); this magnet-read speaks %d (%zu bytes): use the matching magnet-read\n",
+			version, header, MAGNET_FORMAT_VERSION,
+			sizeof(struct magnet_record));
+		return -1;
+	}
+	return 0;
+}
+
+/* Bytes per CPU of @buffer (control/buffers), 0 if not found. */
+static unsigned long long buffer_size(const char *buffer)
+{
+	FILE *f = fopen(DEBUGFS "/magnet/control/buffers", "r");
+	unsigned long long size = 0, n;
+	char line[256], name[MAGNET_NAME_LEN + 1];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%32s %llu", name, &n) == 2 &&
+		    !strcmp(name, buffer))
+			size = n;
+	fclose(f);
+	return size;
+}
+
+static int set_attr(int fd, long long value, int whence)
+{
+	return lseek(fd, value, whence) < 0 ? -1 : 0;
+}
+
+struct source *source_open_live(const struct options *o)
+{
+	struct source *s;
+	char path[512];
+	int fd;
+
+	if (check_format())
+		return NULL;
+	snprintf(path, sizeof(path), DEBUGFS "/magnet/data/%s", o->buffer);
+	fd = open(path, O_RDONLY | (o->nonblock ? O_NONBLOCK : 0));
+	if (fd < 0) {
+		if (errno == EBUSY)
+			fprintf(stderr, PROG ": buffer \"%s\" is being read by another reader (it already has a reader; one at a time)\n",
+				o->buffer);
+		else if (errno == ENOENT)
+			fprintf(stderr, PROG ": no buffer \"%s\" (see %s/magnet/control/buffers)\n",
+				o->buffer, DEBUGFS);
+		else
+			fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->buf = aligned_alloc(8, READ_SIZE))) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	s->name = o->buffer;
+	s->fd = fd;
+	s->live = true;
+	s->nonblock = o->nonblock;
+	s->size_wm = o->size_wm >= 0 ? o->size_wm : 0;
+	s->count_wm = o->count_wm >= 0 ? o->count_wm : 0;
+	/*
+	 * Waiting for a buffer: by default wake for 64 KiB of records (at
+	 * most a quarter of a CPU's ring, so nothing is lost waiting) or
+	 * after 100 ms with what there is. -N reads what there is.
+	 */
+	if (!o->nonblock && o->size_wm < 0) {
+		unsigned long long size = buffer_size(o->buffer);
+
+		s->size_wm = SIZE_WM_DEFAULT;
+		if (size && size / 4 < (unsigned long long)s->size_wm)
+			s->size_wm = size / 4;
+	}
+	if (set_attr(fd, s->size_wm, MAGNET_SEEK_SIZE_WM) ||
+	    set_attr(fd, s->count_wm, MAGNET_SEEK_COUNT_WM) ||
+	    set_attr(fd, (o->timeout_ms >= 0 ? o->timeout_ms :
+			  o->nonblock ? 0 : TIMEOUT_MS_DEFAULT) * 1000,
+		     MAGNET_SEEK_TIMEOUT)) {
+		fprintf(stderr, PROG ": watermark or timeout out of range for buffer \"%s\": %s\n",
+			o->buffer, strerror(errno));
+		source_close(s);
+		return NULL;
+	}
+	s->have_offset = true;
+	s->offset = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+	s->started = clock_ns(CLOCK_MONOTONIC);
+	return s;
+}
+
+struct source *source_open_file(const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	struct trace_header h = {};
+	struct source *s;
+	size_t got;
+
+	if (!f) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	got = fread(&h, 1, V1_HEADER_SIZE, f);
+	if (got != V1_HEADER_SIZE || memcmp(h.magic, TRACE_MAGIC, 8)) {
+		fprintf(stderr, PROG ": %s is not a magnet trace file\n", path);
+		goto fail;
+	}
+	if (h.version == 1) {
+		/* The old header: record format 1 with 40-byte headers. */
+		if (h.size != sizeof(struct magnet_record)) {
+			fprintf(stderr, PROG ": %s: version 1 trace file with %u-byte record headers; this magnet-read reads %zu\n",
+				path, h.size, sizeof(struct magnet_record));
+			goto fail;
+		}
+		h.record_format = 1;
+		h.record_header_size = h.size;
+	} else if (h.version == TRACE_VERSION) {
+		if (h.size < sizeof(h) || h.size % 8 || h.size > 4096 ||
+		    fread((char *)&h + V1_HEADER_SIZE, 1,
+			  sizeof(h) - V1_HEADER_SIZE, f) !=
+		    sizeof(h) - V1_HEADER_SIZE) {
+			fprintf(stderr, PROG ": %s: damaged trace file header\n", path);
+			goto fail;
+		}
+		for (size_t skip = h.size - sizeof(h); skip; skip--)
+			if (fgetc(f) == EOF) {
+				fprintf(stderr, PROG ": %s: damaged trace file header\n", path);
+				goto fail;
+			}
+	} else {
+		fprintf(stderr, PROG ": %s is a version %u trace file; this magnet-read reads versions 1 and %d\n",
+			path, h.version, TRACE_VERSION);
+		goto fail;
+	}
+	if (h.record_format != MAGNET_FORMAT_VERSION ||
+	    h.record_header_size != sizeof(struct magnet_record)) {
+		fprintf(stderr, PROG ": %s has record format %u; this magnet-read reads %d\n",
+			path, h.record_format, MAGNET_FORMAT_VERSION);
+		goto fail;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->buf = aligned_alloc(8, READ_SIZE))) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	s->name = path;
+	s->file = f;
+	s->fd = -1;
+	s->have_offset = h.version >= 2 && !(h.flags & TRACE_F_NO_OFFSET);
+	s->offset = h.realtime_offset_ns;
+	s->file_pos = h.version >= 2 ? h.size : V1_HEADER_SIZE;
+	return s;
+fail:
+	if (f != stdin)
+		fclose(f);
+	return NULL;
+}
+
+void source_close(struct source *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->file && s->file != stdin)
+		fclose(s->file);
+	free(s->buf);
+	free(s);
+}
+
+bool source_have_offset(const struct source *s)
+{
+	return s->have_offset;
+}
+
+int64_t source_realtime_offset(const struct source *s)
+{
+	return s->offset;
+}
+
+/* Bytes of whole records at the start of @data; -1 at a bad record. */
+static ssize_t whole_records(const char *data, size_t n, size_t *bad)
+{
+	size_t off = 0;
+
+	while (n - off >= sizeof(struct magnet_record)) {
+		const struct magnet_record *r = (const void *)(data + off);
+
+		if (r->size < sizeof(*r) || r->size > MAGNET_RECORD_MAX) {
+			*bad = off;
+			return -1;
+		}
+		if (RECORD_LEN(r->size) > n - off)
+			break;
+		off += RECORD_LEN(r->size);
+	}
+	return off;
+}
+
+int records_check(const char *data, size_t len, const char *what)
+{
+	size_t bad = 0;
+	ssize_t n = whole_records(data, len, &bad);
+
+	if (n < 0 || (size_t)n != len) {
+		fprintf(stderr, PROG ": damaged record from %s\n", what);
+		return -1;
+	}
+	return 0;
+}
+
+/* Earliest timestamp among the whole records of a read() result. */
+static uint64_t oldest_timestamp(const char *data, size_t n)
+{
+	uint64_t oldest = UINT64_MAX;
+	size_t off = 0;
+
+	while (n - off >= sizeof(struct magnet_record)) {
+		const struct magnet_record *r = (const void *)(data + off);
+
+		if (r->timestamp < oldest)
+			oldest = r->timestamp;
+		off += RECORD_LEN(r->size);
+	}
+	return oldest;
+}
+
+/*
+ * What is waiting below the watermarks, without waiting: lower them for
+ * one read. Returns bytes, 0 if there is nothing, -1 on an error.
+ */
+static ssize_t read_below_watermarks(struct source *s)
+{
+	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+	ssize_t n = 0;
+
+	if (set_attr(s->fd, 0, MAGNET_SEEK_SIZE_WM) ||
+	    set_attr(s->fd, 0, MAGNET_SEEK_COUNT_WM))
+		return -1;
+	if (poll(&pfd, 1, 0) == 1)
+		n = read(s->fd, s->buf, READ_SIZE);
+	if (set_attr(s->fd, s->size_wm, MAGNET_SEEK_SIZE_WM) ||
+	    set_attr(s->fd, s->count_wm, MAGNET_SEEK_COUNT_WM))
+		return -1;
+	return n;
+}
+
+static enum source_status live_next(struct source *s, const char **data,
+				    size_t *len, bool pending)
+{
+	ssize_t n;
+
+	if (s->done)
+		return SOURCE_END;
+	if (pending && !s->nonblock) {
+		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+		int r = poll(&pfd, 1, IDLE_POLL_MS);
+
+		if (r < 0 && errno != EINTR)
+			goto fail;
+		if (r <= 0) {
+			n = r < 0 ? 0 : read_below_watermarks(s);
+			if (n < 0 && errno != EINTR)
+				goto fail;
+			if (n <= 0)
+				return SOURCE_IDLE;
+			goto got;
+		}
+	}
+	n = read(s->fd, s->buf, READ_SIZE);
+	if (n < 0) {
+		if (errno == EINTR)
+			return SOURCE_IDLE;
+		if (errno == EAGAIN && s->nonblock)
+			return SOURCE_END;
+		goto fail;
+	}
+got:
+	if (n == 0) {
+		fprintf(stderr, PROG ": buffer \"%s\" was removed\n", s->name);
+		return SOURCE_END;
+	}
+	if (records_check(s->buf, n, "the module"))
+		return SOURCE_ERROR;
+	/*
+	 * -N reads what was logged before it started: events our own
+	 * reads cause (a probe on read(), say) would never let the buffer
+	 * run dry.
+	 */
+	if (s->nonblock && oldest_timestamp(s->buf, n) >= s->started)
+		s->done = true;
+	*data = s->buf;
+	*len = n;
+	return SOURCE_DATA;
+fail:
+	fprintf(stderr, PROG ": reading buffer \"%s\": %s\n", s->name,
+		strerror(errno));
+	return SOURCE_ERROR;
+}
+
+static enum source_status file_next(struct source *s, const char **data,
+				    size_t *len)
+{
+	size_t bad = 0, n;
+	ssize_t whole;
+
+	/* Keep what was not handed out (a record cut by the last read). */
+	memmove(s->buf, s->buf + s->used, s->have - s->used);
+	s->have -= s->used;
+	s->file_pos += s->used;
+	s->used = 0;
+	for (;;) {
+		whole = whole_records(s->buf, s->have, &bad);
+		if (whole < 0) {
+			fprintf(stderr, PROG ": %s: damaged record at byte %llu\n",
+				s->name, (unsigned long long)(s->file_pos + bad));
+			return SOURCE_ERROR;
+		}
+		if (whole > 0 && (s->done || s->have == READ_SIZE ||
+				  (size_t)whole == s->have))
+			break;
+		if (s->done) {
+			if (!s->have)
+				return SOURCE_END;
+			fprintf(stderr, PROG ": %s: truncated: ends inside a record at byte %llu\n",
+				s->name, (unsigned long long)s->file_pos);
+			return SOURCE_ERROR;
+		}
+		n = fread(s->buf + s->have, 1, READ_SIZE - s->have, s->file);
+		if (!n) {
+			if (ferror(s->file)) {
+				fprintf(stderr, PROG ": %s: %s\n", s->name,
+					strerror(errno));
+				return SOURCE_ERROR;
+			}
+			s->done = true;
+		}
+		s->have += n;
+	}
+	s->used = whole;
+	*data = s->buf;
+	*len = whole;
+	return SOURCE_DATA;
+}
+
+enum source_status source_next(struct source *s, const char **data,
+			       size_t *len, bool pending)
+{
+	return s->live ? live_next(s, data, len, pending) :
+			 file_next(s, data, len);
+}
+
+/* --- trace files ---------------------------------------------------------- */
+
+struct trace_out {
+	FILE *f;
+	const char *path;
+};
+
+struct trace_out *trace_create(const char *path, const struct options *o,
+			       bool have_offset, int64_t realtime_offset)
+{
+	struct trace_header h = {
+		.version = TRACE_VERSION,
+		.size = sizeof(h),
+		.record_format = MAGNET_FORMAT_VERSION,
+		.record_header_size = sizeof(struct magnet_record),
+		.realtime_offset_ns = realtime_offset,
+		.snaplen = o->snaplen,
+		.flags = have_offset ? 0 : TRACE_F_NO_OFFSET,
+	};
+	struct trace_out *t = calloc(1, sizeof(*t));
+
+	memcpy(h.magic, TRACE_MAGIC, sizeof(h.magic));
+	strncpy(h.buffer, o->buffer, sizeof(h.buffer) - 1);
+	t->path = path;
+	t->f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!t->f || fwrite(&h, sizeof(h), 1, t->f) != 1) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		if (t->f && t->f != stdout)
+			fclose(t->f);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int trace_write(struct trace_out *t, const char *data, size_t len)
+{
+	if (fwrite(data, 1, len, t->f) != len) {
+		fprintf(stderr, PROG ": %s: %s\n", t->path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int trace_close(struct trace_out *t)
+{
+	int ret = 0;
+
+	if (!t)
+		return 0;
+	if (fflush(t->f) || (t->f != stdout && fclose(t->f))) {
+		fprintf(stderr, PROG ": %s: %s\n", t->path, strerror(errno));
+		ret = -1;
+	}
+	free(t);
+	return ret;
+}
+
+/* --- merging the CPUs ------------------------------------------------------
+ *
+ * A binary heap by (timestamp, arrival): each CPU's records arrive in
+ * order, the CPUs' interleaved in no particular way. A record is released
+ * once a record REORDER_WINDOW_NS newer has been seen (or at the end).
+ */
+struct merge {
+	struct item **heap;
+	size_t n, size;
+	uint64_t seq, newest;
+};
+
+struct merge *merge_new(void)
+{
+	return calloc(1, sizeof(struct merge));
+}
+
+static bool before(const struct item *a, const struct item *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+void merge_add(struct merge *m, const struct magnet_record *r)
+{
+	struct item *it = malloc(sizeof(*it) + RECORD_LEN(r->size));
+	size_t i;
+
+	if (it && m->n == m->size) {
+		m->size = m->size * 2 + 1024;
+		m->heap = realloc(m->heap, m->size * sizeof(*m->heap));
+	}
+	if (!it || !m->heap) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	*it = (struct item){
+		.rec = (void *)(it + 1),
+		.ts = r->timestamp,
+		.seq = m->seq++,
+		.kind = r->event == MAGNET_EVENT_LOSS &&
+			r->size >= sizeof(*r) + sizeof(struct magnet_loss) ?
+			ITEM_LOSS : ITEM_RECORD,
+	};
+	memcpy(it->rec, r, r->size);
+	if (r->timestamp > m->newest)
+		m->newest = r->timestamp;
+	for (i = m->n++; i && before(it, m->heap[(i - 1) / 2]); i = (i - 1) / 2)
+		m->heap[i] = m->heap[(i - 1) / 2];
+	m->heap[i] = it;
+}
+
+struct item *merge_pop(struct merge *m, bool all)
+{
+	struct item *top, *last;
+	size_t i = 0, c;
+
+	if (!m->n)
+		return NULL;
+	top = m->heap[0];
+	if (!all && top->ts + REORDER_WINDOW_NS >= m->newest)
+		return NULL;
+	last = m->heap[--m->n];
+	while ((c = 2 * i + 1) < m->n) {
+		if (c + 1 < m->n && before(m->heap[c + 1], m->heap[c]))
+			c++;
+		if (!before(m->heap[c], last))
+			break;
+		m->heap[i] = m->heap[c];
+		i = c;
+	}
+	m->heap[i] = last;
+	return top;
+}
+
+bool merge_empty(const struct merge *m)
+{
+	return !m->n;
+}
+
+uint64_t merge_newest(const struct merge *m)
+{
+	return m->newest;
+}

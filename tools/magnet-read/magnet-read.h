@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * magnet-read: what its parts share.
+ *
+ *   magnet-read.c  options, the main loop, summary
+ *   input.c        the live buffer, trace files, merging CPUs by time
+ *   journey.c      packet journeys, output order, per-hop statistics
+ *   expr.c         the filter expression
+ *   output.c       text and JSON, names of hosts and ports
+ *   pcapng.c       pcapng files
+ */
+#ifndef MAGNET_READ_H
+#define MAGNET_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <linux/magnet.h>
+
+#define PROG		"magnet-read"
+#define DEBUGFS		"/sys/kernel/debug"
+
+#define RECORD_LEN(size) (((size_t)(size) + MAGNET_RECORD_ALIGN - 1) & \
+			  ~(size_t)(MAGNET_RECORD_ALIGN - 1))
+
+/*
+ * Bytes of a packet record's payload before its data: the data follow
+ * the fields (sizeof() would count the struct's trailing padding too).
+ */
+#define PACKET_HDR	offsetof(struct magnet_packet, data)
+
+#define NSEC_PER_SEC	((uint64_t)1000000000)
+#define NSEC_PER_MSEC	((uint64_t)1000000)
+
+#define SNAPLEN_DEFAULT		262144
+#define JOURNEY_TIMEOUT_MS	200	/* idle time (stream time) ending a journey */
+#define REORDER_WINDOW_NS	(50 * NSEC_PER_MSEC)
+#define HOP_SAMPLES_MAX		(1U << 20) /* exact statistics up to this */
+
+struct expr;
+
+struct options {
+	const char *buffer;
+	const char *write_file;		/* -w */
+	const char *read_file;		/* -r */
+	const char *pcapng_file;	/* --pcapng */
+	const char *probe_sets;		/* -P */
+	const char *interface;		/* -i */
+	unsigned long long count;	/* -c, 0 = no limit */
+	long long size_wm, count_wm, timeout_ms; /* -1: not given */
+	uint64_t journey_timeout_ns;
+	uint32_t snaplen;		/* -s */
+	bool nonblock, hex, quiet, numeric, json;
+	bool print;			/* print (not only -w / --pcapng) */
+	struct expr *filter;		/* NULL: everything */
+};
+
+/*
+ * What flows from the input to the output, in timestamp order: records
+ * (the record follows the item in the same allocation), loss records,
+ * and packets (an item inside a struct journey).
+ */
+enum item_kind { ITEM_RECORD, ITEM_LOSS, ITEM_PACKET };
+
+struct item {
+	struct item *next;
+	struct magnet_record *rec;	/* ITEM_RECORD, ITEM_LOSS */
+	uint64_t ts;
+	uint64_t seq;			/* arrival order: ties keep it */
+	enum item_kind kind;
+	int __pad;
+};
+
+/* One layer a packet passed, from its record. */
+struct hop {
+	uint64_t ts;
+	uint32_t cpu, tgid, tid;
+	uint32_t len, ifindex;
+	uint16_t layer, rflags;		/* enum magnet_layer, MAGNET_RF_* */
+	char dev[16];
+};
+
+struct journey {
+	struct item item;		/* first: items and journeys convert */
+	unsigned int nhops;
+	struct hop hop[MAGNET_LAYER_COUNT];
+	/* the packet, as its records tell it */
+	uint8_t family, proto, tcp_flags;
+	bool have_addrs, have_seq;
+	bool addrs_from_skb;		/* addresses from packet headers */
+	uint8_t saddr[16], daddr[16];
+	uint16_t sport, dport;		/* host order */
+	uint32_t seq;
+	/* the bytes kept: the best record's data (see journey.c) */
+	uint8_t *data;
+	uint32_t caplen;		/* bytes in data */
+	uint32_t data_len;		/* that record's len */
+	uint16_t data_flags;		/* MAGNET_PKT_DATA_* */
+	uint16_t data_layer;
+	int data_rank;
+	/* assembly state, journey.c's */
+	uint64_t skb, sock;
+	uint32_t pend_cpu;
+	bool open, in_skb, pending, tcp_clone;
+	struct journey *skb_next, *pend_next, *prev, *next;
+};
+
+/* A record follows its item: the item keeps it 8-byte aligned. */
+_Static_assert(sizeof(struct item) % MAGNET_RECORD_ALIGN == 0, "item size");
+
+static inline struct journey *item_journey(struct item *it)
+{
+	return (struct journey *)it;
+}
+
+/* input.c */
+struct source;
+struct source *source_open_live(const struct options *o);
+struct source *source_open_file(const char *path);
+void source_close(struct source *s);
+enum source_status { SOURCE_DATA, SOURCE_IDLE, SOURCE_END, SOURCE_ERROR };
+/*
+ * Wait for the next chunk of whole records (@pending: records are held
+ * back, so report SOURCE_IDLE when nothing comes for a while instead of
+ * waiting on).
+ */
+enum source_status source_next(struct source *s, const char **data,
+			       size_t *len, bool pending);
+bool source_have_offset(const struct source *s);
+int64_t source_realtime_offset(const struct source *s);
+/* Check a chunk: -1 (and a message) if it is not a record stream. */
+int records_check(const char *data, size_t len, const char *what);
+
+struct trace_out;
+/* A trace file; @have_offset false: the wall clock is not known. */
+struct trace_out *trace_create(const char *path, const struct options *o,
+			       bool have_offset, int64_t realtime_offset);
+int trace_write(struct trace_out *t, const char *data, size_t len);
+int trace_close(struct trace_out *t);
+
+struct merge;
+struct merge *merge_new(void);
+void merge_add(struct merge *m, const struct magnet_record *r);
+/* The next record due (all: everything held), or NULL. */
+struct item *merge_pop(struct merge *m, bool all);
+bool merge_empty(const struct merge *m);
+uint64_t merge_newest(const struct merge *m);
+
+/* journey.c */
+struct journeys;
+struct journeys *journeys_new(uint64_t timeout_ns, uint32_t snaplen);
+/* Take a record released in timestamp order (and own it). */
+void journeys_add(struct journeys *js, struct item *it);
+/* Stream time has reached @now: journeys idle since before end. */
+void journeys_expire(struct journeys *js, uint64_t now);
+/* End every open journey (end of input). */
+void journeys_end_all(struct journeys *js);
+/* The next item to show, in order, or NULL until it is complete. */
+struct item *journeys_next(struct journeys *js);
+bool journeys_pending(const struct journeys *js);
+void item_free(struct item *it);
+bool is_packet_record(const struct magnet_record *r);
+const char *layer_name(unsigned int layer, unsigned int proto);
+
+struct hops;
+struct hops *hops_new(void);
+void hops_add(struct hops *h, const struct journey *j);
+void hops_print(struct hops *h, FILE *f);
+void hops_json(struct hops *h, FILE *f);
+
+/* expr.c */
+/*
+ * Parse the expression of @argv (NULL if there is none), with -i's device
+ * ANDed in. A bad expression: one line, then exit(2).
+ */
+int expr_parse(int argc, char **argv, const char *interface,
+	       struct expr **out);
+bool expr_match_journey(const struct expr *e, const struct journey *j);
+bool expr_match_record(const struct expr *e, const struct magnet_record *r);
+
+/* output.c */
+void output_init(const struct options *o, bool have_offset, int64_t offset);
+void print_record(FILE *f, const struct magnet_record *r);
+void print_loss(FILE *f, const struct magnet_record *r);
+void print_packet(FILE *f, const struct journey *j);
+void print_journey_lines(FILE *f, const struct journey *j, const char *indent);
+void json_record(FILE *f, const struct magnet_record *r);
+void json_loss(FILE *f, const struct magnet_record *r);
+void json_packet(FILE *f, const struct journey *j);
+void json_string(FILE *f, const char *s);
+/* Addresses named in /etc/hosts: up to @max of @name's, or -1. */
+struct host_addr {
+	uint8_t family;		/* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+};
+int hosts_lookup(const char *name, struct host_addr *out, int max);
+
+/* pcapng.c */
+struct pcapng;
+struct pcapng *pcapng_create(const char *path, uint32_t snaplen);
+/* 1: written, 0: no packet bytes to write, -1: error (printed). */
+int pcapng_write(struct pcapng *p, const struct journey *j, int64_t offset,
+		 const char *comment);
+int pcapng_close(struct pcapng *p);
+
+#endif /* MAGNET_READ_H */

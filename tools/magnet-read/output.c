@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Printing: records and losses as magnet-read always printed them,
+ * packets as tcpdump does with their journey under them, and the same as
+ * JSON lines. Names of hosts come from /etc/hosts and of ports from
+ * /etc/services only: never a DNS query, so printing never waits.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "magnet-read.h"
+
+static struct {
+	bool numeric, hex, quiet, have_offset;
+	int64_t offset;
+} out;
+
+void output_init(const struct options *o, bool have_offset, int64_t offset)
+{
+	out.numeric = o->numeric;
+	out.hex = o->hex;
+	out.quiet = o->quiet;
+	out.have_offset = have_offset;
+	out.offset = offset;
+}
+
+/* --- names ------------------------------------------------------------------ */
+
+struct host_entry {
+	struct host_addr a;
+	char *name;
+};
+
+static struct host_entry *hosts;
+static int nhosts = -1;
+
+static void load_hosts(void)
+{
+	FILE *f = fopen("/etc/hosts", "r");
+	char line[1024], *save, *tok;
+	struct host_addr a;
+
+	nhosts = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "#\n")] = 0;
+		tok = strtok_r(line, " \t", &save);
+		if (!tok)
+			continue;
+		memset(&a, 0, sizeof(a));
+		if (inet_pton(AF_INET, tok, a.addr) == 1)
+			a.family = AF_INET;
+		else if (inet_pton(AF_INET6, tok, a.addr) == 1)
+			a.family = AF_INET6;
+		else
+			continue;
+		while ((tok = strtok_r(NULL, " \t", &save))) {
+			struct host_entry *h = realloc(hosts, (nhosts + 1) *
+						       sizeof(*hosts));
+
+			if (!h)
+				break;
+			hosts = h;
+			hosts[nhosts].a = a;
+			hosts[nhosts++].name = strdup(tok);
+		}
+	}
+	fclose(f);
+}
+
+int hosts_lookup(const char *name, struct host_addr *addrs, int max)
+{
+	int n = 0;
+
+	if (nhosts < 0)
+		load_hosts();
+	for (int i = 0; i < nhosts && n < max; i++)
+		if (!strcasecmp(hosts[i].name, name))
+			addrs[n++] = hosts[i].a;
+	return n;
+}
+
+static const char *host_name(uint8_t family, const uint8_t *addr)
+{
+	if (nhosts < 0)
+		load_hosts();
+	for (int i = 0; i < nhosts; i++)
+		if (hosts[i].a.family == family &&
+		    !memcmp(hosts[i].a.addr, addr, family == AF_INET ? 4 : 16))
+			return hosts[i].name;
+	return NULL;
+}
+
+static const char *fmt_addr(char *buf, size_t size, uint8_t family,
+			    const uint8_t *addr, bool numeric)
+{
+	const char *name = numeric ? NULL : host_name(family, addr);
+
+	if (name)
+		return name;
+	if (family != AF_INET && family != AF_INET6)
+		return "?";
+	return inet_ntop(family, addr, buf, size) ? buf : "?";
+}
+
+static const char *fmt_port(char *buf, size_t size, uint16_t port,
+			    uint8_t proto)
+{
+	static char *names[2][65536];
+	static char none[] = "";
+	int p = proto == IPPROTO_TCP;
+	char **name = &names[p][port];
+
+	if (!out.numeric && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)) {
+		if (!*name) {
+			struct servent *se = getservbyport(htons(port),
+							   p ? "tcp" : "udp");
+
+			*name = se ? strdup(se->s_name) : none;
+			if (!*name)
+				*name = none;
+		}
+		if (**name)
+			return *name;
+	}
+	snprintf(buf, size, "%u", port);
+	return buf;
+}
+
+/* --- times ------------------------------------------------------------------ */
+
+/* Wall clock "HH:MM:SS.NNNNNNNNN", or CLOCK_MONOTONIC seconds if unknown. */
+static const char *fmt_time(char *buf, size_t size, uint64_t mono)
+{
+	struct tm tm;
+	int64_t wall;
+	time_t sec;
+
+	if (!out.have_offset) {
+		snprintf(buf, size, "%" PRIu64 ".%09" PRIu64,
+			 mono / NSEC_PER_SEC, mono % NSEC_PER_SEC);
+		return buf;
+	}
+	wall = (int64_t)mono + out.offset;
+	sec = wall / (int64_t)NSEC_PER_SEC;
+	localtime_r(&sec, &tm);
+	snprintf(buf, size, "%02d:%02d:%02d.%09lld", tm.tm_hour, tm.tm_min,
+		 tm.tm_sec, (long long)(wall % (int64_t)NSEC_PER_SEC));
+	return buf;
+}
+
+static const char *context(uint16_t flags)
+{
+	if (flags & MAGNET_RF_NMI)
+		return "nmi";
+	if (flags & MAGNET_RF_HARDIRQ)
+		return "hardirq";
+	if (flags & MAGNET_RF_SOFTIRQ)
+		return "softirq";
+	return "";
+}
+
+/* --- records ------------------------------------------------------------------ */
+
+static void print_one(FILE *f, const struct magnet_record *r,
+		      const char *indent);
+
+/*
+ * A journey (a correlating filter's record): its line, then the records
+ * it holds, indented.
+ */
+static void print_corr_journey(FILE *f, const struct magnet_record *r)
+{
+	const struct magnet_journey *j = (const void *)r->payload;
+	size_t len = r->size - sizeof(*r), off = sizeof(*j);
+	unsigned int i;
+
+	if (len < sizeof(*j)) {
+		fprintf(f, " (short journey)\n");
+		return;
+	}
+	fprintf(f, " JOURNEY filter %u records %u duration %llu ns%s\n",
+		j->filter, j->records, (unsigned long long)j->duration_ns,
+		j->flags & MAGNET_JF_CUT ? " cut" : "");
+	for (i = 0; i < j->records; i++) {
+		const struct magnet_record *in = (const void *)(r->payload + off);
+
+		if (off + sizeof(*in) > len || in->size < sizeof(*in) ||
+		    off + in->size > len) {
+			fprintf(f, "    (journey record %u malformed)\n", i);
+			return;
+		}
+		print_one(f, in, "    ");
+		off += RECORD_LEN(in->size);
+	}
+}
+
+static void print_one(FILE *f, const struct magnet_record *r,
+		      const char *indent)
+{
+	uint64_t ns = r->timestamp;
+	const char *ctx = context(r->flags);
+
+	fprintf(f, "%s%" PRIu64 ".%09" PRIu64 " cpu %u ev %u%s%s %u/%u id %#" PRIx64 " len %zu",
+		indent, ns / NSEC_PER_SEC, ns % NSEC_PER_SEC, r->cpu, r->event,
+		*ctx ? " " : "", ctx, r->tgid, r->tid, (uint64_t)r->id,
+		r->size - sizeof(*r));
+	if (r->event == MAGNET_EVENT_JOURNEY) {
+		print_corr_journey(f, r);
+		return;
+	}
+	if (out.hex) {
+		for (size_t i = 0; i < r->size - sizeof(*r); i++)
+			fprintf(f, "%s%02x", i % 16 ? " " : "\n    ", r->payload[i]);
+	}
+	fputc('\n', f);
+}
+
+void print_record(FILE *f, const struct magnet_record *r)
+{
+	print_one(f, r, "");
+}
+
+void print_loss(FILE *f, const struct magnet_record *r)
+{
+	const struct magnet_loss *l = (const void *)r->payload;
+	uint64_t ns = r->timestamp;
+
+	fprintf(f, "%" PRIu64 ".%09" PRIu64 " cpu %u LOST %llu records (%llu since the buffer was made)\n",
+		ns / NSEC_PER_SEC, ns % NSEC_PER_SEC, r->cpu,
+		(unsigned long long)l->lost, (unsigned long long)l->total);
+}
+
+/* --- packets ------------------------------------------------------------------ */
+
+/* What the records and the bytes kept tell of a packet. */
+struct facts {
+	int64_t payload;		/* transport payload bytes, -1 unknown */
+	int64_t ip_len;			/* -1 unknown */
+	bool have_tcp;			/* ack and win known */
+	uint32_t ack;
+	uint16_t win;
+	uint8_t tcp_flags;
+};
+
+static uint16_t be16(const uint8_t *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+static void packet_facts(const struct journey *j, struct facts *fa)
+{
+	int64_t user_len = -1, seg_len = -1, iph = j->family == AF_INET6 ? 40 : 20;
+	int64_t thl = j->proto == IPPROTO_UDP ? 8 : -1;
+	bool ip_from_data = false;
+	const uint8_t *t = NULL;
+	size_t tavail = 0;
+
+	*fa = (struct facts){ .payload = -1, .ip_len = -1,
+			      .tcp_flags = j->tcp_flags };
+	/* Lengths the layers give: the application's, tcp's, IP's. */
+	for (unsigned int i = 0; i < j->nhops; i++) {
+		const struct hop *h = &j->hop[i];
+
+		if (h->layer == MAGNET_LAYER_SOCKET || h->layer == MAGNET_LAYER_APP ||
+		    (h->layer == MAGNET_LAYER_PROTO_SEND && j->proto != IPPROTO_TCP)) {
+			if (user_len < 0)
+				user_len = h->len;
+		} else if (h->layer == MAGNET_LAYER_PROTO_SEND) {
+			if (seg_len < 0)
+				seg_len = h->len;
+		} else if (fa->ip_len < 0) {
+			fa->ip_len = h->len;
+		}
+	}
+	/* The headers, where bytes were kept. */
+	if ((j->data_flags & MAGNET_PKT_DATA_NET) && j->caplen >= 20) {
+		const uint8_t *d = j->data;
+
+		if (d[0] >> 4 == 4) {
+			iph = (d[0] & 15) * 4;
+			fa->ip_len = be16(d + 2);
+			ip_from_data = true;
+		} else if (d[0] >> 4 == 6 && j->caplen >= 40) {
+			iph = 40;
+			fa->ip_len = be16(d + 4) + 40;
+			ip_from_data = true;
+		}
+		/* (IPv6 extension headers: the transport header unknown) */
+		if (iph < j->caplen && (d[0] >> 4 == 4 || d[6] == j->proto)) {
+			t = j->data + iph;
+			tavail = j->caplen - iph;
+		}
+	} else if (j->data_flags & MAGNET_PKT_DATA_TRANSPORT) {
+		t = j->data;
+		tavail = j->caplen;
+	}
+	if (j->proto == IPPROTO_TCP && t && tavail >= 20) {
+		thl = (t[12] >> 4) * 4;
+		fa->ack = be32(t + 8);
+		fa->win = be16(t + 14);
+		fa->have_tcp = true;
+		if (!fa->tcp_flags)
+			fa->tcp_flags = t[13];
+	}
+	if (thl < 0)
+		thl = 20;	/* a TCP header without options */
+	if (ip_from_data)
+		fa->payload = fa->ip_len - iph - thl;
+	else if (j->proto == IPPROTO_UDP && user_len >= 0)
+		fa->payload = user_len;
+	else if (j->proto == IPPROTO_TCP && seg_len >= 0)
+		fa->payload = seg_len - thl;
+	else if (fa->ip_len >= 0)
+		fa->payload = fa->ip_len - iph - thl;
+	else
+		fa->payload = user_len;
+	if (fa->payload < 0 && (fa->ip_len >= 0 || seg_len >= 0 || user_len >= 0))
+		fa->payload = 0;
+}
+
+static void tcp_flag_string(char *buf, uint8_t flags)
+{
+	static const struct { uint8_t bit; char c; } names[] = {
+		{ 0x01, 'F' }, { 0x02, 'S' }, { 0x04, 'R' }, { 0x08, 'P' },
+		{ 0x20, 'U' }, { 0x40, 'E' }, { 0x80, 'W' }, { 0x10, '.' },
+	};
+	char *p = buf;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (flags & names[i].bit)
+			*p++ = names[i].c;
+	*p = 0;
+	if (!flags)
+		strcpy(buf, "none");
+}
+
+static void print_endpoint(FILE *f, const struct journey *j, bool src)
+{
+	char abuf[INET6_ADDRSTRLEN], pbuf[8];
+
+	if (!j->have_addrs) {
+		fputc('?', f);
+		return;
+	}
+	fprintf(f, "%s.%s",
+		fmt_addr(abuf, sizeof(abuf), j->family,
+			 src ? j->saddr : j->daddr, out.numeric),
+		fmt_port(pbuf, sizeof(pbuf), src ? j->sport : j->dport,
+			 j->proto));
+}
+
+static void print_tcp(FILE *f, const struct journey *j,
+		      const struct facts *fa)
+{
+	const char *sep = "";
+	char flags[16];
+
+	if (out.quiet) {
+		fprintf(f, "tcp %lld", (long long)(fa->payload > 0 ? fa->payload : 0));
+		return;
+	}
+	if (fa->tcp_flags || fa->have_tcp) {
+		tcp_flag_string(flags, fa->tcp_flags);
+		fprintf(f, "Flags [%s]", flags);
+		sep = ", ";
+	}
+	if (j->have_seq) {
+		if (fa->payload > 0)
+			fprintf(f, "%sseq %u:%u", sep, j->seq,
+				(uint32_t)(j->seq + fa->payload));
+		else if ((fa->tcp_flags & 0x07) || !(fa->tcp_flags & 0x10))
+			fprintf(f, "%sseq %u", sep, j->seq);
+		sep = ", ";
+	}
+	if (fa->have_tcp && (fa->tcp_flags & 0x10)) {
+		fprintf(f, "%sack %u", sep, fa->ack);
+		sep = ", ";
+	}
+	if (fa->have_tcp) {
+		fprintf(f, "%swin %u", sep, fa->win);
+		sep = ", ";
+	}
+	if (fa->payload >= 0)
+		fprintf(f, "%slength %lld", sep, (long long)fa->payload);
+}
+
+static void hex_dump(FILE *f, const uint8_t *d, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i += 2) {
+		if (!(i % 16))
+			fprintf(f, "%s\t0x%04x: ", i ? "\n" : "", i);
+		if (i + 1 < len)
+			fprintf(f, " %02x%02x", d[i], d[i + 1]);
+		else
+			fprintf(f, " %02x", d[i]);
+	}
+	if (len)
+		fputc('\n', f);
+}
+
+void print_journey_lines(FILE *f, const struct journey *j, const char *indent)
+{
+	char tbuf[40], dbuf[32];
+
+	for (unsigned int i = 0; i < j->nhops; i++) {
+		const struct hop *h = &j->hop[i];
+		uint64_t d = i ? h->ts - j->hop[i - 1].ts : 0;
+		const char *ctx = context(h->rflags);
+
+		snprintf(dbuf, sizeof(dbuf), "+%" PRIu64 ".%03" PRIu64,
+			 d / 1000, d % 1000);
+		fprintf(f, "%s%-10s %s %10s us cpu %u%s%s %u/%u%s%s\n", indent,
+			layer_name(h->layer, j->proto),
+			fmt_time(tbuf, sizeof(tbuf), h->ts), dbuf, h->cpu,
+			*ctx ? " " : "", ctx, h->tgid, h->tid,
+			h->dev[0] ? " " : "", h->dev);
+	}
+}
+
+void print_packet(FILE *f, const struct journey *j)
+{
+	struct facts fa;
+	char tbuf[40];
+
+	packet_facts(j, &fa);
+	fprintf(f, "%s %s ", fmt_time(tbuf, sizeof(tbuf), j->item.ts),
+		j->family == AF_INET6 ? "IP6" : "IP");
+	print_endpoint(f, j, true);
+	fputs(" > ", f);
+	print_endpoint(f, j, false);
+	fputs(": ", f);
+	if (j->proto == IPPROTO_TCP)
+		print_tcp(f, j, &fa);
+	else if (j->proto == IPPROTO_UDP && fa.payload >= 0)
+		fprintf(f, "UDP, length %lld", (long long)fa.payload);
+	else if (j->proto == IPPROTO_UDP)
+		fputs("UDP", f);
+	else
+		fprintf(f, "proto %u", j->proto);
+	fputc('\n', f);
+	if (!out.quiet)
+		print_journey_lines(f, j, "    ");
+	if (out.hex)
+		hex_dump(f, j->data, j->caplen);
+}
+
+/* --- JSON ----------------------------------------------------------------------- */
+
+void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_hex(FILE *f, const char *key, const uint8_t *d, size_t len)
+{
+	fprintf(f, ",\"%s\":\"", key);
+	for (size_t i = 0; i < len; i++)
+		fprintf(f, "%02x", d[i]);
+	fputc('"', f);
+}
+
+static void json_time(FILE *f, uint64_t mono)
+{
+	fprintf(f, "\"ts\":%" PRIu64, mono);
+	if (out.have_offset)
+		fprintf(f, ",\"time_ns\":%" PRId64, (int64_t)mono + out.offset);
+}
+
+static void json_context(FILE *f, uint16_t flags)
+{
+	const char *ctx = context(flags);
+
+	fprintf(f, ",\"context\":\"%s\"", *ctx ? ctx : "task");
+}
+
+static void json_one(FILE *f, const struct magnet_record *r)
+{
+	size_t len = r->size - sizeof(*r);
+
+	fputs("{\"type\":\"record\",", f);
+	json_time(f, r->timestamp);
+	fprintf(f, ",\"cpu\":%u,\"event\":%u", r->cpu, r->event);
+	json_context(f, r->flags);
+	fprintf(f, ",\"tgid\":%u,\"tid\":%u,\"id\":\"%#" PRIx64 "\",\"len\":%zu",
+		r->tgid, r->tid, (uint64_t)r->id, len);
+	if (r->event == MAGNET_EVENT_JOURNEY && len >= sizeof(struct magnet_journey)) {
+		const struct magnet_journey *j = (const void *)r->payload;
+		size_t off = sizeof(*j);
+
+		fprintf(f, ",\"filter\":%u,\"duration_ns\":%llu,\"cut\":%s,\"records\":[",
+			j->filter, (unsigned long long)j->duration_ns,
+			j->flags & MAGNET_JF_CUT ? "true" : "false");
+		for (unsigned int i = 0; i < j->records; i++) {
+			const struct magnet_record *in = (const void *)(r->payload + off);
+
+			if (off + sizeof(*in) > len || in->size < sizeof(*in) ||
+			    off + in->size > len)
+				break;
+			if (i)
+				fputc(',', f);
+			json_one(f, in);
+			off += RECORD_LEN(in->size);
+		}
+		fputc(']', f);
+	} else if (out.hex) {
+		json_hex(f, "payload", r->payload, len);
+	}
+	fputc('}', f);
+}
+
+void json_record(FILE *f, const struct magnet_record *r)
+{
+	json_one(f, r);
+	fputc('\n', f);
+}
+
+void json_loss(FILE *f, const struct magnet_record *r)
+{
+	const struct magnet_loss *l = (const void *)r->payload;
+
+	fputs("{\"type\":\"loss\",", f);
+	json_time(f, r->timestamp);
+	fprintf(f, ",\"cpu\":%u,\"lost\":%llu,\"total\":%llu,\"synthetic\":%s}\n",
+		r->cpu, (unsigned long long)l->lost,
+		(unsigned long long)l->total,
+		r->flags & MAGNET_RF_SYNTHETIC ? "true" : "false");
+}
+
+void json_packet(FILE *f, const struct journey *j)
+{
+	char abuf[INET6_ADDRSTRLEN], flags[16];
+	struct facts fa;
+
+	packet_facts(j, &fa);
+	fputs("{\"type\":\"packet\",", f);
+	json_time(f, j->item.ts);
+	if (j->family == AF_INET || j->family == AF_INET6)
+		fprintf(f, ",\"family\":\"%s\"", j->family == AF_INET ? "ip" : "ip6");
+	else
+		fprintf(f, ",\"family\":%u", j->family);
+	if (j->proto == IPPROTO_UDP || j->proto == IPPROTO_TCP)
+		fprintf(f, ",\"proto\":\"%s\"", j->proto == IPPROTO_UDP ? "udp" : "tcp");
+	else
+		fprintf(f, ",\"proto\":%u", j->proto);
+	if (j->have_addrs) {
+		fprintf(f, ",\"src\":\"%s\"", fmt_addr(abuf, sizeof(abuf),
+						       j->family, j->saddr, true));
+		fprintf(f, ",\"sport\":%u", j->sport);
+		fprintf(f, ",\"dst\":\"%s\"", fmt_addr(abuf, sizeof(abuf),
+						       j->family, j->daddr, true));
+		fprintf(f, ",\"dport\":%u", j->dport);
+	}
+	if (fa.payload >= 0)
+		fprintf(f, ",\"length\":%lld", (long long)fa.payload);
+	if (fa.ip_len >= 0)
+		fprintf(f, ",\"ip_len\":%lld", (long long)fa.ip_len);
+	if (j->proto == IPPROTO_TCP) {
+		if (j->have_seq)
+			fprintf(f, ",\"seq\":%u", j->seq);
+		if (fa.have_tcp)
+			fprintf(f, ",\"ack\":%u,\"win\":%u", fa.ack, fa.win);
+		tcp_flag_string(flags, fa.tcp_flags);
+		fprintf(f, ",\"tcp_flags\":\"%s\"", flags);
+	}
+	fprintf(f, ",\"caplen\":%u", j->caplen);
+	if (out.hex)
+		json_hex(f, "data", j->data, j->caplen);
+	if (!out.quiet) {
+		fputs(",\"journey\":[", f);
+		for (unsigned int i = 0; i < j->nhops; i++) {
+			const struct hop *h = &j->hop[i];
+
+			fprintf(f, "%s{\"layer\":\"%s\",", i ? "," : "",
+				layer_name(h->layer, j->proto));
+			json_time(f, h->ts);
+			fprintf(f, ",\"delta_ns\":%" PRIu64 ",\"cpu\":%u",
+				i ? h->ts - j->hop[i - 1].ts : 0, h->cpu);
+			json_context(f, h->rflags);
+			fprintf(f, ",\"tgid\":%u,\"tid\":%u,\"len\":%u,\"dev\":",
+				h->tgid, h->tid, h->len);
+			if (h->dev[0])
+				json_string(f, h->dev);
+			else
+				fputs("null", f);
+			fputc('}', f);
+		}
+		fputc(']', f);
+	}
+	fputs("}\n", f);
+}
