@@ -485,20 +485,21 @@ static void kprobe_error(int err, struct netlink_ext_ack *extack)
 }
 
 /*
- * A predefined kprobe with alternative targets ("a|b"): the first symbol
- * the kernel has. p->target then names it.
+ * A kprobe on p->target, which for a predefined probe may list
+ * alternatives ("a|b"): the first symbol the kernel has. p->target then
+ * names it.
  */
 static int kprobe_register_first(struct magnet_probe *p, bool enabled,
 				 struct netlink_ext_ack *extack)
 {
-	const char *next = p->predef->target;
+	char list[MAGNET_TARGET_LEN];
+	const char *next = list;
 	size_t len;
 	int err = -ENOENT;
 
+	strscpy(list, p->target, sizeof(list));
 	while (*next && err == -ENOENT) {
 		len = strcspn(next, "|");
-		if (len >= sizeof(p->target))
-			return -EINVAL;
 		memcpy(p->target, next, len);
 		p->target[len] = '\0';
 		next += len + (next[len] == '|');
@@ -511,7 +512,7 @@ static int kprobe_register_first(struct magnet_probe *p, bool enabled,
 			p->kp.flags = KPROBE_FLAG_DISABLED;
 		err = register_kprobe(&p->kp);
 	}
-	if (err == -ENOENT)
+	if (err == -ENOENT && strchr(list, '|'))
 		NL_SET_ERR_MSG(extack,
 			       "none of the probe's functions is in this kernel");
 	else if (err)
@@ -527,18 +528,7 @@ static int hook_register(struct magnet_probe *p, bool enabled,
 
 	switch (p->ev.kind) {
 	case MAGNET_PROBE_KPROBE:
-		if (p->predef && strchr(p->predef->target, '|'))
-			return kprobe_register_first(p, enabled, extack);
-		err = parse_target(p, &p->kp, extack);
-		if (err)
-			return err;
-		p->kp.pre_handler = kprobe_hit;
-		if (!enabled)
-			p->kp.flags = KPROBE_FLAG_DISABLED;
-		err = register_kprobe(&p->kp);
-		if (err)
-			kprobe_error(err, extack);
-		return err;
+		return kprobe_register_first(p, enabled, extack);
 	case MAGNET_PROBE_KRETPROBE:
 		err = parse_target(p, &p->rp.kp, extack);
 		if (err)

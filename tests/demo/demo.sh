@@ -60,7 +60,7 @@ magnetctl probe del sw
 say "Packet journeys: UDP between two network namespaces joined by a veth pair"
 netns_pair
 echo "magnet-read -n -P udp-send,udp-recv -s 64 -c 3 udp port 5001"
-magnet-read -n -P udp-send,udp-recv -s 64 -c 3 udp port 5001 &
+timeout 30 magnet-read -n -P udp-send,udp-recv -s 64 -c 3 udp port 5001 &
 mr=$!
 sleep 2
 inB magnet-test udp-recv 10.9.0.2 5001 3 > /dev/null &
@@ -70,7 +70,7 @@ wait $mr
 
 say "TCP over loopback, one line per packet (-q)"
 echo "magnet-read -n -q -P tcp-send,tcp-recv -c 10 tcp port 5002"
-magnet-read -n -q -P tcp-send,tcp-recv -c 10 tcp port 5002 &
+timeout 30 magnet-read -n -q -P tcp-send,tcp-recv -c 10 tcp port 5002 &
 mr=$!
 sleep 2
 timeout 10 magnet-test tcp-recv 127.0.0.1 5002 > /dev/null &
