@@ -32,8 +32,11 @@ FILTER_SRC := $(wildcard filters/*.c) filters/Kbuild
 TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_format.h
 HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
-TOOLS     := build/bin/magnet-read build/bin/magnetctl
-STATIC    := build/static/magnet-test build/test-bin/magnet-nltest
+TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
+	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
+	     build/bin/magnet-adaptive
+STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
+	     build/test-bin/magnetd-client
 
 all: modules tools
 
@@ -76,11 +79,60 @@ build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h \
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $(MAGNET_READ_SRC) -lmnl
 
-MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c netlink.c print.c probeset.c)
+MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c netlink.c print.c probeset.c daemon.c)
 
-build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) include/uapi/linux/magnet.h
+build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) include/uapi/linux/magnet.h \
+		build/lib/libmagnet.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $(MAGNETCTL_SRC) -lmnl
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $(MAGNETCTL_SRC) build/lib/libmagnet.a -lmnl
+
+# magnetd: the daemon (libev, libmnl, libconfuse)
+MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
+	       reader.c server.c) tools/magnetctl/netlink.c tools/magnetctl/probeset.c
+MAGNETD_CFLAGS := $(USER_CFLAGS) -Imagnetd -Ilibmagnet -Itools/magnetctl
+
+build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
+		tools/magnetctl/netlink.h tools/magnetctl/probeset.h include/uapi/linux/magnet.h
+	@mkdir -p $(@D)
+	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) -lev -lmnl -lconfuse -lm
+
+# libmagnet: the client library, its pkg-config file and the example
+LIBMAGNET_SOVER := 1
+build/lib/libmagnet.so: libmagnet/libmagnet.c libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -shared -Wl,-soname,libmagnet.so.$(LIBMAGNET_SOVER) \
+		-o $@.$(LIBMAGNET_SOVER) libmagnet/libmagnet.c
+	ln -sf libmagnet.so.$(LIBMAGNET_SOVER) $@
+
+build/lib/libmagnet.a: libmagnet/libmagnet.c libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -c -o build/lib/libmagnet.o libmagnet/libmagnet.c
+	ar rcs $@ build/lib/libmagnet.o
+
+build/lib/libmagnet.pc: libmagnet/libmagnet.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+build/bin/magnet-adaptive: libmagnet/examples/adaptive-sender.c build/lib/libmagnet.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a -lm
+
+# Host unit tests of magnetd's parts (check-host runs them).
+build/test-bin/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c magnetd/metrics.h
+	@mkdir -p $(@D)
+	$(CC) $(MAGNETD_CFLAGS) -o $@ tests/host/metrics-unit.c magnetd/metrics.c -lm
+
+build/test-bin/config-unit: tests/host/config-unit.c magnetd/config.c magnetd/config.h
+	@mkdir -p $(@D)
+	$(CC) $(MAGNETD_CFLAGS) -o $@ tests/host/config-unit.c magnetd/config.c -lconfuse
+
+build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ tests/host/libmagnet-unit.c libmagnet/libmagnet.c
+
+build/test-bin/magnetd-client: tests/bin/magnetd-client.c
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $<
 
 build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
@@ -92,8 +144,12 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h incl
 
 # --- checks ------------------------------------------------------------------
 
-check-host: build/bin/magnet-read
+check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
+		build/test-bin/libmagnet-unit
 	tests/host/magnet-read.sh
+	build/test-bin/metrics-unit
+	build/test-bin/config-unit $(CURDIR)
+	build/test-bin/libmagnet-unit
 
 check: check-host $(KOUT)/.tree
 	@test -n "$(CHECKPATCH)" || scripts/get-checkpatch
@@ -134,6 +190,21 @@ install: modules tools
 	install -D -m 755 build/bin/magnetctl $(DESTDIR)$(PREFIX)/sbin/magnetctl
 	install -D -m 644 tools/magnetctl/magnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8
 	install -D -m 644 include/uapi/linux/magnet.h $(DESTDIR)$(PREFIX)/include/linux/magnet.h
+	install -D -m 755 build/bin/magnetd $(DESTDIR)$(PREFIX)/sbin/magnetd
+	install -D -m 644 magnetd/magnetd.8 $(DESTDIR)$(PREFIX)/share/man/man8/magnetd.8
+	@if [ ! -e $(DESTDIR)/etc/magnet/magnetd.conf ]; then \
+		install -D -m 644 conf/magnetd.conf $(DESTDIR)/etc/magnet/magnetd.conf; fi
+	install -d $(DESTDIR)/lib/systemd/system
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' conf/magnetd.service > \
+		$(DESTDIR)/lib/systemd/system/magnetd.service
+	install -D -m 755 build/lib/libmagnet.so.$(LIBMAGNET_SOVER) \
+		$(DESTDIR)$(PREFIX)/lib/libmagnet.so.$(LIBMAGNET_SOVER)
+	ln -sf libmagnet.so.$(LIBMAGNET_SOVER) $(DESTDIR)$(PREFIX)/lib/libmagnet.so
+	install -D -m 644 build/lib/libmagnet.a $(DESTDIR)$(PREFIX)/lib/libmagnet.a
+	install -D -m 644 build/lib/libmagnet.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/libmagnet.pc
+	install -D -m 644 libmagnet/libmagnet.h $(DESTDIR)$(PREFIX)/include/libmagnet.h
+	install -D -m 755 build/bin/magnet-adaptive $(DESTDIR)$(PREFIX)/bin/magnet-adaptive
+	@if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	install -D -m 644 include/linux/magnet.h $(DKMSDIR)/include/linux/magnet.h
 	install -D -m 644 include/uapi/linux/magnet.h $(DKMSDIR)/include/uapi/linux/magnet.h
 	install -D -m 644 -t $(DKMSDIR)/kmod/magnet $(KMOD_SRC) kmod/magnet/Makefile
@@ -147,7 +218,13 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/include/linux/magnet.h \
 	      $(DESTDIR)$(PREFIX)/sbin/magnetctl \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8 \
-	      $(DESTDIR)$(PREFIX)/share/man/man1/magnet-read.1
+	      $(DESTDIR)$(PREFIX)/share/man/man1/magnet-read.1 \
+	      $(DESTDIR)$(PREFIX)/sbin/magnetd \
+	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetd.8 \
+	      $(DESTDIR)/lib/systemd/system/magnetd.service \
+	      $(DESTDIR)$(PREFIX)/lib/libmagnet.so* $(DESTDIR)$(PREFIX)/lib/libmagnet.a \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/libmagnet.pc \
+	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive
 	rm -rf $(DKMSDIR)
 
 clean:

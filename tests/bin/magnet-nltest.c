@@ -750,6 +750,11 @@ static int undo(const struct tcase *c)
 }
 
 /*
+ * The probes are put on cold points (exec, exit, vfs_read while nothing
+ * reads): each request patches kernel text, and under TCG a point that
+ * another vCPU executes all the time (sched_switch) can livelock that
+ * vCPU on a breakpoint already removed, hanging the text patcher's IPI.
+ *
  * For each creating request: fail its 1st, 2nd, ... fault point (slab
  * allocations and the like) until it goes through without reaching the
  * injected one. A failed request must leave the configuration as it was;
@@ -771,7 +776,8 @@ static int fault_sweep(void)
 		{ "tracepoint add", MAGNET_CMD_PROBE_NEW, 0,
 		  { S(PROBE_NAME, "fi_tp"),
 		    A(PROBE_KIND, U8, MAGNET_PROBE_TRACEPOINT),
-		    S(PROBE_TARGET, "sched_switch"), A(PROBE_ARGS, U8, 2) } },
+		    S(PROBE_TARGET, "sched_process_exec"),
+		    A(PROBE_ARGS, U8, 2) } },
 		{ "predefined probe add", MAGNET_CMD_PROBE_NEW, 0,
 		  { S(PROBE_NAME, "fi_pd"), S(PROBE_PREDEF, "process_exit"),
 		    A(PROBE_NOTIFY, U8, 1) } },

@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "daemon.h"
 #include "netlink.h"
 #include "print.h"
 #include "probeset.h"
@@ -49,9 +50,9 @@ static const char help_intro[] =
 "  -h, --help      print this help and exit\n"
 "  -V, --version   print the version and exit\n"
 "\n"
-"OBJECT is buffer, probe, filter, stats or monitor. Without a COMMAND,\n"
-"buffer, probe and filter list their objects. PROBE is a probe's name, or\n"
-"its id when it is all digits. Lists print a header line and aligned\n"
+"OBJECT is buffer, probe, filter, stats, monitor or daemon. Without a\n"
+"COMMAND, buffer, probe and filter list their objects. PROBE is a probe's\n"
+"name, or its id when it is all digits. Lists print a header line and aligned\n"
 "columns (filter list: one line per rule); with -j they print the same\n"
 "fields, and a few more, as a JSON array of objects whose keys are the\n"
 "headers in lower case.\n";
@@ -192,6 +193,28 @@ static const char help_monitor[] =
 "      payload), HEX the first payload bytes (at most 64). With -j every\n"
 "      line is one JSON object; -p is ignored.\n";
 
+static const char help_daemon[] =
+"magnetd, the daemon (over its Unix socket; \"socket PATH\" at the end\n"
+"of any of these, or MAGNETD_SOCKET, names another than /run/magnetd.sock):\n"
+"  magnetctl daemon snapshot\n"
+"      Print every metric magnetd derives (NAME TYPE UNIT VALUE), then the\n"
+"      busiest processes of each event (EVENT RANK TGID COUNT COMM). With\n"
+"      -j: {\"time_ns\", \"metrics\": [...], \"top\": [...]}.\n"
+"  magnetctl daemon watch event EVENT [tgid N] [cpu N] [id N] [count N]\n"
+"  magnetctl daemon watch threshold METRIC OP VALUE [count N]\n"
+"      Subscribe and print each pushed message on one line (-j: one JSON\n"
+"      object per line) until SIGINT or SIGTERM, or N events or alerts:\n"
+"        event SUB EVENT ts NS cpu C tgid T tid T id ID size BYTES\n"
+"        alert SUB METRIC VALUE fired|cleared\n"
+"        lost N       (messages magnetd dropped: this reader was too slow)\n"
+"      OP is >, >=, < or <=; VALUE may end in ns, us, ms, s, k, M or G.\n"
+"  magnetctl daemon release\n"
+"      Ask magnetd to remove what it installed and close the module's\n"
+"      files, so that the module can be unloaded; it installs its\n"
+"      configuration again when the module is loaded again.\n"
+"  magnetctl daemon attach\n"
+"      Ask magnetd to install its configuration again now.\n";
+
 static const char help_values[] =
 "Values:\n"
 "  NAME      1 to 31 bytes, no '/' or white space\n"
@@ -234,6 +257,7 @@ static const struct object objects[] = {
 	{ "filter", help_filter },
 	{ "stats", help_stats },
 	{ "monitor", help_monitor },
+	{ "daemon", help_daemon },
 };
 
 static void print_help(void)
@@ -2609,6 +2633,21 @@ static int monitor(struct args *a)
 	return nl_listen(notify_cb, &m);
 }
 
+/* --- daemon -------------------------------------------------------------- */
+
+/* magnetd's commands have their own parsing (daemon.c). */
+static int daemon_run(struct args *a)
+{
+	int ret;
+
+	if (!more(a))
+		usage_error("daemon: missing COMMAND (snapshot, watch, release or attach)");
+	ret = daemon_command(a->word[0], a->count - 1, a->word + 1);
+	if (ret == EXIT_USAGE)
+		exit(EXIT_USAGE);
+	return ret;
+}
+
 /* --- main ----------------------------------------------------------------- */
 
 struct command {
@@ -2639,6 +2678,7 @@ static const struct command commands[] = {
 	{ "filter", "show", filter_list },
 	{ "stats", NULL, stats_show },
 	{ "monitor", NULL, monitor },
+	{ "daemon", NULL, daemon_run },
 };
 
 static const struct command *find_command(const char *object,
@@ -2664,7 +2704,7 @@ static int run(struct args *a)
 		if (!strcmp(objects[i].name, a->word[0]))
 			obj = &objects[i];
 	if (!obj)
-		usage_error("unknown object \"%s\" (expected buffer, probe, filter, stats or monitor)",
+		usage_error("unknown object \"%s\" (expected buffer, probe, filter, stats, monitor or daemon)",
 			    a->word[0]);
 	next_word(a);
 	if (more(a) && !strcmp(a->word[0], "help")) {
@@ -2722,7 +2762,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		usage_error("missing OBJECT (buffer, probe, filter, stats or monitor)");
+		usage_error("missing OBJECT (buffer, probe, filter, stats, monitor or daemon)");
 	if (!strcmp(argv[optind], "help")) {
 		print_help();
 		return 0;

@@ -583,7 +583,7 @@ static int family_cb(const struct nlmsghdr *nlh, void *data)
 static int resolve_family(void)
 {
 	struct exchange ex = { .cb = family_cb };
-	struct request req;
+	struct request req = {};
 	struct genlmsghdr *genl;
 
 	req.nlh = mnl_nlmsg_put_header(req.buf);
@@ -612,10 +612,16 @@ static int nl_connect(void)
 
 	if (nl.family)
 		return 0;
+	/* A socket whose family lookup failed is used again. */
+	if (nl.sock)
+		return resolve_family();
 	nl.sock = mnl_socket_open(NETLINK_GENERIC);
 	if (!nl.sock || mnl_socket_bind(nl.sock, 0, MNL_SOCKET_AUTOPID) < 0) {
 		fprintf(stderr, "%s: generic netlink socket: %s\n",
 			nl_progname, strerror(errno));
+		if (nl.sock)
+			mnl_socket_close(nl.sock);
+		nl.sock = NULL;
 		return -1;
 	}
 	/* Kernels without them still work, only with terser errors. */

@@ -334,6 +334,20 @@ void print_string(enum print_mode mode, const char *key, const char *fmt,
 	}
 }
 
+void print_number(enum print_mode mode, const char *key, const char *text)
+{
+	if (!wanted(mode))
+		return;
+	if (out.json) {
+		json_member(key);
+		fputs(text, stdout);
+	} else if (table.active) {
+		table_add(key, true, "%s", text);
+	} else {
+		fputs(text, stdout);
+	}
+}
+
 void print_u64(enum print_mode mode, const char *key, const char *fmt,
 	       uint64_t value)
 {

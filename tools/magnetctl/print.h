@@ -47,6 +47,8 @@ void print_string(enum print_mode mode, const char *key, const char *fmt,
 		  const char *value);
 void print_u64(enum print_mode mode, const char *key, const char *fmt,
 	       uint64_t value);
+/* A number already formatted (JSON: unquoted; text: right-aligned). */
+void print_number(enum print_mode mode, const char *key, const char *text);
 /* Text "yes"/"no" (fmt gets that string), JSON true/false. */
 void print_bool(enum print_mode mode, const char *key, const char *fmt,
 		bool value);

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libmagnet: talking to magnetd, the magnet daemon, from an application.
+ *
+ * This header is the contract between magnetd and its clients: the wire
+ * protocol below is what magnetd speaks on its Unix socket, and the
+ * functions after it speak it for C programs. Build with
+ * `pkg-config --cflags --libs libmagnet`.
+ *
+ * Wire protocol, version MAGNET_PROTO_VERSION
+ * ------------------------------------------
+ * A client connects to magnetd's Unix stream socket (MAGNET_SOCKET_PATH
+ * unless configured otherwise). Both sides send lines of text, each ending
+ * in "\n" and at most MAGNET_LINE_MAX bytes long with it. Words are
+ * separated by one space. Names (of events, latencies and metrics) are
+ * made of letters, digits and "._-" only.
+ *
+ * On connecting, the daemon sends one line:
+ *
+ *	magnetd PROTO VERSION
+ *
+ * PROTO is the protocol version (a client refuses another), VERSION the
+ * daemon's release. Then the client sends requests, one per line, and the
+ * daemon answers each in order:
+ *
+ *	snapshot
+ *		"snapshot TIME COUNT", then COUNT lines, then "end". TIME is
+ *		the wall-clock time (CLOCK_REALTIME, ns) of the snapshot. Each
+ *		line is one of
+ *		  "metric NAME TYPE UNIT VALUE DESCRIPTION..."
+ *		  "top EVENT RANK TGID COUNT COMM"
+ *		and a client skips lines of kinds it does not know. TYPE is
+ *		"counter" (a total since the daemon started; it never goes
+ *		down, not even across a reload or a module reload) or "gauge".
+ *		UNIT is one word ("events", "events/s", "bytes", "bytes/s",
+ *		"ns", "records", "messages", "clients", "s", "bool", ...).
+ *		VALUE is a decimal integer or a decimal fraction. DESCRIPTION
+ *		is the rest of the line. "top" lines rank an event's busiest
+ *		thread groups over the metrics window (RANK 1 is the busiest;
+ *		COMM is "-" if unknown). The metrics are listed in the
+ *		README and in magnetd(8).
+ *
+ *	subscribe event EVENT [tgid N] [cpu N] [id N]
+ *		"ok SUB": from now on, every record of EVENT (a probe name
+ *		from the configuration, e.g. "udp-send.socket") that matches
+ *		the optional conditions is pushed as
+ *		  "event SUB EVENT TIMESTAMP CPU TGID TID ID SIZE"
+ *		with the record header's fields (<linux/magnet.h>): TIMESTAMP
+ *		in CLOCK_MONOTONIC ns, ID the abstract id in decimal, SIZE the
+ *		record's bytes.
+ *
+ *	subscribe threshold METRIC OP VALUE
+ *		"ok SUB": OP is one of > >= < <=; VALUE a number, optionally
+ *		followed by a unit suffix: ns, us, ms, s (times, converted to
+ *		ns) or k, M, G (x 1e3, 1e6, 1e9). The condition "METRIC OP
+ *		VALUE" is evaluated on every metrics tick; when it becomes
+ *		true the daemon pushes
+ *		  "alert SUB METRIC VALUE fired"
+ *		and when it becomes false again
+ *		  "alert SUB METRIC VALUE cleared"
+ *		with the metric's value at that tick. A condition already true
+ *		at the first tick after subscribing fires then. METRIC need not
+ *		exist yet (a latency with no samples); it is false until it
+ *		does.
+ *
+ *	unsubscribe SUB
+ *		"ok". Pushes for SUB stop.
+ *
+ *	release
+ *		"ok": the daemon removes what it installed in the module and
+ *		closes the module's files, so that the module can be unloaded;
+ *		it installs its configuration again as soon as the module is
+ *		loaded again (or on "attach"). Its metrics are kept. Only for
+ *		clients running as root or as the daemon's user.
+ *
+ *	attach
+ *		"ok": end a release now (same privilege).
+ *
+ * A request the daemon cannot honour is answered "error MESSAGE" (the rest
+ * of the line says why); the connection stays usable. A line longer than
+ * MAGNET_LINE_MAX closes the connection.
+ *
+ * Pushes ("event", "alert") arrive between replies, never inside a
+ * multi-line reply. The daemon never waits for a client: pushes are
+ * queued up to the client's queue limit (magnetd.conf, socket
+ * client-queue) and beyond it dropped and counted. Once the client has
+ * read its queue down, it receives
+ *
+ *	lost N
+ *
+ * (N pushes dropped since the previous "lost" line), before any further
+ * push; so every push is either delivered or counted in a "lost" line.
+ * Replies are never dropped, but a client whose unread replies pass four
+ * times the queue limit is disconnected.
+ */
+#ifndef LIBMAGNET_H
+#define LIBMAGNET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MAGNET_PROTO_VERSION	1
+#define MAGNET_SOCKET_PATH	"/run/magnetd.sock"
+#define MAGNET_LINE_MAX		4096
+
+/* Metric types, as "metric" lines name them. */
+enum magnet_metric_type {
+	MAGNET_COUNTER,		/* "counter": grows, total since start */
+	MAGNET_GAUGE,		/* "gauge": a value now */
+};
+
+struct magnet_metric {
+	char name[128];
+	enum magnet_metric_type type;
+	char unit[16];
+	double value;		/* exact for integers below 2^53 */
+	char description[160];
+};
+
+struct magnet_top {
+	char event[128];
+	unsigned int rank;	/* 1 = busiest */
+	uint32_t tgid;
+	uint64_t count;
+	char comm[16];
+};
+
+struct magnet_snapshot {
+	uint64_t time_ns;	/* CLOCK_REALTIME */
+	unsigned int nmetrics;
+	struct magnet_metric *metrics;
+	unsigned int ntops;
+	struct magnet_top *tops;
+};
+
+/* A message the daemon pushed. */
+enum magnet_message_kind {
+	MAGNET_MSG_EVENT,
+	MAGNET_MSG_ALERT,
+	MAGNET_MSG_LOST,
+};
+
+struct magnet_message {
+	enum magnet_message_kind kind;
+	unsigned int sub;		/* subscription (event, alert) */
+	union {
+		struct {
+			char name[128];
+			uint64_t timestamp;	/* CLOCK_MONOTONIC ns */
+			uint32_t cpu;
+			uint32_t tgid;
+			uint32_t tid;
+			uint64_t id;
+			uint32_t size;
+		} event;
+		struct {
+			char metric[128];
+			double value;
+			bool fired;		/* false: cleared */
+		} alert;
+		struct {
+			uint64_t count;		/* pushes dropped */
+		} lost;
+	};
+};
+
+struct magnet_client;
+
+/*
+ * Connect to magnetd at @path (NULL: MAGNET_SOCKET_PATH) and check its
+ * greeting. Returns a client, or NULL with errno set: ENOENT or
+ * ECONNREFUSED (no daemon), EPROTO (not magnetd, or another protocol
+ * version), or a socket error.
+ */
+struct magnet_client *magnet_connect(const char *path);
+
+/* Close the connection and free the client. NULL is allowed. */
+void magnet_close(struct magnet_client *c);
+
+/*
+ * The connection's file descriptor, for poll() or an event loop: readable
+ * when a pushed message may be waiting (then call magnet_receive() with
+ * timeout 0 until it returns 0). Pushes that arrived while a call waited
+ * for its reply are already read from the socket and do not make it
+ * readable: drain with magnet_receive(c, &msg, 0) after each request too.
+ */
+int magnet_fd(const struct magnet_client *c);
+
+/*
+ * Take a snapshot of every metric into @snap (free it with
+ * magnet_snapshot_free()). Messages pushed meanwhile are kept for
+ * magnet_receive(). @timeout_ms bounds the wait (-1: no bound). Returns 0,
+ * or -1 with errno set (ETIMEDOUT, EPIPE when the daemon went away,
+ * EPROTO for a malformed reply, EREMOTEIO when the daemon answered with an
+ * error: see magnet_last_error()).
+ */
+int magnet_snapshot(struct magnet_client *c, struct magnet_snapshot *snap,
+		    int timeout_ms);
+void magnet_snapshot_free(struct magnet_snapshot *snap);
+
+/* The metric named @name in @snap, or NULL. */
+const struct magnet_metric *magnet_snapshot_find(const struct magnet_snapshot *snap,
+						 const char *name);
+
+/*
+ * Subscribe to the records of event @event; @tgid, @cpu and @id narrow it
+ * down when non-negative. Returns the subscription number (> 0), or -1
+ * with errno set (EREMOTEIO: the daemon refused, magnet_last_error() says
+ * why).
+ */
+int magnet_subscribe_event(struct magnet_client *c, const char *event,
+			   int64_t tgid, int64_t cpu, int64_t id);
+
+/*
+ * Subscribe to the condition "@metric @op @value" (@op: ">", ">=", "<",
+ * "<="; @value in the metric's unit). Returns the subscription number
+ * (> 0), or -1 with errno set.
+ */
+int magnet_subscribe_threshold(struct magnet_client *c, const char *metric,
+			       const char *op, double value);
+
+int magnet_unsubscribe(struct magnet_client *c, int sub);
+
+/*
+ * Send a raw request line (without its newline) and return the reply's
+ * first line in @reply (@len bytes). For requests the functions above do
+ * not cover ("release", "attach"). Returns 0, or -1 with errno set
+ * (EREMOTEIO: the reply was "error ...").
+ */
+int magnet_request(struct magnet_client *c, const char *line, char *reply,
+		   size_t len);
+
+/*
+ * Receive the next pushed message into @msg, waiting up to @timeout_ms
+ * (0: do not wait, -1: no bound). Returns 1 with a message, 0 if none came
+ * in time, or -1 with errno set (EPIPE: the daemon went away).
+ */
+int magnet_receive(struct magnet_client *c, struct magnet_message *msg,
+		   int timeout_ms);
+
+/* The daemon's message of the last "error" reply, or "". */
+const char *magnet_last_error(const struct magnet_client *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBMAGNET_H */

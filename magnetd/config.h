@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * magnetd's configuration (conf/magnetd.conf, libconfuse syntax): what the
+ * daemon installs in the module, what it derives from the records, and
+ * where it serves clients. config_load() reads and checks a whole file;
+ * the daemon runs nothing of a file that fails (at start it refuses to
+ * start, on a reload it keeps the configuration it had).
+ *
+ *	socket {
+ *		path = "/run/magnetd.sock"	# Unix socket for clients
+ *		mode = "0660"			# its permissions (octal)
+ *		group = ""			# its group ("" = the daemon's)
+ *		max-clients = 64
+ *		client-queue = 262144		# bytes of pushes per client
+ *	}
+ *	metrics {
+ *		interval = 1			# s between ticks (thresholds)
+ *		window = 10			# s covered by rates, percentiles
+ *		top-tgids = 5			# "top" lines per event
+ *		max-tgids = 1024		# thread groups tracked per event
+ *	}
+ *	buffer NAME {				# any number
+ *		size = 262144			# bytes per CPU, a power of two
+ *		mode = drop			# or overwrite
+ *		size-watermark = 65536		# read at this many bytes (default:
+ *					#  size / 4, at most 65536) ...
+ *		count-watermark = 0		# ... or records wait (0 = off)
+ *		timeout = 100			# ms: read anyway after this long
+ *	}
+ *	probe-set SET {				# udp-send, tcp-send, udp-recv,
+ *		buffer = NAME			# tcp-recv: one probe per layer,
+ *		snaplen = 0			# named "SET.LAYER"
+ *	}
+ *	probe NAME {				# any number
+ *		predef = "sched_switch"		# a catalog entry, or:
+ *		kind = kprobe			# kprobe, kretprobe, tracepoint
+ *		target = "vfs_read"
+ *		args = 0			# arguments recorded
+ *		id-arg = 0			# argument used as the record id
+ *		buffer = NAME
+ *		snaplen = 0
+ *		sample-every = 0		# keep 1 hit in N (0, 1 = all)
+ *		sample-interval = 0		# ns: at most one hit per interval
+ *		filter {			# any number, in order
+ *			action = include	# or exclude
+ *			cpus = {0, 1}
+ *			tgids = {1234}
+ *			tid = 0			# 0 = any
+ *			id-min = 0		# id range (both, or neither)
+ *			id-max = 0
+ *		}
+ *	}
+ *	latency NAME {				# any number
+ *		start = "udp-send.socket"	# event names: probes, or
+ *		end = "udp-send.dev-xmit"	# "SET.LAYER" of a probe-set
+ *		key = sock			# id, sock or skb
+ *		timeout = 1000			# ms a start waits for its end
+ *		max-pending = 4096		# starts waiting at once
+ *	}
+ */
+#ifndef MAGNETD_CONFIG_H
+#define MAGNETD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/magnet.h>
+
+#include "metrics.h"
+
+#define CONFIG_FILTER_MAX	MAGNET_FILTER_RULES_MAX
+
+struct config_socket {
+	char path[108];			/* sun_path */
+	mode_t mode;
+	char group[64];			/* "" = the daemon's */
+	unsigned int max_clients;
+	size_t client_queue;
+};
+
+struct config_metrics {
+	unsigned int interval_s;
+	unsigned int window_s;
+	unsigned int top_tgids;
+	unsigned int max_tgids;
+};
+
+struct config_buffer {
+	char name[MAGNET_NAME_LEN];
+	uint64_t size;
+	uint8_t mode;			/* enum magnet_buffer_mode */
+	uint64_t size_wm;
+	uint64_t count_wm;
+	uint64_t timeout_us;
+};
+
+struct config_probeset {
+	char set[MAGNET_NAME_LEN];
+	char buffer[MAGNET_NAME_LEN];
+	uint32_t snaplen;
+};
+
+struct config_filter {
+	uint8_t action;			/* enum magnet_filter_action */
+	uint8_t cpus[32];		/* bit N = CPU N; all zero = not set */
+	unsigned int ntgids;
+	uint32_t tgids[MAGNET_FILTER_SET_MAX];
+	uint32_t tid;			/* 0 = not set */
+	bool id_range;
+	uint64_t id_min, id_max;
+};
+
+struct config_probe {
+	char name[MAGNET_NAME_LEN];
+	char predef[MAGNET_NAME_LEN];	/* "" = kind and target */
+	uint8_t kind;			/* enum magnet_probe_kind */
+	char target[MAGNET_TARGET_LEN];
+	uint8_t args;
+	uint8_t id_arg;
+	char buffer[MAGNET_NAME_LEN];
+	uint32_t snaplen;
+	uint32_t sample_every;
+	uint64_t sample_interval_ns;
+	unsigned int nfilters;
+	struct config_filter *filters;
+};
+
+struct config_latency {
+	char name[MAGNET_NAME_LEN];
+	char start[MAGNET_NAME_LEN];
+	char end[MAGNET_NAME_LEN];
+	enum metrics_key key;
+	uint64_t timeout_ns;
+	uint32_t max_pending;
+};
+
+struct config {
+	char file[256];
+	struct config_socket socket;
+	struct config_metrics metrics;
+	unsigned int nbuffers, nsets, nprobes, nlatencies;
+	struct config_buffer *buffers;
+	struct config_probeset *sets;
+	struct config_probe *probes;
+	struct config_latency *latencies;
+};
+
+/*
+ * Read and check @file into a new configuration. On error returns NULL
+ * after writing one message per problem to @err (up to @errlen bytes,
+ * lines "FILE:LINE: what is wrong"; LINE is omitted where libconfuse does
+ * not know it). Checks beyond the syntax: names as the module accepts
+ * them (1..31 bytes of letters, digits and "._-", not all digits), unique
+ * names per kind, buffers named by probes and sets exist (or are
+ * "default"), sizes powers of two in the module's range, watermarks
+ * within the buffer, a probe has predef or kind + target, a latency's
+ * start and end are probes or layers of a configured set ("SET.LAYER"),
+ * known set names, values in the uapi's ranges.
+ */
+struct config *config_load(const char *file, char *err, size_t errlen);
+void config_free(struct config *cfg);
+
+/* The probe-set layers a set has, as listed in <linux/magnet.h>. */
+bool config_set_known(const char *set);
+
+#endif /* MAGNETD_CONFIG_H */

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Installing magnetd's configuration in the module, and removing it.
+ *
+ * Everything magnetd makes is listed in d->inst as it is made, so that
+ * kernel_remove() takes away exactly that: buffers, probes and set layers
+ * of the same names made by someone else are never touched (a name in use
+ * fails the install instead). Probes are made disabled and enabled only
+ * once their filters and sampling are in place, so no record escapes the
+ * configured filtering. Filter rules go with their probe.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "magnetd.h"
+#include "netlink.h"
+#include "probeset.h"
+
+static void log_nl_error(const char *what, const char *name,
+			 const struct nl_error *err)
+{
+	if (!err->error)	/* our side; netlink.c has said why */
+		return;
+	log_error("%s %s: %s%s%s", what, name, strerror(err->error),
+		  err->msg[0] ? ": " : "", err->msg);
+}
+
+static int note_buffer(struct installed *in, const char *name)
+{
+	char (*b)[MAGNET_NAME_LEN];
+
+	b = realloc(in->buffers, (in->nbuffers + 1) * sizeof(*b));
+	if (!b)
+		return -1;
+	in->buffers = b;
+	snprintf(b[in->nbuffers++], MAGNET_NAME_LEN, "%s", name);
+	return 0;
+}
+
+static int note_probe(struct installed *in, const char *name, uint16_t id)
+{
+	struct installed_probe *p;
+
+	p = realloc(in->probes, (in->nprobes + 1) * sizeof(*p));
+	if (!p)
+		return -1;
+	in->probes = p;
+	snprintf(p[in->nprobes].name, MAGNET_NAME_LEN, "%s", name);
+	p[in->nprobes++].id = id;
+	return 0;
+}
+
+/* --- requests ---------------------------------------------------------------- */
+
+static int buffer_new(const struct config_buffer *b)
+{
+	struct request req;
+	struct nl_error err;
+	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_BUFFER_NEW, 0);
+
+	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, b->name);
+	mnl_attr_put_u64(nlh, MAGNET_A_BUFFER_SIZE, b->size);
+	mnl_attr_put_u8(nlh, MAGNET_A_BUFFER_MODE, b->mode);
+	if (nl_request_quiet(&req, NULL, NULL, &err)) {
+		if (err.error == EEXIST)
+			log_error("buffer %s: a buffer of that name exists already (made by someone else: magnetctl buffer list)",
+				  b->name);
+		else
+			log_nl_error("buffer", b->name, &err);
+		return -1;
+	}
+	return 0;
+}
+
+static void buffer_del(const char *name)
+{
+	struct request req;
+	struct nl_error err;
+	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_BUFFER_DEL, 0);
+
+	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, name);
+	if (nl_request_quiet(&req, NULL, NULL, &err) && err.error != ENOENT)
+		log_nl_error("removing buffer", name, &err);
+}
+
+static int probe_id_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[MAGNET_A_MAX + 1] = {};
+
+	if (parse_magnet_attrs(nlh, tb) || !tb[MAGNET_A_PROBE_ID])
+		return MNL_CB_ERROR;
+	*(uint16_t *)data = mnl_attr_get_u16(tb[MAGNET_A_PROBE_ID]);
+	return MNL_CB_OK;
+}
+
+static int probe_new(const struct config_probe *p, uint16_t *id)
+{
+	struct request req;
+	struct nl_error err;
+	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_NEW, 0);
+
+	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, p->name);
+	if (p->predef[0]) {
+		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_PREDEF, p->predef);
+	} else {
+		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_KIND, p->kind);
+		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_TARGET, p->target);
+		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ARGS, p->args);
+		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ID_ARG, p->id_arg);
+	}
+	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME,
+			  p->buffer[0] ? p->buffer : "default");
+	mnl_attr_put_u32(nlh, MAGNET_A_PROBE_SNAPLEN, p->snaplen);
+	mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, 0);
+	*id = 0;
+	if (nl_request_quiet(&req, probe_id_cb, id, &err)) {
+		if (err.error == EEXIST)
+			log_error("probe %s: a probe of that name exists already (made by someone else: magnetctl probe list)",
+				  p->name);
+		else
+			log_nl_error("probe", p->name, &err);
+		return -1;
+	}
+	if (!*id) {
+		log_error("probe %s: the kernel did not say its id", p->name);
+		return -1;
+	}
+	return 0;
+}
+
+static void probe_del(const struct installed_probe *p)
+{
+	struct request req;
+	struct nl_error err;
+	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_DEL, 0);
+
+	mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, p->id);
+	if (nl_request_quiet(&req, NULL, NULL, &err) && err.error != ENOENT)
+		log_nl_error("removing probe", p->name, &err);
+}
+
+static int probe_enable(const struct installed_probe *p)
+{
+	struct request req;
+	struct nl_error err;
+	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_SET, 0);
+
+	mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, p->id);
+	mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, 1);
+	if (nl_request_quiet(&req, NULL, NULL, &err)) {
+		log_nl_error("enabling probe", p->name, &err);
+		return -1;
+	}
+	return 0;
+}
+
+static int probe_sampling(const struct config_probe *p, uint16_t id)
+{
+	struct request req;
+	struct nl_error err;
+	struct nlmsghdr *nlh;
+
+	if (!p->sample_every && !p->sample_interval_ns)
+		return 0;
+	nlh = request_start(&req, MAGNET_CMD_PROBE_SET, 0);
+	mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, id);
+	mnl_attr_put_u32(nlh, MAGNET_A_SAMPLE_EVERY, p->sample_every);
+	mnl_attr_put_u64(nlh, MAGNET_A_SAMPLE_INTERVAL, p->sample_interval_ns);
+	if (nl_request_quiet(&req, NULL, NULL, &err)) {
+		log_nl_error("sampling of probe", p->name, &err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The CPU set's bytes up to its highest CPU; 0 if it has none. */
+static size_t cpus_len(const struct config_filter *f)
+{
+	size_t len = sizeof(f->cpus);
+
+	while (len && !f->cpus[len - 1])
+		len--;
+	return len;
+}
+
+static int filter_new(const struct config_probe *p, uint16_t id,
+		      const struct config_filter *f, unsigned int n)
+{
+	struct request req;
+	struct nl_error err;
+	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_FILTER_NEW, 0);
+	unsigned int i;
+	char what[64];
+
+	mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, id);
+	mnl_attr_put_u8(nlh, MAGNET_A_FILTER_ACTION, f->action);
+	if (cpus_len(f))
+		mnl_attr_put(nlh, MAGNET_A_FILTER_CPUS, cpus_len(f), f->cpus);
+	for (i = 0; i < f->ntgids; i++)
+		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TGID, f->tgids[i]);
+	if (f->tid)
+		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TID, f->tid);
+	if (f->id_range) {
+		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MIN, f->id_min);
+		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MAX, f->id_max);
+	}
+	if (nl_request_quiet(&req, NULL, NULL, &err)) {
+		snprintf(what, sizeof(what), "%s, filter %u", p->name, n + 1);
+		log_nl_error("probe", what, &err);
+		return -1;
+	}
+	return 0;
+}
+
+/* --- install and remove --------------------------------------------------------- */
+
+static int install_probe(struct daemon *d, const struct config_probe *p)
+{
+	unsigned int i;
+	uint16_t id;
+
+	if (probe_new(p, &id))
+		return -1;
+	if (note_probe(&d->inst, p->name, id)) {
+		probe_del(&(struct installed_probe){ .id = id });
+		log_error("out of memory");
+		return -1;
+	}
+	for (i = 0; i < p->nfilters; i++)
+		if (filter_new(p, id, &p->filters[i], i))
+			return -1;
+	return probe_sampling(p, id);
+}
+
+static int install_set(struct daemon *d, const struct config_probeset *s)
+{
+	struct probeset ps;
+	unsigned int i, added = 0;
+
+	/* probeset_add() prints its errors and removes what it added. */
+	if (probeset_add(s->set, s->buffer[0] ? s->buffer : "default",
+			 s->snaplen, false, &ps))
+		return -1;
+	for (i = 0; i < ps.count; i++) {
+		const struct probeset_probe *pp = &ps.probe[i];
+
+		if (pp->error == ENOENT) {
+			log_info("probe-set %s: layer %s has no function in this kernel; skipped",
+				 s->set, pp->name);
+			continue;
+		}
+		if (note_probe(&d->inst, pp->name, pp->id)) {
+			log_error("out of memory");
+			probeset_remove(&ps);
+			return -1;
+		}
+		added++;
+	}
+	log_info("probe-set %s: %u layers", s->set, added);
+	return 0;
+}
+
+int kernel_install(struct daemon *d, const struct config *cfg)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->nbuffers; i++) {
+		/* The module's own: declared only for how it is read. */
+		if (!strcmp(cfg->buffers[i].name, "default"))
+			continue;
+		if (buffer_new(&cfg->buffers[i]))
+			goto fail;
+		if (note_buffer(&d->inst, cfg->buffers[i].name)) {
+			buffer_del(cfg->buffers[i].name);
+			goto fail;
+		}
+	}
+	for (i = 0; i < cfg->nsets; i++)
+		if (install_set(d, &cfg->sets[i]))
+			goto fail;
+	for (i = 0; i < cfg->nprobes; i++)
+		if (install_probe(d, &cfg->probes[i]))
+			goto fail;
+	for (i = 0; i < d->inst.nprobes; i++)
+		if (probe_enable(&d->inst.probes[i]))
+			goto fail;
+	return 0;
+fail:
+	kernel_remove(d);
+	return -1;
+}
+
+void kernel_remove(struct daemon *d)
+{
+	struct installed *in = &d->inst;
+	unsigned int i;
+
+	/* Probes first: a buffer cannot go while probes log into it. */
+	for (i = in->nprobes; i-- > 0;)
+		probe_del(&in->probes[i]);
+	for (i = in->nbuffers; i-- > 0;)
+		buffer_del(in->buffers[i]);
+	free(in->probes);
+	free(in->buffers);
+	memset(in, 0, sizeof(*in));
+}

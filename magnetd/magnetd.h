@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * magnetd: the daemon's state and the calls between its parts.
+ *
+ *   magnetd.c	options, logging, signals, the metrics tick, and the
+ *		attach / detach / reload life cycle (including watching the
+ *		module come and go)
+ *   kernel.c	installing a configuration in the module and removing it
+ *   reader.c	draining the module's buffers into the metrics
+ *   server.c	the Unix socket: snapshots, subscriptions, pushes
+ *   config.c	magnetd.conf
+ *   metrics.c	the aggregation
+ *
+ * One thread, one libev loop; nothing blocks but the short netlink
+ * requests of attach and detach, which the kernel answers at once.
+ */
+#ifndef MAGNETD_H
+#define MAGNETD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ev.h>
+#include <linux/magnet.h>
+
+#include "config.h"
+#include "metrics.h"
+
+#define MAGNETD_VERSION	"0.1.0"
+
+/* What magnetd made in the module, to remove it and nothing else. */
+struct installed_probe {
+	char name[MAGNET_NAME_LEN];
+	uint16_t id;
+};
+
+struct installed {
+	unsigned int nbuffers;
+	char (*buffers)[MAGNET_NAME_LEN];	/* made by magnetd */
+	unsigned int nprobes;
+	struct installed_probe *probes;		/* probes and set layers */
+};
+
+struct reader;
+
+struct daemon {
+	struct ev_loop *loop;
+	const char *config_file;
+	struct config *cfg;
+	struct metrics *metrics;
+	struct server *server;
+
+	bool attached;		/* configuration installed, buffers read */
+	bool released;		/* a client asked to let go of the module */
+	struct installed inst;
+	unsigned int nreaders;
+	struct reader *readers;
+	/* event id -> probe name, for subscriptions (NULL: not ours) */
+	const char *event_name[MAGNET_EVENT_ID_MAX + 1];
+
+	struct mnl_socket *ctrl;	/* nlctrl notifications */
+	ev_io ctrl_watcher;
+	ev_timer attach_timer;		/* attach again after a module load */
+	ev_timer tick;
+	ev_signal sig_hup, sig_term, sig_int;
+
+	uint64_t start_ns;		/* CLOCK_MONOTONIC */
+	uint64_t reloads, attaches, attach_failures;
+	int exit_code;
+};
+
+/* Logging: "magnetd: " on stderr (journald reads the priority prefix). */
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+uint64_t now_ns(void);		/* CLOCK_MONOTONIC */
+
+/*
+ * magnetd.c: the life cycle. daemon_release() detaches until the module
+ * is loaded again or daemon_attach() is called (server.c's "release" and
+ * "attach"); daemon_reattach() detaches and attaches again a moment later
+ * (a buffer vanished).
+ */
+void daemon_release(struct daemon *d);
+int daemon_attach(struct daemon *d);
+void daemon_reattach(struct daemon *d);
+
+/*
+ * kernel.c. kernel_install() installs @cfg: buffers, probe sets and probes
+ * (disabled), filters and sampling, then enables the probes. On failure
+ * it removes what it made, logs one line saying why and returns -1.
+ * kernel_remove() removes what kernel_install() made.
+ */
+int kernel_install(struct daemon *d, const struct config *cfg);
+void kernel_remove(struct daemon *d);
+
+/*
+ * reader.c. readers_open() opens the data file of every buffer @cfg's
+ * probes log into and starts reading; readers_close() drains and closes
+ * them. readers_flush() reads what waits below the watermarks (the tick).
+ * Records reach the metrics and the server in timestamp order, HOLD_NS
+ * after they were logged; readers_release() hands on those old enough
+ * (all of them if @all).
+ */
+int readers_open(struct daemon *d, const struct config *cfg);
+void readers_close(struct daemon *d);
+void readers_flush(struct daemon *d);
+void readers_release(struct daemon *d, bool all);
+
+/* server.c */
+struct server *server_new(struct daemon *d, const struct config_socket *cs);
+void server_free(struct server *s);
+/* A record read from a buffer: pushed to matching event subscriptions. */
+void server_record(struct server *s, const struct magnet_record *rec);
+/* The metrics tick: threshold subscriptions are evaluated. */
+void server_tick(struct server *s);
+/* magnetd's own metrics, for snapshots. */
+void server_metrics(const struct server *s, unsigned int *clients,
+		    uint64_t *pushes_dropped, uint64_t *clients_dropped);
+
+#endif /* MAGNETD_H */

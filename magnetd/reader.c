@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Draining the module's buffers: one reader per buffer the configuration's
+ * probes log into, each a non-blocking data file watched by the event
+ * loop. The file turns readable only once the watermarks are met (see
+ * MAGNET_SEEK_* in <linux/magnet.h>), so a quiet buffer costs nothing and
+ * a busy one is read in large batches. What waits below the watermarks is
+ * read by a flush every `timeout` ms: the watermarks are lowered to zero
+ * for one read and put back.
+ *
+ * A read hands over each CPU's records in order, but one CPU after the
+ * other, so a record can come before an older one of another CPU (or of
+ * another buffer). Latencies pair records across CPUs, so records are
+ * held back for HOLD_NS and handed on in timestamp order: a record is
+ * released once it is HOLD_NS old, by which time the records logged
+ * before it on other CPUs have been read too (every drain reads every
+ * CPU). At most HOLD_MAX bytes are held; beyond that the oldest go on
+ * at once.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "magnetd.h"
+
+#define DEBUGFS		"/sys/kernel/debug"
+#define READ_SIZE	(256 * 1024)	/* >= MAGNET_RECORD_MAX */
+/* Reads per wakeup before other watchers get their turn. */
+#define READS_PER_WAKEUP 16
+#define HOLD_NS		(20 * 1000000ULL)
+#define HOLD_MAX	(16 << 20)
+
+struct reader {
+	struct daemon *d;
+	char buffer[MAGNET_NAME_LEN];
+	int fd;
+	uint64_t size_wm, count_wm;
+	ev_io io;
+	ev_timer flush;
+	uint64_t records, reads;
+};
+
+static unsigned char read_buf[READ_SIZE] __attribute__((aligned(8)));
+
+/* Records held back for ordering: copies in @data, indexed by @rec. */
+struct held {
+	uint64_t ts;
+	uint64_t seq;		/* arrival order, for equal timestamps */
+	size_t off;
+};
+
+static struct {
+	unsigned char *data;
+	size_t len, cap;
+	struct held *rec;
+	size_t n, nmax;
+	uint64_t seq;
+} hold;
+
+static int held_cmp(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void deliver(struct daemon *d, const struct magnet_record *rec)
+{
+	metrics_record(d->metrics, rec);
+	server_record(d->server, rec);
+}
+
+/* Keep the held records from index @from on, compacted, in order. */
+static bool hold_compact(size_t from)
+{
+	unsigned char *data = malloc(hold.cap);
+	size_t i, n = 0, len = 0;
+
+	if (!data)
+		return false;
+	for (i = from; i < hold.n; i++) {
+		const struct magnet_record *rec =
+			(const void *)(hold.data + hold.rec[i].off);
+
+		memcpy(data + len, rec, rec->size);
+		hold.rec[n] = hold.rec[i];
+		hold.rec[n++].off = len;
+		len += (rec->size + MAGNET_RECORD_ALIGN - 1) &
+		       ~(size_t)(MAGNET_RECORD_ALIGN - 1);
+	}
+	free(hold.data);
+	hold.data = data;
+	hold.len = len;
+	hold.n = n;
+	return true;
+}
+
+/*
+ * Hand on, in timestamp order, the held records stamped up to @cutoff
+ * (all of them with UINT64_MAX), and older ones beyond HOLD_MAX bytes.
+ */
+static void release(struct daemon *d, uint64_t cutoff)
+{
+	size_t i, done = 0;
+
+	if (!hold.n)
+		return;
+	qsort(hold.rec, hold.n, sizeof(*hold.rec), held_cmp);
+	for (i = 0; i < hold.n; i++) {
+		const struct magnet_record *rec =
+			(const void *)(hold.data + hold.rec[i].off);
+
+		if (hold.rec[i].ts > cutoff && hold.len - done <= HOLD_MAX)
+			break;
+		done += (rec->size + MAGNET_RECORD_ALIGN - 1) &
+			~(size_t)(MAGNET_RECORD_ALIGN - 1);
+		deliver(d, rec);
+	}
+	if (i < hold.n && hold_compact(i))
+		return;
+	/* All handed on (or no memory to keep the rest: hand it on now). */
+	for (; i < hold.n; i++)
+		deliver(d, (const void *)(hold.data + hold.rec[i].off));
+	hold.n = hold.len = 0;
+}
+
+/* Copy @rec into the held records; false if out of memory. */
+static bool hold_record(const struct magnet_record *rec)
+{
+	size_t step = (rec->size + MAGNET_RECORD_ALIGN - 1) &
+		      ~(size_t)(MAGNET_RECORD_ALIGN - 1);
+
+	if (hold.len + step > hold.cap) {
+		size_t cap = hold.cap ? hold.cap : 1 << 20;
+		unsigned char *data;
+
+		while (cap < hold.len + step)
+			cap *= 2;
+		data = realloc(hold.data, cap);
+		if (!data)
+			return false;
+		hold.data = data;
+		hold.cap = cap;
+	}
+	if (hold.n == hold.nmax) {
+		size_t nmax = hold.nmax ? 2 * hold.nmax : 16384;
+		struct held *r = realloc(hold.rec, nmax * sizeof(*r));
+
+		if (!r)
+			return false;
+		hold.rec = r;
+		hold.nmax = nmax;
+	}
+	memcpy(hold.data + hold.len, rec, rec->size);
+	hold.rec[hold.n++] = (struct held){ rec->timestamp, hold.seq++,
+					    hold.len };
+	hold.len += step;
+	return true;
+}
+
+void readers_release(struct daemon *d, bool all)
+{
+	uint64_t now = now_ns();
+
+	release(d, all ? UINT64_MAX : now > HOLD_NS ? now - HOLD_NS : 0);
+}
+
+static int check_format(void)
+{
+	FILE *f = fopen(DEBUGFS "/magnet/control/format", "r");
+	int version = -1, header = -1;
+	char line[256];
+
+	if (!f) {
+		log_error("%s/magnet/control/format: %s (is debugfs mounted?)",
+			  DEBUGFS, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "version: %d", &version);
+		sscanf(line, "header_size: %d", &header);
+	}
+	fclose(f);
+	if (version != MAGNET_FORMAT_VERSION ||
+	    header != (int)sizeof(struct magnet_record)) {
+		log_error("the module speaks record format %d (header %d bytes); this magnetd speaks %d (%zu bytes)",
+			  version, header, MAGNET_FORMAT_VERSION,
+			  sizeof(struct magnet_record));
+		return -1;
+	}
+	return 0;
+}
+
+/* Bytes per CPU of @buffer (control/buffers), 0 if not found. */
+static uint64_t buffer_size(const char *buffer)
+{
+	FILE *f = fopen(DEBUGFS "/magnet/control/buffers", "r");
+	unsigned long long size = 0, n;
+	char line[256], name[MAGNET_NAME_LEN + 1];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%32s %llu", name, &n) == 2 &&
+		    !strcmp(name, buffer))
+			size = n;
+	fclose(f);
+	return size;
+}
+
+static int set_watermarks(struct reader *r, uint64_t size_wm,
+			  uint64_t count_wm)
+{
+	if (lseek(r->fd, size_wm, MAGNET_SEEK_SIZE_WM) < 0 ||
+	    lseek(r->fd, count_wm, MAGNET_SEEK_COUNT_WM) < 0)
+		return -1;
+	return 0;
+}
+
+/* Hand each whole record of @len bytes to the metrics and the server. */
+static void dispatch(struct reader *r, const unsigned char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (len - off >= sizeof(struct magnet_record)) {
+		const struct magnet_record *rec = (const void *)(buf + off);
+		size_t step = (rec->size + MAGNET_RECORD_ALIGN - 1) &
+			      ~(size_t)(MAGNET_RECORD_ALIGN - 1);
+
+		/* The module returns whole records; anything else is a bug. */
+		if (rec->size < sizeof(*rec) || step > len - off) {
+			log_error("buffer %s: malformed record (size %u at offset %zu of %zu); skipping the rest of the read",
+				  r->buffer, rec->size, off, len);
+			return;
+		}
+		if (!hold_record(rec))
+			deliver(r->d, rec);	/* out of order, not lost */
+		r->records++;
+		off += step;
+	}
+}
+
+/* Read until the file has nothing for us; false once it reached its end. */
+static bool drain(struct reader *r, unsigned int max_reads)
+{
+	while (max_reads--) {
+		ssize_t n = read(r->fd, read_buf, sizeof(read_buf));
+
+		if (n > 0) {
+			r->reads++;
+			dispatch(r, read_buf, n);
+			continue;
+		}
+		if (n == 0)
+			return false;	/* the buffer was removed */
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			log_error("buffer %s: read: %s", r->buffer,
+				  strerror(errno));
+		break;
+	}
+	return true;
+}
+
+static void lost_buffer(struct reader *r)
+{
+	log_warn("buffer %s was removed behind magnetd's back; installing the configuration again",
+		 r->buffer);
+	ev_io_stop(r->d->loop, &r->io);
+	ev_timer_stop(r->d->loop, &r->flush);
+	daemon_reattach(r->d);	/* frees @r */
+}
+
+static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct reader *r = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (!drain(r, READS_PER_WAKEUP)) {
+		lost_buffer(r);
+		return;
+	}
+	readers_release(r->d, false);
+}
+
+static void flush_one(struct reader *r)
+{
+	if (set_watermarks(r, 0, 0))
+		return;
+	if (!drain(r, READS_PER_WAKEUP)) {
+		lost_buffer(r);
+		return;
+	}
+	set_watermarks(r, r->size_wm, r->count_wm);
+	readers_release(r->d, false);
+}
+
+static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	flush_one(w->data);
+}
+
+void readers_flush(struct daemon *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nreaders; i++)
+		flush_one(&d->readers[i]);
+}
+
+static const struct config_buffer *find_buffer(const struct config *cfg,
+					       const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->nbuffers; i++)
+		if (!strcmp(cfg->buffers[i].name, name))
+			return &cfg->buffers[i];
+	return NULL;
+}
+
+/* Add @name to the buffers to read, once. */
+static void want(char (*names)[MAGNET_NAME_LEN], unsigned int *n,
+		 const char *name)
+{
+	unsigned int i;
+
+	if (!name[0])
+		name = "default";
+	for (i = 0; i < *n; i++)
+		if (!strcmp(names[i], name))
+			return;
+	snprintf(names[(*n)++], MAGNET_NAME_LEN, "%s", name);
+}
+
+static int reader_open(struct daemon *d, struct reader *r, const char *name,
+		       const struct config_buffer *b)
+{
+	uint64_t size = buffer_size(name);
+	char path[256];
+
+	memset(r, 0, sizeof(*r));
+	r->d = d;
+	r->fd = -1;
+	snprintf(r->buffer, sizeof(r->buffer), "%s", name);
+	/* Defaults for buffers magnetd did not make ("default"). */
+	r->size_wm = b ? b->size_wm : 65536;
+	r->count_wm = b ? b->count_wm : 0;
+	if (size && r->size_wm > size / 2)
+		r->size_wm = size / 2;
+	snprintf(path, sizeof(path), DEBUGFS "/magnet/data/%s", name);
+	r->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (r->fd < 0) {
+		if (errno == EBUSY)
+			log_error("buffer %s is being read by another process (one reader at a time; is magnet-read running on it?)",
+				  name);
+		else
+			log_error("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (set_watermarks(r, r->size_wm, r->count_wm)) {
+		log_error("buffer %s: setting watermarks %llu bytes, %llu records: %s",
+			  name, (unsigned long long)r->size_wm,
+			  (unsigned long long)r->count_wm, strerror(errno));
+		close(r->fd);
+		return -1;
+	}
+	ev_io_init(&r->io, on_readable, r->fd, EV_READ);
+	r->io.data = r;
+	ev_io_start(d->loop, &r->io);
+	ev_timer_init(&r->flush, on_flush, 0.,
+		      (b ? b->timeout_us : 100000) / 1e6);
+	r->flush.data = r;
+	if (r->flush.repeat > 0)
+		ev_timer_again(d->loop, &r->flush);
+	return 0;
+}
+
+int readers_open(struct daemon *d, const struct config *cfg)
+{
+	char (*names)[MAGNET_NAME_LEN];
+	unsigned int i, n = 0;
+
+	if (check_format())
+		return -1;
+	names = calloc(cfg->nsets + cfg->nprobes + 1, sizeof(*names));
+	if (!names)
+		return -1;
+	for (i = 0; i < cfg->nsets; i++)
+		want(names, &n, cfg->sets[i].buffer);
+	for (i = 0; i < cfg->nprobes; i++)
+		want(names, &n, cfg->probes[i].buffer);
+	d->readers = calloc(n ? n : 1, sizeof(*d->readers));
+	if (!d->readers) {
+		free(names);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (reader_open(d, &d->readers[i], names[i],
+				find_buffer(cfg, names[i]))) {
+			free(names);
+			readers_close(d);
+			return -1;
+		}
+		d->nreaders++;
+	}
+	free(names);
+	return 0;
+}
+
+void readers_close(struct daemon *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nreaders; i++) {
+		struct reader *r = &d->readers[i];
+
+		ev_io_stop(d->loop, &r->io);
+		ev_timer_stop(d->loop, &r->flush);
+		if (!set_watermarks(r, 0, 0))
+			drain(r, READS_PER_WAKEUP);
+		close(r->fd);
+	}
+	readers_release(d, true);
+	free(hold.data);
+	free(hold.rec);
+	memset(&hold, 0, sizeof(hold));
+	free(d->readers);
+	d->readers = NULL;
+	d->nreaders = 0;
+}

@@ -1,0 +1,283 @@
+# magnetd on a real kernel: installing its configuration, metrics from
+# real traffic, snapshots, event and threshold subscriptions, the example
+# adaptive application, a client that stops reading, malformed requests,
+# clients that vanish, SIGHUP reloads (good and bad files), the module
+# unloaded and loaded again under it, and a clean SIGTERM.
+. /magnet/lib.sh
+
+S=/tmp/magnetd.sock
+CONF=/tmp/magnetd.conf
+LOG=/tmp/magnetd.log
+
+unload_all
+load_magnet
+
+# metric NAME: its value in a snapshot now ("" if there is none).
+metric() {
+	magnetctl daemon snapshot socket $S 2>/dev/null |
+		awk -v n="$1" '$1 == n { print $4 }'
+}
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
+wait_for() {
+	t=$(($1 * 10)); shift
+	while [ $t -gt 0 ]; do
+		"$@" 2>/dev/null && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+is() { [ "$(metric "$1")" = "$2" ]; }
+start_magnetd() {
+	magnetd -c $CONF >> $LOG 2>&1 &
+	MD=$!
+	wait_for 20 [ -S $S ]
+}
+alive() { kill -0 $MD 2>/dev/null; }
+
+# --- configuration ---------------------------------------------------------------
+
+check "the shipped magnetd.conf is valid" magnetd -n -c $M/conf/magnetd.conf
+
+cat > /tmp/bad.conf <<'EOF'
+socket {
+	path = "/tmp/bad.sock"
+}
+probe p1 {
+	kind = kprobe
+	target = "vfs_read"
+	bogus-option = 3
+}
+EOF
+magnetd -c /tmp/bad.conf > /tmp/bad.out 2>&1
+rc=$?
+cat /tmp/bad.out
+check "a bad config file: refused with exit status 1" [ $rc -eq 1 ]
+check "... naming file and line" grep -q '/tmp/bad.conf:7' /tmp/bad.out
+check "... and nothing installed" sh -c '! magnetctl probe list | grep -q p1'
+check "... and no socket" [ ! -e /tmp/bad.sock ]
+
+check "two namespaces joined by a veth pair" netns_pair
+
+cat > $CONF <<EOF
+socket {
+	path = "$S"
+	mode = "0660"
+	client-queue = 8192
+}
+metrics {
+	interval = 1
+	window = 30
+}
+buffer net {
+	size = 1048576
+}
+probe-set udp-send {
+	buffer = net
+	snaplen = 16
+}
+probe-set udp-recv {
+	buffer = net
+	snaplen = 16
+}
+probe exits {
+	predef = "process_exit"
+}
+latency udp_send {
+	start = "udp-send.socket"
+	end = "udp-send.dev-xmit"
+	key = sock
+}
+latency udp_recv {
+	start = "udp-recv.dev-recv"
+	end = "udp-recv.app"
+	key = skb
+}
+EOF
+
+# A probe of someone else's with a name magnetd wants: it refuses to start.
+magnetctl probe add exits process_exit > /dev/null
+timeout 30 magnetd -c $CONF > /tmp/clash.out 2>&1
+rc=$?
+cat /tmp/clash.out
+check "a name in use: refused with exit status 1" [ $rc -eq 1 ]
+check "... saying which" grep -q 'probe exits: a probe of that name exists' /tmp/clash.out
+check "... the foreign probe untouched" magnetctl probe show exits
+check "... and what it had made removed" sh -c '! magnetctl probe list | grep -q udp-send.'
+check "... buffer net too" sh -c '! magnetctl buffer list | grep -q "^net "'
+magnetctl probe del exits
+
+# --- start ------------------------------------------------------------------------
+
+check "magnetd starts and serves its socket" start_magnetd
+check "socket mode 0660" sh -c "stat -c %a $S | grep -qx 660"
+check "probes installed" sh -c 'magnetctl probe list | grep -q "udp-send.socket" && magnetctl probe list | grep -q " exits "'
+check "buffer net made" sh -c 'magnetctl buffer list | grep -q "^net "'
+check "healthy" is magnetd.health 1
+su nobody -s /bin/sh -c "$M/bin/magnetctl daemon snapshot socket $S" > /tmp/nobody.out 2>&1
+check_fails "nobody cannot connect (socket mode)" grep -q magnetd.health /tmp/nobody.out
+
+# --- metrics from traffic ---------------------------------------------------------------
+
+inB magnet-test udp-recv 10.9.0.2 5001 200 > /tmp/recv.out 2>&1 &
+rcv=$!
+sleep 0.5
+inA magnet-test udp-send 10.9.0.2 5001 200 100 &
+snd=$!
+wait $snd
+wait $rcv
+cat /tmp/recv.out
+check "200 sent: udp-send.socket.count 200" wait_for 5 is udp-send.socket.count 200
+check "udp-send.dev-xmit.count 200" is udp-send.dev-xmit.count 200
+check "udp-recv.app.count 200" wait_for 5 is udp-recv.app.count 200
+check "udp_send latency: 200 pairs" is udp_send.count 200
+check "udp_recv latency: 200 pairs" is udp_recv.count 200
+check "nothing left pending" is udp_send.pending 0
+magnetctl daemon snapshot socket $S > /tmp/snap.txt
+grep -E '^(udp_send|udp_recv|udp-send\.socket)' /tmp/snap.txt
+p50=$(metric udp_send.p50); p99=$(metric udp_send.p99); max=$(metric udp_send.max)
+check "p50 <= p99 <= max, p50 > 0 ($p50 $p99 $max)" \
+	awk -v a="$p50" -v b="$p99" -v c="$max" 'BEGIN { exit !(a > 0 && a <= b && b <= c) }'
+cpus=$(awk '$1 ~ /^udp-send\.socket\.cpu[0-9]+\.count$/ { s += $4 } END { print s + 0 }' /tmp/snap.txt)
+check "per-CPU counts add up ($cpus)" [ "$cpus" = 200 ]
+bytes=$(metric udp-send.socket.bytes)
+check "bytes: 200 x 100 at the send call ($bytes)" [ "$bytes" = 20000 ]
+magnetctl -j daemon snapshot socket $S > /tmp/snap.json
+check "JSON snapshot" grep -q '"name":"udp_send.p99"' /tmp/snap.json
+check "top: one process sent them all" grep -q -E '^ *udp-send.socket +1 +[0-9]+ +200 ' /tmp/snap.txt
+
+# --- subscriptions ------------------------------------------------------------------
+
+magnetctl daemon watch event exits count 3 socket $S > /tmp/watch.out 2>&1 &
+w=$!
+sleep 2 & p1=$!
+magnetctl daemon watch event exits tgid $p1 count 1 socket $S > /tmp/watch1.out 2>&1 &
+w1=$!
+sleep 0.5
+for i in 1 2 3; do sh -c 'exit 3'; done
+check "event subscription: 3 process exits pushed" wait_for 10 sh -c "! kill -0 $w"
+cat /tmp/watch.out
+check "... as event lines" [ $(grep -c '^event [0-9]* exits ts [0-9]* cpu [0-9]* tgid ' /tmp/watch.out) -eq 3 ]
+check "subscription to one process: its exit only" wait_for 10 sh -c "! kill -0 $w1"
+cat /tmp/watch1.out
+check "... with its pid" grep -q "tgid $p1 tid $p1 " /tmp/watch1.out
+
+magnetctl daemon watch threshold udp_send.count '>' 250 count 1 socket $S > /tmp/alert.out 2>&1 &
+w=$!
+sleep 1.5
+check "threshold not yet met: no alert" sh -c "! grep -q alert /tmp/alert.out"
+inA magnet-test udp-send 10.9.0.2 5001 60 100
+check "threshold met: the alert fires" wait_for 10 sh -c "! kill -0 $w"
+cat /tmp/alert.out
+check "... as 'alert SUB udp_send.count VALUE fired'" grep -q -E 'alert [0-9]+ udp_send.count (25[1-9]|260) fired' /tmp/alert.out
+
+# --- clients misbehaving -----------------------------------------------------------------
+
+magnetd-client raw $S bogus "subscribe event nosuch" "subscribe threshold x >> 1" \
+	"subscribe threshold x > 1zz" "unsubscribe 999" "" @binary snapshot > /tmp/raw.out
+cat /tmp/raw.out | grep -v '^metric\|^top'
+check "malformed requests answered with errors" \
+	sh -c '[ $(grep -c "^error " /tmp/raw.out) -eq 7 ]'
+check "... and the connection still served a snapshot" grep -q '^end$' /tmp/raw.out
+magnetd-client raw $S @long > /tmp/long.out
+check "a line too long closes the connection" grep -q '^closed$' /tmp/long.out
+check "magnetd survives them" alive
+
+# A client that subscribes and stops reading: its messages are dropped and
+# counted, others are served meanwhile, and it is told how many it lost.
+rm -f /tmp/go
+base=$(metric udp-send.socket.count)
+magnetd-client stall $S udp-send.socket /tmp/go > /tmp/stall.out &
+st=$!
+sleep 1
+inA magnet-test udp-send 10.9.0.2 5001 3000 10
+check "a snapshot while a client stalls" wait_for 5 is udp-send.socket.count $((base + 3000))
+dropped=$(metric magnetd.pushes.dropped)
+touch /tmp/go
+wait $st
+cat /tmp/stall.out
+set -- $(cat /tmp/stall.out)
+check "the stalled client lost messages ($4) and was told" [ "${4:-0}" -gt 0 ] && [ "${6:-0}" -gt 0 ]
+check "every message delivered or counted lost ($2 + $4 = 3000)" [ $(($2 + $4)) -eq 3000 ]
+check "the loss is counted in magnetd.pushes.dropped ($dropped)" [ "$dropped" -ge "$4" ]
+
+# Clients vanishing at every point: mid-request, subscribed, mid-snapshot.
+for i in 1 2 3 4 5; do
+	magnetd-client stall $S udp-send.socket /tmp/never > /dev/null &
+	k=$!
+	magnetctl daemon snapshot socket $S > /dev/null &
+	k2=$!
+	inA magnet-test udp-send 10.9.0.2 5001 50 10
+	kill -9 $k $k2 2>/dev/null
+	wait $k $k2 2>/dev/null
+done
+check "clients killed mid-stream: magnetd alive" alive
+check "... and forgets them" wait_for 5 is magnetd.clients 1
+
+# The example adaptive application: it slows down when told of congestion
+# (here: any send latency at all counts as congestion).
+inA magnet-adaptive -s $S --metric udp_send.p50 --above 1ns -r 400 -m 50 \
+	-t 6 10.9.0.2 5002 > /tmp/adaptive.out 2>&1
+cat /tmp/adaptive.out
+check "the adaptive sender lowered its rate when notified" grep -q 'rate 400 -> 200' /tmp/adaptive.out
+
+# --- reload ----------------------------------------------------------------------------
+
+before=$(metric udp-send.socket.count)
+cp $CONF /tmp/good.conf
+cat >> $CONF <<'EOF'
+probe forks {
+	predef = "process_fork"
+}
+EOF
+kill -HUP $MD
+check "SIGHUP: the new probe is installed" wait_for 10 sh -c 'magnetctl probe list | grep -q " forks "'
+check "... counters kept ($before)" is udp-send.socket.count $before
+check "... reload counted" is magnetd.reloads 1
+echo 'probe broken {' >> $CONF
+kill -HUP $MD
+sleep 2
+check "SIGHUP with a broken file: still running" alive
+check "... the error names file and line" grep -q "$CONF:[0-9]" $LOG
+check "... the running configuration kept" magnetctl probe show forks
+cp /tmp/good.conf $CONF
+kill -HUP $MD
+check "SIGHUP back: reloaded" wait_for 10 is magnetd.reloads 3
+check "... the dropped probe is removed" sh -c '! magnetctl probe list | grep -q " forks "'
+check "... healthy" is magnetd.health 1
+
+# --- the module unloaded and loaded again ------------------------------------------------
+
+check_fails "rmmod refused while magnetd reads" rmmod magnet
+check "... magnetd still healthy" is magnetd.health 1
+check "release" magnetctl daemon release socket $S
+check "... probes removed" sh -c '! magnetctl probe list | grep -q udp-send.'
+check "rmmod magnet" rmmod magnet
+check "magnetd alive without the module" alive
+check "... unhealthy" is magnetd.health 0
+check "... counters kept" is udp-send.socket.count $before
+load_magnet
+check "module loaded again: magnetd reinstalls" wait_for 15 is magnetd.health 1
+check "... its probes are back" magnetctl probe show udp-send.socket
+inA magnet-test udp-send 10.9.0.2 5001 10 10
+check "... and counts go on from where they were" wait_for 5 is udp-send.socket.count $((before + 10))
+
+# --- stop -------------------------------------------------------------------------------
+
+magnetctl probe add foreign process_fork > /dev/null
+kill -TERM $MD
+wait $MD
+rc=$?
+check "SIGTERM: exit status 0" [ $rc -eq 0 ]
+check "... what it installed is removed" sh -c '! magnetctl probe list | grep -q -E "udp-(send|recv)\.| exits "'
+check "... buffer net too" sh -c '! magnetctl buffer list | grep -q "^net "'
+check "... someone else's probe stays" magnetctl probe show foreign
+check "... the socket is gone" [ ! -e $S ]
+magnetctl probe del foreign
+magnetctl daemon snapshot socket $S > /tmp/nod.out 2>&1
+check "magnetctl without magnetd: one clear line" grep -q 'magnetd is not running' /tmp/nod.out
+echo "--- magnetd's log"
+cat $LOG
+kill $A $B
+unload_all
+summary
