@@ -71,9 +71,10 @@ test-programs: $(STATIC)
 
 MAGNET_READ_SRC := $(addprefix tools/magnet-read/,magnet-read.c input.c journey.c \
 		   expr.c output.c pcapng.c) \
-		   tools/magnetctl/netlink.c tools/magnetctl/probeset.c
+		   tools/magnetctl/netlink.c tools/magnetctl/probeset.c \
+		   tools/magnetctl/control.c
 
-build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h \
+build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h tools/magnetctl/control.h \
 		tools/magnetctl/netlink.h tools/magnetctl/probeset.h \
 		include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
@@ -88,7 +89,8 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) include/ua
 
 # magnetd: the daemon (libev, libmnl, libconfuse)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
-	       reader.c server.c) tools/magnetctl/netlink.c tools/magnetctl/probeset.c
+	       reader.c server.c) tools/magnetctl/netlink.c tools/magnetctl/probeset.c \
+	       tools/magnetctl/control.c
 MAGNETD_CFLAGS := $(USER_CFLAGS) -Imagnetd -Ilibmagnet -Itools/magnetctl
 
 build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \

@@ -25,9 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "magnetd.h"
 
-#define DEBUGFS		"/sys/kernel/debug"
 #define READ_SIZE	(256 * 1024)	/* >= MAGNET_RECORD_MAX */
 /* Reads per wakeup before other watchers get their turn. */
 #define READS_PER_WAKEUP 16
@@ -171,49 +171,6 @@ void readers_release(struct daemon *d, bool all)
 	release(d, all ? UINT64_MAX : now > HOLD_NS ? now - HOLD_NS : 0);
 }
 
-static int check_format(void)
-{
-	FILE *f = fopen(DEBUGFS "/magnet/control/format", "r");
-	int version = -1, header = -1;
-	char line[256];
-
-	if (!f) {
-		log_error("%s/magnet/control/format: %s (is debugfs mounted?)",
-			  DEBUGFS, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "version: %d", &version);
-		sscanf(line, "header_size: %d", &header);
-	}
-	fclose(f);
-	if (version != MAGNET_FORMAT_VERSION ||
-	    header != (int)sizeof(struct magnet_record)) {
-		log_error("the module speaks record format %d (header %d bytes); this magnetd speaks %d (%zu bytes)",
-			  version, header, MAGNET_FORMAT_VERSION,
-			  sizeof(struct magnet_record));
-		return -1;
-	}
-	return 0;
-}
-
-/* Bytes per CPU of @buffer (control/buffers), 0 if not found. */
-static uint64_t buffer_size(const char *buffer)
-{
-	FILE *f = fopen(DEBUGFS "/magnet/control/buffers", "r");
-	unsigned long long size = 0, n;
-	char line[256], name[MAGNET_NAME_LEN + 1];
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%32s %llu", name, &n) == 2 &&
-		    !strcmp(name, buffer))
-			size = n;
-	fclose(f);
-	return size;
-}
-
 static int set_watermarks(struct reader *r, uint64_t size_wm,
 			  uint64_t count_wm)
 {
@@ -346,7 +303,7 @@ static void want(char (*names)[MAGNET_NAME_LEN], unsigned int *n,
 static int reader_open(struct daemon *d, struct reader *r, const char *name,
 		       const struct config_buffer *b)
 {
-	uint64_t size = buffer_size(name);
+	uint64_t size = control_buffer_size(name);
 	char path[256];
 
 	memset(r, 0, sizeof(*r));
@@ -358,7 +315,7 @@ static int reader_open(struct daemon *d, struct reader *r, const char *name,
 	r->count_wm = b ? b->count_wm : 0;
 	if (size && r->size_wm > size / 2)
 		r->size_wm = size / 2;
-	snprintf(path, sizeof(path), DEBUGFS "/magnet/data/%s", name);
+	snprintf(path, sizeof(path), MAGNET_DEBUGFS "/magnet/data/%s", name);
 	r->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (r->fd < 0) {
 		if (errno == EBUSY)
@@ -391,8 +348,12 @@ int readers_open(struct daemon *d, const struct config *cfg)
 	char (*names)[MAGNET_NAME_LEN];
 	unsigned int i, n = 0;
 
-	if (check_format())
+	char err[512];
+
+	if (control_check_format(err, sizeof(err))) {
+		log_error("%s", err);
 		return -1;
+	}
 	names = calloc(cfg->nsets + cfg->nprobes + 1, sizeof(*names));
 	if (!names)
 		return -1;

@@ -183,6 +183,19 @@ static void reply(struct client *c, const char *data, size_t len)
 	client_flush(c);
 }
 
+/* Format one protocol line into @line; one too long is cut, still a line. */
+static int vformat_line(char line[MAGNET_LINE_MAX], const char *fmt,
+			va_list ap)
+{
+	int n = vsnprintf(line, MAGNET_LINE_MAX, fmt, ap);
+
+	if (n >= MAGNET_LINE_MAX) {
+		n = MAGNET_LINE_MAX - 1;
+		line[n - 1] = '\n';
+	}
+	return n;
+}
+
 static void replyf(struct client *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void replyf(struct client *c, const char *fmt, ...)
@@ -192,10 +205,8 @@ static void replyf(struct client *c, const char *fmt, ...)
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
+	n = vformat_line(line, fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof(line))
-		n = sizeof(line) - 1, line[n - 1] = '\n';
 	reply(c, line, n);
 }
 
@@ -221,7 +232,15 @@ static void push(struct client *c, const char *line, size_t len)
 		return;
 	}
 	c->lost = 0;
-	client_flush(c);
+	/*
+	 * A burst of records goes out in few send()s: when the loop next
+	 * turns, or now if the queue is half full (the socket buffer takes
+	 * it, and the queue is kept for a client that truly lags).
+	 */
+	if (queued(c) >= c->s->limit / 2)
+		client_flush(c);
+	else
+		ev_io_start(c->s->d->loop, &c->wio);
 }
 
 /* --- snapshots ----------------------------------------------------------------- */
@@ -249,10 +268,8 @@ static void snap_line(struct snapshot *sn, const char *fmt, ...)
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
+	n = vformat_line(line, fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof(line))
-		n = sizeof(line) - 1, line[n - 1] = '\n';
 	if (outq_append(&sn->lines, line, n))
 		sn->oom = true;
 	else

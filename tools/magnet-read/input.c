@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../magnetctl/control.h"
 #include "magnet-read.h"
 
 /*
@@ -68,50 +69,6 @@ static uint64_t clock_ns(clockid_t clock)
 	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-/* The module's record format must be the one we were built for. */
-static int check_format(void)
-{
-	FILE *f = fopen(DEBUGFS "/magnet/control/format", "r");
-	int version = -1, header = -1;
-	char line[256];
-
-	if (!f) {
-		fprintf(stderr, PROG ": %s/magnet/control/format: %s (is the magnet module loaded and debugfs mounted? are you root?)\n",
-			DEBUGFS, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "version: %d", &version);
-		sscanf(line, "header_size: %d", &header);
-	}
-	fclose(f);
-	if (version != MAGNET_FORMAT_VERSION ||
-	    header != (int)sizeof(struct magnet_record)) {
-		fprintf(stderr, PROG ": the module speaks record format %d (header %d bytes); this magnet-read speaks %d (%zu bytes): use the matching magnet-read\n",
-			version, header, MAGNET_FORMAT_VERSION,
-			sizeof(struct magnet_record));
-		return -1;
-	}
-	return 0;
-}
-
-/* Bytes per CPU of @buffer (control/buffers), 0 if not found. */
-static unsigned long long buffer_size(const char *buffer)
-{
-	FILE *f = fopen(DEBUGFS "/magnet/control/buffers", "r");
-	unsigned long long size = 0, n;
-	char line[256], name[MAGNET_NAME_LEN + 1];
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%32s %llu", name, &n) == 2 &&
-		    !strcmp(name, buffer))
-			size = n;
-	fclose(f);
-	return size;
-}
-
 static int set_attr(int fd, long long value, int whence)
 {
 	return lseek(fd, value, whence) < 0 ? -1 : 0;
@@ -123,8 +80,12 @@ struct source *source_open_live(const struct options *o)
 	char path[512];
 	int fd;
 
-	if (check_format())
+	char err[512];
+
+	if (control_check_format(err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
 		return NULL;
+	}
 	snprintf(path, sizeof(path), DEBUGFS "/magnet/data/%s", o->buffer);
 	fd = open(path, O_RDONLY | (o->nonblock ? O_NONBLOCK : 0));
 	if (fd < 0) {
@@ -155,7 +116,7 @@ struct source *source_open_live(const struct options *o)
 	 * after 100 ms with what there is. -N reads what there is.
 	 */
 	if (!o->nonblock && o->size_wm < 0) {
-		unsigned long long size = buffer_size(o->buffer);
+		unsigned long long size = control_buffer_size(o->buffer);
 
 		s->size_wm = SIZE_WM_DEFAULT;
 		if (size && size / 4 < (unsigned long long)s->size_wm)
