@@ -149,7 +149,7 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h incl
 check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
 		build/test-bin/libmagnet-unit
 	tests/host/magnet-read.sh
-	build/test-bin/metrics-unit
+	build/test-bin/metrics-unit $(CURDIR)
 	build/test-bin/config-unit $(CURDIR)
 	build/test-bin/libmagnet-unit
 

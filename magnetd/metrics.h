@@ -94,7 +94,10 @@ void metrics_sweep(struct metrics *m);
 
 /*
  * Count one record (header and payload, rec->size bytes; the caller has
- * checked that rec->size is within what it read). Loss records
+ * checked that rec->size is within what it read). Latencies want records
+ * in timestamp order (reader.c restores it across CPUs); an end that
+ * comes before its start still pairs, but a key reused on another CPU
+ * meanwhile (an skb) can pair wrongly out of order. Loss records
  * (MAGNET_EVENT_LOSS) add to the loss counter; records of unbound ids are
  * counted as "unknown".
  */
