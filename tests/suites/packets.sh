@@ -129,7 +129,12 @@ check "no packet probe left ($n)" [ "$n" -eq 0 ]
 # magnet-read -P installs sets for one capture and removes them after.
 magnet-read -n -P udp-send -c 5 udp port 5005 > /tmp/p.txt 2> /tmp/p.err &
 mr=$!
-sleep 2
+# (installing the set takes seconds on a debug kernel: wait for it)
+for i in $(seq 300); do
+	magnetctl probe list 2>/dev/null | grep -q 'udp-send.dev-xmit' && break
+	sleep 0.1
+done
+sleep 0.5
 magnet-test udp 127.0.0.1 5005 10 > /dev/null
 wait $mr
 check "-P: 5 packets captured" [ "$(grep -c 'IP 127.0.0.1' /tmp/p.txt)" -eq 5 ]
