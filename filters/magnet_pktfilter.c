@@ -16,16 +16,12 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/in.h>
-#include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/magnet.h>
 #include <linux/module.h>
 #include <linux/skbuff.h>
 #include <net/genetlink.h>
-#include <net/inet_sock.h>
-#include <net/ip.h>
 #include <net/ipv6.h>
-#include <net/sock.h>
 
 #define HAS_PROTO	BIT(0)
 #define HAS_SPORT	BIT(1)
@@ -51,114 +47,12 @@ struct pktfilter {
 	struct prefix src, dst, host;
 };
 
-/* The parts of a packet or socket a rule can look at. */
-struct flow {
-	u8 family;
-	u8 proto;
-	bool has_ports;
-	u16 sport, dport;
-	union {
-		__be32 a4;
-		struct in6_addr a6;
-	} saddr, daddr;
-};
-
-static bool proto_has_ports(u8 proto)
-{
-	return proto == IPPROTO_TCP || proto == IPPROTO_UDP ||
-	       proto == IPPROTO_UDPLITE || proto == IPPROTO_SCTP ||
-	       proto == IPPROTO_DCCP;
-}
-
-static void read_ports(const struct sk_buff *skb, int off, struct flow *f)
-{
-	__be16 _ports[2];
-	const __be16 *ports;
-
-	if (!proto_has_ports(f->proto))
-		return;
-	ports = skb_header_pointer(skb, off, sizeof(_ports), _ports);
-	if (!ports)
-		return;
-	f->sport = ntohs(ports[0]);
-	f->dport = ntohs(ports[1]);
-	f->has_ports = true;
-}
-
-/* Parse the network and transport headers at @off (from skb->data). */
-static bool flow_from_skb(const struct sk_buff *skb, int off, struct flow *f)
-{
-	if (skb->data + off < skb->head)
-		return false;
-	if (skb->protocol == htons(ETH_P_IP)) {
-		struct iphdr _iph;
-		const struct iphdr *iph;
-
-		iph = skb_header_pointer(skb, off, sizeof(_iph), &_iph);
-		if (!iph || iph->version != 4 || iph->ihl < 5)
-			return false;
-		f->family = AF_INET;
-		f->proto = iph->protocol;
-		f->saddr.a4 = iph->saddr;
-		f->daddr.a4 = iph->daddr;
-		/* Only the first fragment has the ports. */
-		if (!(iph->frag_off & htons(IP_OFFSET)))
-			read_ports(skb, off + iph->ihl * 4, f);
-		return true;
-	}
-	if (skb->protocol == htons(ETH_P_IPV6)) {
-		struct ipv6hdr _ip6h;
-		const struct ipv6hdr *ip6h;
-		__be16 frag_off = 0;
-		u8 nexthdr;
-		int l4;
-
-		ip6h = skb_header_pointer(skb, off, sizeof(_ip6h), &_ip6h);
-		if (!ip6h || ip6h->version != 6)
-			return false;
-		f->family = AF_INET6;
-		f->saddr.a6 = ip6h->saddr;
-		f->daddr.a6 = ip6h->daddr;
-		nexthdr = ip6h->nexthdr;
-		l4 = off + sizeof(*ip6h);
-		/* Offsets before skb->data are fine: only -1 is an error. */
-		if (ipv6_ext_hdr(nexthdr)) {
-			l4 = ipv6_skip_exthdr(skb, l4, &nexthdr, &frag_off);
-			if (l4 == -1)
-				return true;	/* addresses only */
-		}
-		f->proto = nexthdr;
-		if (!(frag_off & htons(IP6_OFFSET)))
-			read_ports(skb, l4, f);
-		return true;
-	}
-	return false;
-}
-
-static bool flow_from_sock(const struct sock *sk, struct flow *f)
-{
-	f->family = sk->sk_family;
-	f->proto = sk->sk_protocol;
-	if (f->family == AF_INET) {
-		f->saddr.a4 = sk->sk_rcv_saddr;
-		f->daddr.a4 = sk->sk_daddr;
-#if IS_ENABLED(CONFIG_IPV6)
-	} else if (f->family == AF_INET6) {
-		f->saddr.a6 = sk->sk_v6_rcv_saddr;
-		f->daddr.a6 = sk->sk_v6_daddr;
-#endif
-	} else {
-		return false;
-	}
-	if (proto_has_ports(f->proto)) {
-		f->sport = ntohs(inet_sk(sk)->inet_sport);
-		f->dport = ntohs(sk->sk_dport);
-		f->has_ports = true;
-	}
-	return true;
-}
-
-static bool flow_from_hit(const struct magnet_hit *hit, struct flow *f)
+/*
+ * What a rule looks at: the packet or socket parsed as a packet probe's
+ * record would show it (magnet_packet_parse_ip/sock() of the core).
+ */
+static bool flow_from_hit(const struct magnet_hit *hit,
+			  struct magnet_packet *pk)
 {
 	const struct sk_buff *skb = hit->object;
 
@@ -166,11 +60,11 @@ static bool flow_from_hit(const struct magnet_hit *hit, struct flow *f)
 		return false;
 	switch (magnet_event_object_type(hit->event)) {
 	case MAGNET_OBJECT_SKB_RX:
-		return flow_from_skb(skb, 0, f);
+		return magnet_packet_parse_ip(skb, 0, pk);
 	case MAGNET_OBJECT_SKB:
-		return flow_from_skb(skb, skb_network_offset(skb), f);
+		return magnet_packet_parse_ip(skb, skb_network_offset(skb), pk);
 	case MAGNET_OBJECT_SOCK:
-		return flow_from_sock(hit->object, f);
+		return magnet_packet_parse_sock(hit->object, pk);
 	default:
 		return false;
 	}
@@ -191,28 +85,32 @@ static bool prefix_match(const struct prefix *p, u8 family, const void *addr)
 static bool pktfilter_match(void *state, const struct magnet_hit *hit)
 {
 	const struct pktfilter *pf = state;
-	struct flow f = {};
+	struct magnet_packet pk = {};
+	u16 sport, dport;
 
-	if (!flow_from_hit(hit, &f))
+	if (!flow_from_hit(hit, &pk))
 		return false;
-	if ((pf->has & HAS_PROTO) && f.proto != pf->proto)
+	if ((pf->has & HAS_PROTO) && pk.proto != pf->proto)
 		return false;
-	if (pf->src.family && !prefix_match(&pf->src, f.family, &f.saddr))
+	if (pf->src.family && !prefix_match(&pf->src, pk.family, pk.saddr))
 		return false;
-	if (pf->dst.family && !prefix_match(&pf->dst, f.family, &f.daddr))
+	if (pf->dst.family && !prefix_match(&pf->dst, pk.family, pk.daddr))
 		return false;
-	if (pf->host.family && !prefix_match(&pf->host, f.family, &f.saddr) &&
-	    !prefix_match(&pf->host, f.family, &f.daddr))
+	if (pf->host.family && !prefix_match(&pf->host, pk.family, pk.saddr) &&
+	    !prefix_match(&pf->host, pk.family, pk.daddr))
 		return false;
 	if (!(pf->has & HAS_PORTS))
 		return true;
-	if (!f.has_ports)
+	/* Set only for protocols that have ports, and once they are read. */
+	if (!(pk.flags & MAGNET_PKT_ADDRS))
 		return false;
-	if ((pf->has & HAS_SPORT) && f.sport != pf->sport)
+	sport = ntohs(pk.sport);
+	dport = ntohs(pk.dport);
+	if ((pf->has & HAS_SPORT) && sport != pf->sport)
 		return false;
-	if ((pf->has & HAS_DPORT) && f.dport != pf->dport)
+	if ((pf->has & HAS_DPORT) && dport != pf->dport)
 		return false;
-	if ((pf->has & HAS_PORT) && f.sport != pf->port && f.dport != pf->port)
+	if ((pf->has & HAS_PORT) && sport != pf->port && dport != pf->port)
 		return false;
 	return true;
 }

@@ -118,6 +118,18 @@ const char *magnet_event_name(const struct magnet_event *ev);
 struct magnet_buffer *magnet_event_buffer(const struct magnet_event *ev);
 
 /*
+ * A packet's or a socket's addresses, ports and protocol, as a packet
+ * probe's record (struct magnet_packet) shows them; for filter modules.
+ * Any context; false if it is not IPv4 or IPv6. @off: the IP header's
+ * offset from skb->data.
+ */
+struct sk_buff;
+struct sock;
+bool magnet_packet_parse_ip(const struct sk_buff *skb, int off,
+			    struct magnet_packet *pk);
+bool magnet_packet_parse_sock(const struct sock *sk, struct magnet_packet *pk);
+
+/*
  * Filter modules: predicate types for filter rules (see "Filtering and
  * sampling" in <uapi/linux/magnet.h>). filters/ in the source has two.
  */

@@ -67,6 +67,13 @@ struct packet_hit {
 	struct magnet_packet pk;
 };
 
+static bool proto_has_ports(u8 proto)
+{
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP ||
+	       proto == IPPROTO_UDPLITE || proto == IPPROTO_SCTP ||
+	       proto == IPPROTO_DCCP;
+}
+
 static void put_ports(struct magnet_packet *pk, const struct sk_buff *skb,
 		      int off)
 {
@@ -75,6 +82,8 @@ static void put_ports(struct magnet_packet *pk, const struct sk_buff *skb,
 	__be16 _ports[2];
 	const __be16 *ports;
 
+	if (!proto_has_ports(pk->proto))
+		return;
 	if (pk->proto == IPPROTO_TCP) {
 		th = skb_header_pointer(skb, off, sizeof(_th), &_th);
 		if (!th)
@@ -93,12 +102,19 @@ static void put_ports(struct magnet_packet *pk, const struct sk_buff *skb,
 	pk->flags |= MAGNET_PKT_ADDRS;
 }
 
-/*
- * The IP packet at @off (from skb->data, may be before it): family,
- * protocol, addresses, ports, length. False if it is not IPv4 or IPv6.
+/**
+ * magnet_packet_parse_ip - what a packet's headers say, as a record shows it
+ * @skb:	the packet
+ * @off:	where its IP header is, from skb->data (may be before it)
+ * @pk:		filled in: family, protocol, length, addresses, and for
+ *		protocols with ports the ports (MAGNET_PKT_ADDRS), for TCP
+ *		also the sequence number and flags
+ *
+ * Any context. Used by the packet probes and the packet filter module.
+ * Return: false if there is no IPv4 or IPv6 header at @off.
  */
-static bool parse_ip(const struct sk_buff *skb, int off,
-		     struct magnet_packet *pk)
+bool magnet_packet_parse_ip(const struct sk_buff *skb, int off,
+			    struct magnet_packet *pk)
 {
 	u8 _ver;
 	const u8 *ver;
@@ -154,9 +170,17 @@ static bool parse_ip(const struct sk_buff *skb, int off,
 	}
 	return false;
 }
+EXPORT_SYMBOL_GPL(magnet_packet_parse_ip);
 
-/* Family, protocol, addresses and ports of a socket. */
-static bool parse_sock(const struct sock *sk, struct magnet_packet *pk)
+/**
+ * magnet_packet_parse_sock - a socket's family, protocol, addresses, ports
+ * @sk:		the socket
+ * @pk:		filled in (ports and MAGNET_PKT_ADDRS for protocols with
+ *		ports)
+ *
+ * Any context. Return: false if it is not an IPv4 or IPv6 socket.
+ */
+bool magnet_packet_parse_sock(const struct sock *sk, struct magnet_packet *pk)
 {
 	pk->family = sk->sk_family;
 	pk->proto = sk->sk_protocol;
@@ -171,11 +195,14 @@ static bool parse_sock(const struct sock *sk, struct magnet_packet *pk)
 	} else {
 		return false;
 	}
-	pk->sport = inet_sk(sk)->inet_sport;
-	pk->dport = sk->sk_dport;
-	pk->flags |= MAGNET_PKT_ADDRS;
+	if (proto_has_ports(pk->proto)) {
+		pk->sport = inet_sk(sk)->inet_sport;
+		pk->dport = sk->sk_dport;
+		pk->flags |= MAGNET_PKT_ADDRS;
+	}
 	return true;
 }
+EXPORT_SYMBOL_GPL(magnet_packet_parse_sock);
 
 /* An unconnected socket's destination is the call's address. */
 static void parse_msg_name(const struct msghdr *msg, struct magnet_packet *pk)
@@ -232,7 +259,7 @@ static bool packet_parse(const struct magnet_packet_point *pt,
 		if (pt->args == ARGS_SK_MSG)
 			h->sk = (const struct sock *)a0;
 		h->msg = (const struct msghdr *)a1;
-		if (!h->sk || !parse_sock(h->sk, pk))
+		if (!h->sk || !magnet_packet_parse_sock(h->sk, pk))
 			return false;
 		parse_msg_name(h->msg, pk);
 		pk->len = a2;
@@ -241,7 +268,7 @@ static bool packet_parse(const struct magnet_packet_point *pt,
 	case ARGS_SK_SEGMENT:
 		h->sk = (const struct sock *)a0;
 		skb = (const struct sk_buff *)a1;
-		if (!parse_sock(h->sk, pk))
+		if (!magnet_packet_parse_sock(h->sk, pk))
 			return false;
 		off = skb_transport_offset(skb);
 		put_ports(pk, skb, off);
@@ -267,7 +294,7 @@ static bool packet_parse(const struct magnet_packet_point *pt,
 			    skb->protocol != htons(ETH_P_IPV6))
 				return false;
 		}
-		if (!parse_ip(skb, off, pk))
+		if (!magnet_packet_parse_ip(skb, off, pk))
 			return false;
 		pk->flags |= MAGNET_PKT_DATA_NET;
 		h->data_off = off;
