@@ -307,43 +307,71 @@ static void snap_top(void *ctx, const char *event, unsigned int rank,
 		  (unsigned long long)count, comm);
 }
 
-/* magnetd's own metrics, by name; false if @name is not one of them. */
-static bool own_metric(const struct server *s, const char *name,
-		       double *value)
+/* magnetd's own metrics. */
+static double own_health(const struct server *s)
 {
-	const struct daemon *d = s->d;
+	return s->d->attached;
+}
 
-	if (!strcmp(name, "magnetd.health"))
-		*value = d->attached;
-	else if (!strcmp(name, "magnetd.uptime"))
-		*value = (now_ns() - d->start_ns) / 1e9;
-	else if (!strcmp(name, "magnetd.clients"))
-		*value = s->nclients;
-	else if (!strcmp(name, "magnetd.pushes.dropped"))
-		*value = s->pushes_dropped;
-	else if (!strcmp(name, "magnetd.clients.dropped"))
-		*value = s->clients_dropped;
-	else if (!strcmp(name, "magnetd.reloads"))
-		*value = d->reloads;
-	else if (!strcmp(name, "magnetd.attaches"))
-		*value = d->attaches;
-	else
-		return false;
-	return true;
+static double own_uptime(const struct server *s)
+{
+	return (now_ns() - s->d->start_ns) / 1e9;
+}
+
+static double own_clients(const struct server *s)
+{
+	return s->nclients;
+}
+
+static double own_pushes_dropped(const struct server *s)
+{
+	return s->pushes_dropped;
+}
+
+static double own_clients_dropped(const struct server *s)
+{
+	return s->clients_dropped;
+}
+
+static double own_reloads(const struct server *s)
+{
+	return s->d->reloads;
+}
+
+static double own_attaches(const struct server *s)
+{
+	return s->d->attaches;
 }
 
 static const struct {
 	const char *name, *unit, *description;
 	enum magnet_metric_type type;
+	double (*value)(const struct server *s);
 } own_metrics[] = {
-	{ "magnetd.health", "bool", "1 while magnetd's configuration is installed in the magnet module and read, 0 otherwise", MAGNET_GAUGE },
-	{ "magnetd.uptime", "s", "seconds since magnetd started", MAGNET_GAUGE },
-	{ "magnetd.clients", "clients", "clients connected to magnetd", MAGNET_GAUGE },
-	{ "magnetd.pushes.dropped", "messages", "messages not pushed to clients that were not reading", MAGNET_COUNTER },
-	{ "magnetd.clients.dropped", "clients", "clients disconnected for not reading their replies", MAGNET_COUNTER },
-	{ "magnetd.reloads", "reloads", "configuration reloads (SIGHUP)", MAGNET_COUNTER },
-	{ "magnetd.attaches", "attaches", "times the configuration was installed in the module", MAGNET_COUNTER },
+	{ "magnetd.health", "bool", "1 while magnetd's configuration is installed in the magnet module and read, 0 otherwise", MAGNET_GAUGE, own_health },
+	{ "magnetd.uptime", "s", "seconds since magnetd started", MAGNET_GAUGE, own_uptime },
+	{ "magnetd.clients", "clients", "clients connected to magnetd", MAGNET_GAUGE, own_clients },
+	{ "magnetd.pushes.dropped", "messages", "messages not pushed to clients that were not reading", MAGNET_COUNTER, own_pushes_dropped },
+	{ "magnetd.clients.dropped", "clients", "clients disconnected for not reading their replies", MAGNET_COUNTER, own_clients_dropped },
+	{ "magnetd.reloads", "reloads", "configuration reloads (SIGHUP)", MAGNET_COUNTER, own_reloads },
+	{ "magnetd.attaches", "attaches", "times the configuration was installed in the module", MAGNET_COUNTER, own_attaches },
 };
+
+#define OWN_METRICS	(sizeof(own_metrics) / sizeof(own_metrics[0]))
+
+/* The value of metric @name, magnetd's own or derived; false if none. */
+static bool metric_value(const struct server *s, const char *name,
+			 double *value)
+{
+	unsigned int i;
+
+	for (i = 0; i < OWN_METRICS; i++)
+		if (!strcmp(name, own_metrics[i].name)) {
+			*value = own_metrics[i].value(s);
+			return true;
+		}
+	return metrics_get(s->d->metrics, name, value);
+}
 
 static void do_snapshot(struct client *c)
 {
@@ -352,12 +380,10 @@ static void do_snapshot(struct client *c)
 	struct timespec ts;
 	unsigned int i;
 	char v[64];
-	double value;
 
 	readers_flush(s->d);
-	for (i = 0; i < sizeof(own_metrics) / sizeof(own_metrics[0]); i++) {
-		own_metric(s, own_metrics[i].name, &value);
-		fmt_value(v, sizeof(v), value);
+	for (i = 0; i < OWN_METRICS; i++) {
+		fmt_value(v, sizeof(v), own_metrics[i].value(s));
 		snap_line(&sn, "metric %s %s %s %s %s\n", own_metrics[i].name,
 			  own_metrics[i].type == MAGNET_COUNTER ? "counter" :
 								 "gauge",
@@ -616,14 +642,13 @@ void server_tick(struct server *s)
 		for (sub = c->subs; sub && !c->dead; sub = sub->next) {
 			if (sub->kind != SUB_THRESHOLD)
 				continue;
-			now = (metrics_get(s->d->metrics, sub->name, &value) ||
-			       own_metric(s, sub->name, &value)) &&
-			      holds(sub->op, value, sub->value);
+			if (!metric_value(s, sub->name, &value))
+				value = NAN;	/* no such metric (yet): false */
+			now = holds(sub->op, value, sub->value);
 			if (now == sub->state)
 				continue;
 			sub->state = now;
-			if (!now && !metrics_get(s->d->metrics, sub->name, &value) &&
-			    !own_metric(s, sub->name, &value))
+			if (isnan(value))
 				value = 0;
 			fmt_value(v, sizeof(v), value);
 			n = snprintf(line, sizeof(line), "alert %u %s %s %s\n",
