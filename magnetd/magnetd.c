@@ -424,20 +424,19 @@ static int setup(struct daemon *d)
 		return -1;
 	}
 	declare_metrics(d, d->cfg);
-	if (family_present()) {
-		if (daemon_attach(d)) {
-			log_error("refusing to start half-configured: %s could not be installed",
-				  d->config_file);
-			return -1;
-		}
-	} else {
-		log_warn("the magnet module is not loaded; waiting for it");
-	}
-	if (watch_module(d))
-		return -1;
+	/* The socket first: a second magnetd stops here, touching nothing. */
 	d->server = server_new(d, &d->cfg->socket);
-	if (!d->server)
+	if (!d->server || watch_module(d))
 		return -1;
+	if (!family_present()) {
+		log_warn("the magnet module is not loaded; waiting for it");
+		return 0;
+	}
+	if (daemon_attach(d)) {
+		log_error("refusing to start half-configured: %s could not be installed",
+			  d->config_file);
+		return -1;
+	}
 	return 0;
 }
 
