@@ -119,6 +119,15 @@ build/bin/magnet-adaptive: libmagnet/examples/adaptive-sender.c build/lib/libmag
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a -lm
 
+# gmond-plugin: modmagnet.so for Ganglia's gmond (libganglia1-dev,
+# libapr1-dev, libtirpc-dev). Not in `all` yet (work in progress).
+build/lib/modmagnet.so: gmond-plugin/mod_magnet.c libmagnet/libmagnet.c libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -shared $$(pkg-config --cflags libtirpc apr-1) -Ilibmagnet \
+		-o $@ gmond-plugin/mod_magnet.c libmagnet/libmagnet.c \
+		-Wl,-z,defs -lganglia -lapr-1 -lpthread
+gmond-plugin: build/lib/modmagnet.so
+
 # Host unit tests of magnetd's parts (check-host runs them).
 build/test-bin/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c magnetd/metrics.h
 	@mkdir -p $(@D)
