@@ -8,23 +8,38 @@
  * reconnecting as needed. The metric list is built once, at init, from
  * what magnetd reports then (gmond freezes the list after init, as with
  * monitor-core's mod_multicpu); magnet_health is always there, and says
- * 0 while magnetd cannot be reached. If magnetd is not running at init,
- * the list holds magnet_health only, and the log says so.
+ * 0 while magnetd cannot be reached. If magnetd is not running at init
+ * (after waiting up to Wait seconds for it), the list holds magnet_health
+ * only, and the log says so.
  *
  * Parameters (gmond.conf, module { param NAME { value = ... } }):
  *	Socket	magnetd's socket (default /run/magnetd.sock)
  *	Prefix	put before every metric name (default "magnet_")
  *	Match	only metrics whose magnetd name starts with one of these
  *		comma-separated prefixes (default: all)
+ *	PerCPU	"yes": also each event's per-CPU counts, for every CPU the
+ *		machine can have (default "no": they are many, and
+ *		magnetctl shows them)
  *	Refresh	seconds between snapshots (default 5)
  *	Tmax	gmond's tmax of the metrics (default 60)
+ *	Wait	seconds init waits for magnetd to answer (default 5)
+ * A bad or unknown parameter fails the module's init, with a log line
+ * saying which.
  *
  * Names: magnetd's "udp_send.p99" becomes "magnet_udp_send_p99", its own
- * "magnetd.health" "magnet_health" (dots and dashes to underscores: they read well in ganglia-web and pass
- * gmond's name rules). Counters are doubles with slope "positive"
- * (gmetad keeps them as RRD COUNTERs, so graphs show rates); gauges are
- * doubles with slope "both". Every metric is in GROUP "magnet".
+ * "magnetd.health" "magnet_health" (dots and dashes to underscores: they
+ * read well in ganglia-web and pass gmond's name rules).
+ *
+ * Types: every metric is a double (gmond has no 64-bit integer; doubles
+ * are exact below 2^53), in GROUP "magnet". Counters have slope
+ * "positive" (gmetad keeps them as RRD COUNTERs, so graphs show rates)
+ * and format "%.0f" (rrdtool takes only integers for COUNTERs). A counter
+ * never goes back: when magnetd restarts and its counts start again from
+ * 0, the module adds what was counted before, so no graph shows a
+ * spurious wrap. Gauges have slope "both" and format "%.10g"; they read
+ * 0 while magnetd cannot be reached, and counters keep their last value.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <apr_strings.h>
 #include <gm_metric.h>
@@ -41,24 +57,28 @@
 #define DEFAULT_PREFIX	"magnet_"
 #define DEFAULT_REFRESH	5
 #define DEFAULT_TMAX	60
-#define INIT_TIMEOUT_MS	2000
+#define DEFAULT_WAIT	5
 #define SNAP_TIMEOUT_MS	5000
 #define HEALTH_NAME	"magnetd.health"
 
 mmodule magnet_module;
 
 struct exported {
-	char magnetd_name[128];		/* as magnetd names it */
-	double value;			/* cached */
+	char magnetd_name[128];	/* as magnetd names it */
+	bool counter;
+	double value;		/* what gmond is told */
+	double raw;		/* magnetd's value at the last snapshot */
+	double base;		/* counted before magnetd's last restart */
 };
 
 static struct {
 	char socket[108];
 	char prefix[32];
 	char match[512];
-	unsigned int refresh, tmax;
+	bool per_cpu;
+	unsigned int refresh, tmax, wait;
 
-	unsigned int n;			/* exported metrics, health first */
+	unsigned int n, cap;		/* exported metrics, health first */
 	struct exported *metric;
 	bool healthy;			/* the last snapshot worked */
 	bool logged_down;		/* said so once */
@@ -72,33 +92,96 @@ static struct {
 
 /* --- parameters ---------------------------------------------------------------- */
 
-static void read_params(void)
+static bool number_param(const mmparam *p, unsigned int min, unsigned int max,
+			 unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(p->value, &end, 10);
+	if (errno || end == p->value || *end || v < min || v > max ||
+	    p->value[0] == '-') {
+		err_msg("[magnet] parameter %s = \"%s\": want a whole number from %u to %u",
+			p->name, p->value, min, max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool string_param(const mmparam *p, char *out, size_t size)
+{
+	if (strlen(p->value) >= size) {
+		err_msg("[magnet] parameter %s = \"%s\": longer than %zu characters",
+			p->name, p->value, size - 1);
+		return false;
+	}
+	snprintf(out, size, "%s", p->value);
+	return true;
+}
+
+static bool prefix_ok(const char *s)
+{
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.' &&
+		    *s != '-')
+			return false;
+	return true;
+}
+
+/* Read gmond.conf's params; false (logged) on a bad or unknown one. */
+static bool read_params(void)
 {
 	const mmparam *p;
 	int i;
 
 	snprintf(mm.socket, sizeof(mm.socket), "%s", MAGNET_SOCKET_PATH);
 	snprintf(mm.prefix, sizeof(mm.prefix), "%s", DEFAULT_PREFIX);
+	mm.match[0] = 0;
+	mm.per_cpu = false;
 	mm.refresh = DEFAULT_REFRESH;
 	mm.tmax = DEFAULT_TMAX;
+	mm.wait = DEFAULT_WAIT;
 	if (!magnet_module.module_params_list)
-		return;
+		return true;
 	p = (const mmparam *)magnet_module.module_params_list->elts;
 	for (i = 0; i < magnet_module.module_params_list->nelts; i++) {
-		if (!strcasecmp(p[i].name, "Socket"))
-			snprintf(mm.socket, sizeof(mm.socket), "%s", p[i].value);
-		else if (!strcasecmp(p[i].name, "Prefix"))
-			snprintf(mm.prefix, sizeof(mm.prefix), "%s", p[i].value);
-		else if (!strcasecmp(p[i].name, "Match"))
-			snprintf(mm.match, sizeof(mm.match), "%s", p[i].value);
-		else if (!strcasecmp(p[i].name, "Refresh") && atoi(p[i].value) > 0)
-			mm.refresh = atoi(p[i].value);
-		else if (!strcasecmp(p[i].name, "Tmax") && atoi(p[i].value) > 0)
-			mm.tmax = atoi(p[i].value);
-		else
-			err_msg("[magnet] unknown or bad parameter %s = \"%s\" (Socket, Prefix, Match, Refresh, Tmax)",
-				p[i].name, p[i].value);
+		const char *name = p[i].name, *value = p[i].value;
+		bool ok;
+
+		if (!strcasecmp(name, "Socket")) {
+			ok = string_param(&p[i], mm.socket, sizeof(mm.socket));
+		} else if (!strcasecmp(name, "Prefix")) {
+			ok = string_param(&p[i], mm.prefix, sizeof(mm.prefix));
+			if (ok && !prefix_ok(mm.prefix)) {
+				err_msg("[magnet] parameter Prefix = \"%s\": only letters, digits, '_', '.' and '-'",
+					value);
+				ok = false;
+			}
+		} else if (!strcasecmp(name, "Match")) {
+			ok = string_param(&p[i], mm.match, sizeof(mm.match));
+		} else if (!strcasecmp(name, "PerCPU")) {
+			ok = !strcasecmp(value, "yes") || !strcasecmp(value, "no");
+			mm.per_cpu = !strcasecmp(value, "yes");
+			if (!ok)
+				err_msg("[magnet] parameter PerCPU = \"%s\": want yes or no",
+					value);
+		} else if (!strcasecmp(name, "Refresh")) {
+			ok = number_param(&p[i], 1, 3600, &mm.refresh);
+		} else if (!strcasecmp(name, "Tmax")) {
+			ok = number_param(&p[i], 1, 86400, &mm.tmax);
+		} else if (!strcasecmp(name, "Wait")) {
+			ok = number_param(&p[i], 0, 300, &mm.wait);
+		} else {
+			err_msg("[magnet] unknown parameter %s (known: Socket, Prefix, Match, PerCPU, Refresh, Tmax, Wait)",
+				name);
+			ok = false;
+		}
+		if (!ok)
+			return false;
 	}
+	return true;
 }
 
 /* Does Match let @name through? */
@@ -113,6 +196,24 @@ static bool wanted(const char *name)
 	     tok = strtok_r(NULL, ", ", &save))
 		if (!strncmp(name, tok, strlen(tok)))
 			return true;
+	return false;
+}
+
+/* "EVENT.cpuN.count"? */
+static bool per_cpu_name(const char *name)
+{
+	const char *c = strstr(name, ".cpu");
+
+	for (; c; c = strstr(c + 1, ".cpu")) {
+		const char *d = c + 4;
+
+		if (!isdigit((unsigned char)*d))
+			continue;
+		while (isdigit((unsigned char)*d))
+			d++;
+		if (!strcmp(d, ".count"))
+			return true;
+	}
 	return false;
 }
 
@@ -133,6 +234,15 @@ static char *gmond_name(apr_pool_t *p, const char *name)
 
 /* --- the cache ------------------------------------------------------------------ */
 
+/* Take @raw, magnetd's value of metric @e now, into the cache. */
+static void take(struct exported *e, double raw)
+{
+	if (e->counter && raw < e->raw)
+		e->base += e->raw;	/* magnetd started counting again */
+	e->raw = raw;
+	e->value = e->counter ? e->base + raw : raw;
+}
+
 /* One snapshot into the cache; false if magnetd could not be asked. */
 static bool refresh(struct magnet_client **c)
 {
@@ -152,8 +262,8 @@ static bool refresh(struct magnet_client **c)
 	pthread_mutex_lock(&mm.lock);
 	for (i = 0; i < mm.n; i++) {
 		m = magnet_snapshot_find(&snap, mm.metric[i].magnetd_name);
-		/* A metric magnetd no longer has (a reload) reads 0. */
-		mm.metric[i].value = m ? m->value : 0;
+		/* A metric magnetd does not have (now) reads 0. */
+		take(&mm.metric[i], m ? m->value : 0);
 	}
 	pthread_mutex_unlock(&mm.lock);
 	magnet_snapshot_free(&snap);
@@ -162,10 +272,13 @@ static bool refresh(struct magnet_client **c)
 
 static void note_health(bool ok)
 {
+	unsigned int i;
+
 	pthread_mutex_lock(&mm.lock);
 	mm.healthy = ok;
-	if (!ok)
-		mm.metric[0].value = 0;
+	for (i = 0; !ok && i < mm.n; i++)
+		if (!mm.metric[i].counter)
+			mm.metric[i].value = 0;
 	pthread_mutex_unlock(&mm.lock);
 	if (!ok && !mm.logged_down) {
 		err_msg("[magnet] magnetd at %s cannot be reached; magnet_health reads 0 until it is back",
@@ -184,9 +297,10 @@ static void *refresher(void *arg)
 
 	(void)arg;
 	while (!mm.stop) {
-		note_health(refresh(&c));
 		for (waited = 0; waited < mm.refresh * 10 && !mm.stop; waited++)
 			nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+		if (!mm.stop)
+			note_health(refresh(&c));
 	}
 	magnet_close(c);
 	return NULL;
@@ -194,60 +308,133 @@ static void *refresher(void *arg)
 
 /* --- the module ----------------------------------------------------------------- */
 
-static void add_metric(apr_array_header_t *list, apr_pool_t *p,
+static bool add_metric(apr_array_header_t *list, apr_pool_t *p,
 		       const char *name, bool counter, const char *units,
 		       const char *desc)
 {
-	Ganglia_25metric *gm = apr_array_push(list);
+	const Ganglia_25metric *have = (const Ganglia_25metric *)list->elts;
+	char *gname = gmond_name(p, name);
+	Ganglia_25metric *gm;
+	struct exported *e;
+	int i;
 
+	for (i = 0; i < list->nelts; i++) {
+		if (!strcmp(have[i].name, gname)) {
+			err_msg("[magnet] %s and %s both become %s in gmond: %s left out",
+				mm.metric[i].magnetd_name, name, gname, name);
+			return true;
+		}
+	}
+	if (mm.n == mm.cap) {
+		unsigned int cap = mm.cap ? mm.cap * 2 : 64;
+
+		e = realloc(mm.metric, cap * sizeof(*e));
+		if (!e)
+			return false;
+		mm.metric = e;
+		mm.cap = cap;
+	}
+	gm = apr_array_push(list);
 	memset(gm, 0, sizeof(*gm));
-	gm->name = gmond_name(p, name);
+	gm->name = gname;
 	gm->tmax = mm.tmax;
 	gm->type = GANGLIA_VALUE_DOUBLE;
 	gm->units = apr_pstrdup(p, units);
 	gm->slope = counter ? "positive" : "both";
-	gm->fmt = "%.6g";
+	gm->fmt = counter ? "%.0f" : "%.10g";
 	gm->msg_size = UDP_HEADER_SIZE + 16;
 	gm->desc = apr_pstrdup(p, desc);
 	MMETRIC_INIT_METADATA(gm, p);
 	MMETRIC_ADD_METADATA(gm, MGROUP, "magnet");
-	snprintf(mm.metric[mm.n].magnetd_name,
-		 sizeof(mm.metric[mm.n].magnetd_name), "%s", name);
-	mm.n++;
+	e = &mm.metric[mm.n++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->magnetd_name, sizeof(e->magnetd_name), "%s", name);
+	e->counter = counter;
+	return true;
+}
+
+/* Every CPU's count of each event in @snap (events have a byte_rate). */
+static bool add_per_cpu(apr_array_header_t *list, apr_pool_t *p,
+			const struct magnet_snapshot *snap)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	char name[160], desc[200];
+	unsigned int i;
+	size_t len;
+	long cpu;
+
+	for (i = 0; i < snap->nmetrics; i++) {
+		const char *n = snap->metrics[i].name;
+
+		len = strlen(n);
+		if (len < 10 || strcmp(n + len - 10, ".byte_rate"))
+			continue;
+		for (cpu = 0; cpu < cpus; cpu++) {
+			snprintf(name, sizeof(name), "%.*s.cpu%ld.count",
+				 (int)(len - 10), n, cpu);
+			snprintf(desc, sizeof(desc),
+				 "%.*s: records of CPU %ld since magnetd started",
+				 (int)(len - 10), n, cpu);
+			if (wanted(name) &&
+			    !add_metric(list, p, name, true, "events", desc))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* A snapshot from magnetd, trying for up to mm.wait seconds. */
+static bool first_snapshot(struct magnet_snapshot *snap)
+{
+	struct magnet_client *c;
+	unsigned int tries;
+
+	for (tries = 0; ; tries++) {
+		c = magnet_connect(mm.socket);
+		if (c && magnet_snapshot(c, snap, SNAP_TIMEOUT_MS) == 0) {
+			magnet_close(c);
+			return true;
+		}
+		magnet_close(c);
+		if (tries >= mm.wait * 4)
+			return false;
+		nanosleep(&(struct timespec){ 0, 250000000 }, NULL);
+	}
 }
 
 static int magnet_init(apr_pool_t *p)
 {
+	struct magnet_snapshot snap = { 0 };
 	apr_array_header_t *list;
 	struct magnet_client *c;
-	struct magnet_snapshot snap = { 0 };
-	bool have = false;
+	bool have, ok = true;
 	unsigned int i;
 
-	read_params();
-	c = magnet_connect(mm.socket);
-	if (c && magnet_snapshot(c, &snap, INIT_TIMEOUT_MS) == 0)
-		have = true;
-	magnet_close(c);
-	mm.metric = calloc(1 + (have ? snap.nmetrics : 0), sizeof(*mm.metric));
-	list = apr_array_make(p, 2, sizeof(Ganglia_25metric));
-	if (!mm.metric || !list) {
-		magnet_snapshot_free(&snap);
+	if (!read_params())
 		return 1;
-	}
-	add_metric(list, p, HEALTH_NAME, false, "bool",
-		   "1 while magnetd runs with its configuration installed in the magnet module, 0 otherwise");
-	for (i = 0; have && i < snap.nmetrics; i++) {
+	have = first_snapshot(&snap);
+	list = apr_array_make(p, 64, sizeof(Ganglia_25metric));
+	ok = add_metric(list, p, HEALTH_NAME, false, "bool",
+			"1 while magnetd runs with its configuration installed in the magnet module, 0 otherwise");
+	for (i = 0; ok && have && i < snap.nmetrics; i++) {
 		const struct magnet_metric *m = &snap.metrics[i];
 
-		if (strcmp(m->name, HEALTH_NAME) && wanted(m->name))
-			add_metric(list, p, m->name, m->type == MAGNET_COUNTER,
-				   m->unit, m->description);
+		if (!strcmp(m->name, HEALTH_NAME) || !wanted(m->name) ||
+		    per_cpu_name(m->name))
+			continue;
+		ok = add_metric(list, p, m->name, m->type == MAGNET_COUNTER,
+				m->unit, m->description);
 	}
+	if (ok && have && mm.per_cpu)
+		ok = add_per_cpu(list, p, &snap);
 	magnet_snapshot_free(&snap);
+	if (!ok) {
+		err_msg("[magnet] out of memory building the metric list");
+		return 1;
+	}
 	if (!have)
-		err_msg("[magnet] magnetd at %s not reachable at start: only magnet_health is reported (restart gmond once magnetd runs to get the other metrics)",
-			mm.socket);
+		err_msg("[magnet] magnetd at %s did not answer within %u s: only magnet_health is reported (restart gmond once magnetd runs to get the other metrics)",
+			mm.socket, mm.wait);
 	/* gmond reads the list until a zeroed entry. */
 	memset(apr_array_push(list), 0, sizeof(Ganglia_25metric));
 	magnet_module.metrics_info = (Ganglia_25metric *)list->elts;
@@ -259,6 +446,8 @@ static int magnet_init(apr_pool_t *p)
 	note_health(have);
 	if (pthread_create(&mm.thread, NULL, refresher, NULL) == 0)
 		mm.thread_running = true;
+	else
+		err_msg("[magnet] cannot start the refresh thread: values stay as at start");
 	return 0;
 }
 
@@ -267,9 +456,11 @@ static void magnet_cleanup(void)
 	mm.stop = true;
 	if (mm.thread_running)
 		pthread_join(mm.thread, NULL);
+	mm.thread_running = false;
 	free(mm.metric);
 	mm.metric = NULL;
 	mm.n = 0;
+	mm.cap = 0;
 }
 
 static g_val_t magnet_handler(int idx)
@@ -278,8 +469,8 @@ static g_val_t magnet_handler(int idx)
 
 	pthread_mutex_lock(&mm.lock);
 	v.d = idx >= 0 && (unsigned int)idx < mm.n ? mm.metric[idx].value : 0;
-	if (idx == 0)
-		v.d = mm.healthy ? mm.metric[0].value : 0;
+	if (idx == 0 && !mm.healthy)
+		v.d = 0;
 	pthread_mutex_unlock(&mm.lock);
 	return v;
 }
