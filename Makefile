@@ -7,6 +7,7 @@
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
+#   make test-cluster     Ganglia across two VM nodes, gmond and gmetad
 #   make install          honours DESTDIR and PREFIX; DKMS source included
 #
 # KDIR: kernel build directory (default: scripts/kdir). Objects for each
@@ -186,6 +187,10 @@ check: check-host $(KOUT)/.tree
 test:
 	tests/rig/vm-run
 
+# Ganglia across a cluster: two VM nodes, a collector gmond and gmetad.
+test-cluster:
+	tests/rig/cluster
+
 # The demonstration in the VM: events from every context, losses, probes,
 # then live packet journeys of small transfers.
 demo:
@@ -254,4 +259,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all modules tools gmond-plugin test-programs check check-host test demo install uninstall clean
+.PHONY: all modules tools gmond-plugin test-programs check check-host test test-cluster demo install uninstall clean

@@ -104,6 +104,8 @@ check "gmond runs" kill -0 $G
 
 # Traffic until the host has seen what it wanted (or MAX_SECONDS).
 echo "MAGNET-RIG: node $NODE sending"
+inB magnet-test udp-recv fd09::2 5001 100000000 > /dev/null 2>&1 &
+RX=$!
 start=$(date +%s)
 stopped=0
 while [ $(($(date +%s) - start)) -lt $MAX_SECONDS ]; do
@@ -126,6 +128,6 @@ wait $G
 kill -TERM $MD
 wait $MD
 check "magnetd exits cleanly" [ $? -eq 0 ]
-kill $A $B 2>/dev/null
+kill $RX $A $B 2>/dev/null
 unload_all
 summary
