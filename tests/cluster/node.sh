@@ -19,15 +19,6 @@ load_magnet
 [ -d /sys/module/e1000 ] || insmod $M/kmods/e1000.ko
 echo "127.0.0.1 localhost $NODE" > /etc/hosts
 hostname "$NODE"
-wait_for() {
-	t=$(($1 * 10)); shift
-	while [ $t -gt 0 ]; do
-		"$@" 2>/dev/null && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
 nic_up() {
 	$IP link set eth0 up &&
 	$IP addr add 10.0.2.15/24 dev eth0 &&
@@ -36,31 +27,7 @@ nic_up() {
 check "the NIC on QEMU's user network" wait_for 10 nic_up
 check "two namespaces joined by a veth pair" netns_pair
 
-cat > /tmp/md.conf <<CONF
-socket {
-	path = "$S"
-}
-metrics {
-	interval = 1
-}
-buffer net {
-	size = 1048576
-}
-probe v6-sends {
-	buffer = net
-	kind = kprobe
-	target = "udpv6_sendmsg"
-}
-probe-set udp-recv {
-	buffer = net
-	snaplen = 16
-}
-latency udp_recv {
-	start = "udp-recv.dev-recv"
-	end = "udp-recv.app"
-	key = skb
-}
-CONF
+v6_sends_conf /tmp/md.conf $S
 metric() {
 	magnetctl daemon snapshot socket $S 2>/dev/null |
 		awk -v n="$1" '$1 == n { print $4 }'

@@ -22,16 +22,6 @@ load_magnet
 echo "127.0.0.1 localhost node0" > /etc/hosts
 hostname node0
 
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
-wait_for() {
-	t=$(($1 * 10)); shift
-	while [ $t -gt 0 ]; do
-		"$@" 2>/dev/null && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
 # The XML gmond serves on its TCP port.
 xml() { timeout 10 nc 127.0.0.1 $TCP < /dev/null 2>/dev/null; }
 # gval NAME: metric NAME's VAL in gmond's XML ("" if absent).
@@ -96,34 +86,8 @@ EOF
 
 check "two namespaces joined by a veth pair" netns_pair
 
-# magnetd counts IPv6 UDP sends with a kprobe of its own, and watches
-# receives through the udp-recv set (with a latency); gmond's own traffic
-# is IPv4 over loopback, so only the test's datagrams are IPv6 sends.
-cat > $MDCONF <<EOF
-socket {
-	path = "$S"
-}
-metrics {
-	interval = 1
-}
-buffer net {
-	size = 1048576
-}
-probe v6-sends {
-	buffer = net
-	kind = kprobe
-	target = "udpv6_sendmsg"
-}
-probe-set udp-recv {
-	buffer = net
-	snaplen = 16
-}
-latency udp_recv {
-	start = "udp-recv.dev-recv"
-	end = "udp-recv.app"
-	key = skb
-}
-EOF
+# magnetd counts IPv6 UDP sends (see v6_sends_conf in lib.sh).
+v6_sends_conf $MDCONF $S
 
 # --- magnetd absent when gmond starts --------------------------------------------
 
