@@ -159,7 +159,12 @@ send() {
 	kill -INT $mr
 	wait $mr
 	cat /tmp/recv.out /tmp/mr.err
-	captured=$(sed -n 's/.*: \([0-9]*\) packets captured.*/\1/p' /tmp/mr.err)
+	# Packets: journeys with the packet's bytes. On a slow (debug) kernel
+	# a journey's first layers can come apart from the rest (seen once in
+	# 300): that part has no packet data and is not a packet of its own.
+	captured=$(sed -n 's/.*: \([0-9]*\) packets captured, [0-9]* filtered, \([0-9]*\) without.*/\1 \2/p' \
+		/tmp/mr.err | awk '{ print $1 - $2 }')
+	[ "$captured" = "$1" ] || { echo "magnet-read's packets:"; cat /tmp/mr.out; }
 }
 
 send 300
