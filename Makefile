@@ -7,6 +7,7 @@
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
+#   make test-cluster     Ganglia across two VM nodes, gmond and gmetad
 #   make install          honours DESTDIR and PREFIX; DKMS source included
 #
 # KDIR: kernel build directory (default: scripts/kdir). Objects for each
@@ -34,7 +35,7 @@ HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
 TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
-	     build/bin/magnet-adaptive
+	     build/bin/magnet-adaptive build/lib/modmagnet.so
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
 	     build/test-bin/magnetd-client
 
@@ -119,6 +120,19 @@ build/bin/magnet-adaptive: libmagnet/examples/adaptive-sender.c build/lib/libmag
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a -lm
 
+# gmond-plugin: modmagnet.so for Ganglia's gmond (libganglia1-dev,
+# libapr1-dev, libtirpc-dev). libmagnet is compiled in (libmagnet.a is
+# not position-independent).
+build/lib/modmagnet.so: gmond-plugin/mod_magnet.c gmond-plugin/modmagnet.map \
+		libmagnet/libmagnet.c libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -shared $$(pkg-config --cflags libtirpc apr-1) -Ilibmagnet \
+		-o $@ gmond-plugin/mod_magnet.c libmagnet/libmagnet.c \
+		-Wl,--version-script=gmond-plugin/modmagnet.map \
+		-Wl,-z,defs -lganglia -lapr-1 -lpthread
+gmond-plugin: build/lib/modmagnet.so
+GANGLIA_MODDIR ?= $(PREFIX)/lib/ganglia
+
 # Host unit tests of magnetd's parts (check-host runs them).
 build/test-bin/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c magnetd/metrics.h
 	@mkdir -p $(@D)
@@ -173,6 +187,10 @@ check: check-host $(KOUT)/.tree
 test:
 	tests/rig/vm-run
 
+# Ganglia across a cluster: two VM nodes, a collector gmond and gmetad.
+test-cluster:
+	tests/rig/cluster
+
 # The demonstration in the VM: events from every context, losses, probes,
 # then live packet journeys of small transfers.
 demo:
@@ -206,6 +224,13 @@ install: modules tools
 	install -D -m 644 build/lib/libmagnet.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/libmagnet.pc
 	install -D -m 644 libmagnet/libmagnet.h $(DESTDIR)$(PREFIX)/include/libmagnet.h
 	install -D -m 755 build/bin/magnet-adaptive $(DESTDIR)$(PREFIX)/bin/magnet-adaptive
+	install -D -m 755 build/lib/modmagnet.so $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so
+	@if [ ! -e $(DESTDIR)/etc/ganglia/conf.d/magnet.conf ]; then \
+		install -d $(DESTDIR)/etc/ganglia/conf.d; \
+		sed 's|@GANGLIA_MODDIR@|$(GANGLIA_MODDIR)|g' conf/ganglia/magnet.conf > \
+			$(DESTDIR)/etc/ganglia/conf.d/magnet.conf; fi
+	install -D -m 644 conf/ganglia/ganglia-monitor.service.d-magnet.conf \
+		$(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf
 	@if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	install -D -m 644 include/linux/magnet.h $(DKMSDIR)/include/linux/magnet.h
 	install -D -m 644 include/uapi/linux/magnet.h $(DKMSDIR)/include/uapi/linux/magnet.h
@@ -226,10 +251,12 @@ uninstall:
 	      $(DESTDIR)/lib/systemd/system/magnetd.service \
 	      $(DESTDIR)$(PREFIX)/lib/libmagnet.so* $(DESTDIR)$(PREFIX)/lib/libmagnet.a \
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/libmagnet.pc \
-	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive
+	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive \
+	      $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so \
+	      $(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf
 	rm -rf $(DKMSDIR)
 
 clean:
 	rm -rf build
 
-.PHONY: all modules tools test-programs check check-host test demo install uninstall clean
+.PHONY: all modules tools gmond-plugin test-programs check check-host test test-cluster demo install uninstall clean

@@ -19,7 +19,9 @@
  * Numbers are read and written in the "C" locale whatever the program's
  * LC_NUMERIC, through a locale object of the client's own.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>

@@ -108,6 +108,50 @@ netns_pair() {
 inA() { nsenter -t $A -n "$@"; }
 inB() { nsenter -t $B -n "$@"; }
 
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
+wait_for() {
+	t=$(($1 * 10)); shift
+	while [ $t -gt 0 ]; do
+		"$@" 2>/dev/null && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+
+# v6_sends_conf FILE SOCKET: a magnetd.conf for the Ganglia tests. magnetd
+# counts IPv6 UDP sends with a kprobe of its own ("v6-sends") and times
+# receives through the udp-recv set (latency "udp_recv"). gmond's own
+# traffic is IPv4 over loopback, so only the tests' datagrams are IPv6
+# sends.
+v6_sends_conf() {
+	cat > "$1" <<EOF
+socket {
+	path = "$2"
+}
+metrics {
+	interval = 1
+}
+buffer net {
+	size = 1048576
+}
+probe v6-sends {
+	buffer = net
+	kind = kprobe
+	target = "udpv6_sendmsg"
+}
+probe-set udp-recv {
+	buffer = net
+	snaplen = 16
+}
+latency udp_recv {
+	start = "udp-recv.dev-recv"
+	end = "udp-recv.app"
+	key = skb
+}
+EOF
+}
+
 summary() {
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]

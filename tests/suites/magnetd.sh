@@ -17,16 +17,6 @@ metric() {
 	magnetctl daemon snapshot socket $S 2>/dev/null |
 		awk -v n="$1" '$1 == n { print $4 }'
 }
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
-wait_for() {
-	t=$(($1 * 10)); shift
-	while [ $t -gt 0 ]; do
-		"$@" 2>/dev/null && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
 is() { [ "$(metric "$1")" = "$2" ]; }
 start_magnetd() {
 	magnetd -c $CONF >> $LOG 2>&1 &
