@@ -35,7 +35,7 @@ HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
 TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
-	     build/bin/magnet-adaptive build/lib/modmagnet.so
+	     build/bin/magnet-adaptive build/lib/modmagnet.so build/bin/magnet-supermon
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
 	     build/test-bin/magnetd-client
 
@@ -131,6 +131,13 @@ build/lib/modmagnet.so: gmond-plugin/mod_magnet.c gmond-plugin/modmagnet.map \
 		-Wl,--version-script=gmond-plugin/modmagnet.map \
 		-Wl,-z,defs -lganglia -lapr-1 -lpthread
 gmond-plugin: build/lib/modmagnet.so
+
+# supermon-plugin: magnet-supermon, a Supermon data source (libev).
+SUPERMON_SRC := supermon-plugin/magnet-supermon.c supermon-plugin/view.c libmagnet/libmagnet.c
+build/bin/magnet-supermon: $(SUPERMON_SRC) supermon-plugin/view.h libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -DMAGNET_VERSION='"$(VERSION)"' -o $@ \
+		$(SUPERMON_SRC) -lev -lpthread -lm
 GANGLIA_MODDIR ?= $(PREFIX)/lib/ganglia
 
 # Host unit tests of magnetd's parts (check-host runs them).
