@@ -236,6 +236,9 @@ install: modules tools
 		install -d $(DESTDIR)/etc/ganglia/conf.d; \
 		sed 's|@GANGLIA_MODDIR@|$(GANGLIA_MODDIR)|g' conf/ganglia/magnet.conf > \
 			$(DESTDIR)/etc/ganglia/conf.d/magnet.conf; fi
+	install -D -m 755 build/bin/magnet-supermon $(DESTDIR)$(PREFIX)/sbin/magnet-supermon
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' conf/magnet-supermon.service > \
+		$(DESTDIR)/lib/systemd/system/magnet-supermon.service
 	install -D -m 644 conf/ganglia/ganglia-monitor.service.d-magnet.conf \
 		$(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf
 	@if [ -z "$(DESTDIR)" ]; then ldconfig; fi
@@ -260,6 +263,8 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/libmagnet.pc \
 	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive \
 	      $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so \
+	      $(DESTDIR)$(PREFIX)/sbin/magnet-supermon \
+	      $(DESTDIR)/lib/systemd/system/magnet-supermon.service \
 	      $(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf
 	rm -rf $(DKMSDIR)
 
