@@ -3,7 +3,8 @@
 #   make                  module (for KDIR) and user-space tools
 #   make check            module at W=1 with -Werror, sparse (C=2) and
 #                         checkpatch --strict: any finding fails; and
-#                         check-host: magnet-read on made-up trace files
+#                         check-host: magnet-read on made-up trace files,
+#                         magnetd's parts, libmagnet, magnet-supermon
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
@@ -168,11 +169,13 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h incl
 # --- checks ------------------------------------------------------------------
 
 check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
-		build/test-bin/libmagnet-unit
+		build/test-bin/libmagnet-unit build/bin/magnet-supermon build/bin/magnetd \
+		build/bin/magnetctl
 	tests/host/magnet-read.sh
 	build/test-bin/metrics-unit $(CURDIR)
 	build/test-bin/config-unit $(CURDIR)
 	build/test-bin/libmagnet-unit
+	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
 
 check: check-host $(KOUT)/.tree
 	@test -n "$(CHECKPATCH)" || scripts/get-checkpatch

@@ -46,8 +46,8 @@ TIMEOUT = 2                # -t
 PROMPT = 2.0               # seconds another client may wait for its "S"
 RSS_LIMIT_KB = 50 * 1024
 
-MAGNETD_FIELDS = ["health", "uptime", "clients", "reloads", "attaches",
-                  "pushes_dropped", "clients_dropped", "records",
+MAGNETD_FIELDS = ["health", "uptime", "clients", "pushes_dropped",
+                  "clients_dropped", "reloads", "attaches", "records",
                   "records_lost", "records_unknown"]
 EVENT_FIELDS = ["count", "rate", "bytes", "byte_rate"]
 LATENCY_FIELDS = ["count", "min", "mean", "p50", "p90", "p99", "max",
@@ -441,11 +441,11 @@ class Env:
         except (ValueError, KeyError, TypeError) as e:
             raise Fail("magnetctl's snapshot does not parse: %s" % e)
 
-    def server_args(self, extra=()):
+    def server_args(self):
         return [os.path.join(self.bin, "magnet-supermon"), "-l", HOST,
                 "-p", str(self.port), "-s", self.sock, "-r", str(REFRESH),
                 "-n", NODE, "-a", NODE_ADDR, "-o", self.out,
-                "-c", str(MAX_CLIENTS), "-t", str(TIMEOUT)] + list(extra)
+                "-c", str(MAX_CLIENTS), "-t", str(TIMEOUT)]
 
     def start_server(self):
         err = open(self.server_err, "w")
@@ -594,7 +594,7 @@ def check_schema_agrees(schema, snap):
                    "give %s" % (c, fields, wfields))
 
 
-def check_values(env, schema, snap_before, values, snap_after):
+def check_values(schema, snap_before, values, snap_after):
     """values (a sample taken after the server refreshed past snap_before)
     lie between magnetd's before and after, rounded."""
     before = {metric_place(m): (t, v) for m, t, v in snap_before}
@@ -615,7 +615,8 @@ def check_values(env, schema, snap_before, values, snap_after):
         else:
             continue           # a gauge that moved
         if not ok:
-            bad.append("%s.%s = %s, magnetd %s .. %s" % (cat, field, v, v0, v1))
+            bad.append("%s.%s = %s, magnetd %s .. %s"
+                       % (cat, field, v, v0, v1))
     expect(not bad, "; ".join(bad))
 
 
@@ -813,8 +814,8 @@ def robustness(env, schema):
 
     check("slow reader: others served promptly, RSS < 50 MB",
           load, slow_reader, 2, "slow reader")
-    m = check("flooder: others served promptly, RSS < 50 MB, server alive",
-              load, flooder, 3, "flooder")
+    check("flooder: others served promptly, RSS < 50 MB, server alive",
+          load, flooder, 3, "flooder")
 
     def too_many():
         time.sleep(0.5)        # the server notices earlier clients leaving
@@ -823,7 +824,7 @@ def robustness(env, schema):
             for _ in range(MAX_CLIENTS + 2):
                 clients.append(Client(env.port))
             time.sleep(0.5)
-            served, refused, other = 0, 0, []
+            served, refused = 0, 0
             for c in clients:
                 try:
                     data, closed = c.pending(0)
@@ -1030,7 +1031,7 @@ def run(env):
                    get_sample, env.port, schema)
     after = env.snapshot()
     if values:
-        check("sample values are magnetd's", check_values, env, schema,
+        check("sample values are magnetd's", check_values, schema,
               before, values, after)
         check("sample timestamp within 60 s of now", check_timestamp, values)
         check("sample health is magnetd.health", check_health, values, after)
