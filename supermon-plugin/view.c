@@ -68,24 +68,6 @@ static int add_field(struct category *c, const char *name, double value)
 	return 0;
 }
 
-/* "EVENT.cpuN.count" */
-static bool per_cpu(const char *name)
-{
-	const char *c = strstr(name, ".cpu");
-
-	for (; c; c = strstr(c + 1, ".cpu")) {
-		const char *d = c + 4;
-
-		if (!isdigit((unsigned char)*d))
-			continue;
-		while (isdigit((unsigned char)*d))
-			d++;
-		if (!strcmp(d, ".count"))
-			return true;
-	}
-	return false;
-}
-
 static bool own(const char *name)
 {
 	return !strncmp(name, "magnetd.", 8) || !strcmp(name, "records") ||
@@ -143,8 +125,8 @@ int view_build(struct view *v, const struct magnet_snapshot *snap)
 		const char *dot = strrchr(m->name, '.');
 		size_t len;
 
-		if (own(m->name) || per_cpu(m->name) || !dot || dot == m->name ||
-		    !dot[1])
+		if (own(m->name) || magnet_metric_per_cpu(m->name) || !dot ||
+		    dot == m->name || !dot[1])
 			continue;
 		len = dot - m->name;
 		/* An event named like one of ours would be ambiguous. */
