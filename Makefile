@@ -3,7 +3,8 @@
 #   make                  module (for KDIR) and user-space tools
 #   make check            module at W=1 with -Werror, sparse (C=2) and
 #                         checkpatch --strict: any finding fails; and
-#                         check-host: magnet-read on made-up trace files
+#                         check-host: magnet-read on made-up trace files,
+#                         magnetd's parts, libmagnet, magnet-supermon
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
@@ -35,7 +36,7 @@ HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
 TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
-	     build/bin/magnet-adaptive build/lib/modmagnet.so
+	     build/bin/magnet-adaptive build/lib/modmagnet.so build/bin/magnet-supermon
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
 	     build/test-bin/magnetd-client
 
@@ -131,6 +132,13 @@ build/lib/modmagnet.so: gmond-plugin/mod_magnet.c gmond-plugin/modmagnet.map \
 		-Wl,--version-script=gmond-plugin/modmagnet.map \
 		-Wl,-z,defs -lganglia -lapr-1 -lpthread
 gmond-plugin: build/lib/modmagnet.so
+
+# supermon-plugin: magnet-supermon, a Supermon data source (libev).
+SUPERMON_SRC := supermon-plugin/magnet-supermon.c supermon-plugin/view.c libmagnet/libmagnet.c
+build/bin/magnet-supermon: $(SUPERMON_SRC) supermon-plugin/view.h libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -DMAGNET_VERSION='"$(VERSION)"' -o $@ \
+		$(SUPERMON_SRC) -lev -lpthread -lm
 GANGLIA_MODDIR ?= $(PREFIX)/lib/ganglia
 
 # Host unit tests of magnetd's parts (check-host runs them).
@@ -161,11 +169,13 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h incl
 # --- checks ------------------------------------------------------------------
 
 check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
-		build/test-bin/libmagnet-unit
+		build/test-bin/libmagnet-unit build/bin/magnet-supermon build/bin/magnetd \
+		build/bin/magnetctl
 	tests/host/magnet-read.sh
 	build/test-bin/metrics-unit $(CURDIR)
 	build/test-bin/config-unit $(CURDIR)
 	build/test-bin/libmagnet-unit
+	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
 
 check: check-host $(KOUT)/.tree
 	@test -n "$(CHECKPATCH)" || scripts/get-checkpatch
@@ -229,6 +239,9 @@ install: modules tools
 		install -d $(DESTDIR)/etc/ganglia/conf.d; \
 		sed 's|@GANGLIA_MODDIR@|$(GANGLIA_MODDIR)|g' conf/ganglia/magnet.conf > \
 			$(DESTDIR)/etc/ganglia/conf.d/magnet.conf; fi
+	install -D -m 755 build/bin/magnet-supermon $(DESTDIR)$(PREFIX)/sbin/magnet-supermon
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' conf/magnet-supermon.service > \
+		$(DESTDIR)/lib/systemd/system/magnet-supermon.service
 	install -D -m 644 conf/ganglia/ganglia-monitor.service.d-magnet.conf \
 		$(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf
 	@if [ -z "$(DESTDIR)" ]; then ldconfig; fi
@@ -253,6 +266,8 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/libmagnet.pc \
 	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive \
 	      $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so \
+	      $(DESTDIR)$(PREFIX)/sbin/magnet-supermon \
+	      $(DESTDIR)/lib/systemd/system/magnet-supermon.service \
 	      $(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf
 	rm -rf $(DKMSDIR)
 

@@ -199,24 +199,6 @@ static bool wanted(const char *name)
 	return false;
 }
 
-/* "EVENT.cpuN.count"? */
-static bool per_cpu_name(const char *name)
-{
-	const char *c = strstr(name, ".cpu");
-
-	for (; c; c = strstr(c + 1, ".cpu")) {
-		const char *d = c + 4;
-
-		if (!isdigit((unsigned char)*d))
-			continue;
-		while (isdigit((unsigned char)*d))
-			d++;
-		if (!strcmp(d, ".count"))
-			return true;
-	}
-	return false;
-}
-
 /* "udp_send.p99" -> PREFIX "udp_send_p99"; "magnetd.health" -> PREFIX "health" */
 static char *gmond_name(apr_pool_t *p, const char *name)
 {
@@ -420,7 +402,7 @@ static int magnet_init(apr_pool_t *p)
 		const struct magnet_metric *m = &snap.metrics[i];
 
 		if (!strcmp(m->name, HEALTH_NAME) || !wanted(m->name) ||
-		    per_cpu_name(m->name))
+		    magnet_metric_per_cpu(m->name))
 			continue;
 		ok = add_metric(list, p, m->name, m->type == MAGNET_COUNTER,
 				m->unit, m->description);

@@ -22,6 +22,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -945,6 +946,23 @@ magnet_snapshot_find(const struct magnet_snapshot *snap, const char *name)
 		if (!strcmp(snap->metrics[i].name, name))
 			return &snap->metrics[i];
 	return NULL;
+}
+
+MAGNET_EXPORT bool magnet_metric_per_cpu(const char *name)
+{
+	const char *c = name ? strstr(name, ".cpu") : NULL;
+
+	for (; c; c = strstr(c + 1, ".cpu")) {
+		const char *d = c + 4;
+
+		if (!isdigit((unsigned char)*d))
+			continue;
+		while (isdigit((unsigned char)*d))
+			d++;
+		if (!strcmp(d, ".count"))
+			return true;
+	}
+	return false;
 }
 
 /* --- subscriptions and raw requests ------------------------------------- */

@@ -203,6 +203,12 @@ int magnet_snapshot(struct magnet_client *c, struct magnet_snapshot *snap,
 		    int timeout_ms);
 void magnet_snapshot_free(struct magnet_snapshot *snap);
 
+/*
+ * Is @name one of an event's per-CPU counts ("EVENT.cpuN.count")? Monitors
+ * that cannot take one metric per CPU leave these out.
+ */
+bool magnet_metric_per_cpu(const char *name);
+
 /* The metric named @name in @snap, or NULL. */
 const struct magnet_metric *magnet_snapshot_find(const struct magnet_snapshot *snap,
 						 const char *name);

@@ -119,6 +119,14 @@ wait_for() {
 	return 1
 }
 
+# metric NAME: its value in a snapshot of the magnetd at $S ("" if none);
+# healthy: magnetd there has its configuration installed.
+metric() {
+	magnetctl daemon snapshot socket $S 2>/dev/null |
+		awk -v n="$1" '$1 == n { print $4 }'
+}
+healthy() { [ "$(metric magnetd.health)" = 1 ]; }
+
 # v6_sends_conf FILE SOCKET: a magnetd.conf for the Ganglia tests. magnetd
 # counts IPv6 UDP sends with a kprobe of its own ("v6-sends") and times
 # receives through the udp-recv set (latency "udp_recv"). gmond's own

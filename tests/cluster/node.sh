@@ -28,11 +28,6 @@ check "the NIC on QEMU's user network" wait_for 10 nic_up
 check "two namespaces joined by a veth pair" netns_pair
 
 v6_sends_conf /tmp/md.conf $S
-metric() {
-	magnetctl daemon snapshot socket $S 2>/dev/null |
-		awk -v n="$1" '$1 == n { print $4 }'
-}
-healthy() { [ "$(metric magnetd.health)" = 1 ]; }
 magnetd -c /tmp/md.conf > /tmp/md.log 2>&1 &
 MD=$!
 check "magnetd runs, healthy" wait_for 60 healthy

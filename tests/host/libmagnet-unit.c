@@ -1040,6 +1040,24 @@ static void test_bad_args(void)
 	ok(!magnet_snapshot_find(NULL, "x"), "snapshot_find(NULL): NULL");
 }
 
+static void test_per_cpu_names(void)
+{
+	static const char *const yes[] = {
+		"udp-send.socket.cpu0.count", "e.cpu17.count", "a.cpu1.b.cpu2.count",
+	};
+	static const char *const no[] = {
+		"udp-send.socket.count", "e.cpu.count", "e.cpux.count",
+		"e.cpu1.rate", "e.cpu1.count.x", "cpu1.count", "", NULL,
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ok(magnet_metric_per_cpu(yes[i]), "per-CPU: %s", yes[i]);
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ok(!magnet_metric_per_cpu(no[i]), "not per-CPU: %s",
+		   no[i] ? no[i] : "NULL");
+}
+
 static void cleanup(void)
 {
 	unlink(sock_path);
@@ -1075,6 +1093,7 @@ int main(void)
 	test_signals();
 	test_overflow();
 	test_bad_args();
+	test_per_cpu_names();
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

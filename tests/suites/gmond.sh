@@ -29,12 +29,6 @@ gval() {
 	xml | grep -o "<METRIC NAME=\"$1\" VAL=\"[^\"]*\"" | sed 's/.*VAL="//; s/"$//'
 }
 gis() { [ "$(gval "$1")" = "$2" ]; }
-# metric NAME: its value in a magnetd snapshot.
-metric() {
-	magnetctl daemon snapshot socket $S 2>/dev/null |
-		awk -v n="$1" '$1 == n { print $4 }'
-}
-healthy() { [ "$(metric magnetd.health)" = 1 ]; }
 start_magnetd() {
 	magnetd -c $MDCONF >> /tmp/md.log 2>&1 &
 	MD=$!

@@ -12,11 +12,6 @@ LOG=/tmp/magnetd.log
 unload_all
 load_magnet
 
-# metric NAME: its value in a snapshot now ("" if there is none).
-metric() {
-	magnetctl daemon snapshot socket $S 2>/dev/null |
-		awk -v n="$1" '$1 == n { print $4 }'
-}
 is() { [ "$(metric "$1")" = "$2" ]; }
 start_magnetd() {
 	magnetd -c $CONF >> $LOG 2>&1 &
