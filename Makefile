@@ -9,6 +9,8 @@
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
 #   make test-cluster     Ganglia across two VM nodes, gmond and gmetad
+#   make bench            benchmarks against the reference tools, in the VM;
+#                         writes bench/RESULTS.md and bench/plots/
 #   make install          honours DESTDIR and PREFIX; DKMS source included
 #
 # KDIR: kernel build directory (default: scripts/kdir). Objects for each
@@ -197,6 +199,11 @@ check: check-host $(KOUT)/.tree
 test:
 	tests/rig/vm-run
 
+# Benchmarks against ftrace, bpftrace (and LTTng where it loads) in one VM
+# boot: tables, bench/RESULTS.md, bench/plots/. Not part of check.
+bench: modules tools test-programs
+	bench/run
+
 # Ganglia across a cluster: two VM nodes, a collector gmond and gmetad.
 test-cluster:
 	tests/rig/cluster
@@ -274,4 +281,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all modules tools gmond-plugin test-programs check check-host test test-cluster demo install uninstall clean
+.PHONY: all modules tools gmond-plugin test-programs check check-host test test-cluster bench demo install uninstall clean

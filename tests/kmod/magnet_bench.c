@@ -15,6 +15,11 @@
  *		buffer (make it an overwrite buffer: steady state, no reader)
  *   ftrace	ring_buffer_lock_reserve() + copy + ring_buffer_unlock_commit()
  *		into a ring buffer of the same size in overwrite mode
+ *
+ * It also places probes for the per-call benchmarks (tests/bench/cost.sh):
+ * empty_kprobe (a kprobe that does nothing: the floor of any kprobe-based
+ * sensor) and log_kprobe (a kprobe logging a record of a chosen size
+ * through a magnet event of this module, "bench_log").
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -218,6 +223,80 @@ static const struct file_operations empty_kprobe_fops = {
 	.write = empty_kprobe_write,
 };
 
+/*
+ * A kprobe that logs @size payload bytes through magnet event "bench_log"
+ * (in buffer "default"; enable it with magnetctl) on every hit. Write "SYMBOL
+ * SIZE" to /sys/kernel/debug/magnet_bench/log_kprobe to place it, "-" to
+ * remove it.
+ */
+static struct kprobe log_kp;
+static struct magnet_event *log_ev;
+static u32 log_size;
+
+static int log_handler(struct kprobe *kp, struct pt_regs *regs)
+{
+	magnet_event_log(log_ev, 0, payload, log_size);
+	return 0;
+}
+
+static void log_kprobe_remove(void)
+{
+	if (log_ev) {
+		unregister_kprobe(&log_kp);
+		magnet_event_unregister(log_ev);
+		log_ev = NULL;
+	}
+}
+
+static ssize_t log_kprobe_write(struct file *file, const char __user *ubuf,
+				size_t len, loff_t *ppos)
+{
+	static char line[KSYM_NAME_LEN + 16], symbol[KSYM_NAME_LEN];
+	unsigned int size;
+	int err = 0;
+
+	if (len >= sizeof(line))
+		return -EINVAL;
+	mutex_lock(&bench_lock);
+	if (copy_from_user(line, ubuf, len)) {
+		err = -EFAULT;
+		goto out;
+	}
+	line[len] = '\0';
+	strim(line);
+	log_kprobe_remove();
+	if (!strcmp(line, "-"))
+		goto out;
+	if (sscanf(line, "%127s %u", symbol, &size) != 2 ||
+	    size > sizeof(payload)) {
+		err = -EINVAL;
+		goto out;
+	}
+	log_size = size;
+	log_ev = magnet_event_register("bench_log", "default", NULL, NULL);
+	if (IS_ERR(log_ev)) {
+		err = PTR_ERR(log_ev);
+		log_ev = NULL;
+		goto out;
+	}
+	memset(&log_kp, 0, sizeof(log_kp));
+	log_kp.symbol_name = symbol;
+	log_kp.pre_handler = log_handler;
+	err = register_kprobe(&log_kp);
+	if (err) {
+		magnet_event_unregister(log_ev);
+		log_ev = NULL;
+	}
+out:
+	mutex_unlock(&bench_lock);
+	return err ?: len;
+}
+
+static const struct file_operations log_kprobe_fops = {
+	.owner = THIS_MODULE,
+	.write = log_kprobe_write,
+};
+
 static struct dentry *bench_dir;
 
 static int __init bench_init(void)
@@ -227,6 +306,8 @@ static int __init bench_init(void)
 	debugfs_create_file("result", 0400, bench_dir, NULL, &result_fops);
 	debugfs_create_file("empty_kprobe", 0200, bench_dir, NULL,
 			    &empty_kprobe_fops);
+	debugfs_create_file("log_kprobe", 0200, bench_dir, NULL,
+			    &log_kprobe_fops);
 	return 0;
 }
 
@@ -235,6 +316,7 @@ static void __exit bench_exit(void)
 	debugfs_remove_recursive(bench_dir);
 	if (empty_kp_on)
 		unregister_kprobe(&empty_kp);
+	log_kprobe_remove();
 }
 
 module_init(bench_init);

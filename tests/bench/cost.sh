@@ -1,0 +1,158 @@
+# Benchmark 1 of `make bench`: cost per event. The path is the getppid()
+# system call in a tight loop on CPU 0; every case times R runs of N
+# calls (after one warm-up run, the same for every case) while the tool's
+# reader, where it has one, drains on CPU 1. Each run prints
+#	BENCH-RECORD cost CASE RUN NS_PER_CALL
+# and bench/report turns them into added cost per call, ratios and spread.
+# Tools missing from the rig, or that cannot work in this kernel, print
+#	BENCH-UNAVAILABLE TOOL REASON
+. /magnet/lib.sh
+
+N=${BENCH_N:-200000}
+R=${BENCH_RUNS:-5}
+SYM=__x64_sys_getppid
+T=/sys/kernel/tracing
+mount -t tracefs nodev $T 2>/dev/null
+unload_all
+# Overwrite mode, as ftrace's buffers: when the reader falls behind, every
+# event still pays for being written (in drop mode a full buffer would
+# make the lost ones cheap and flatter magnet).
+load_magnet buffers=default:4M:overwrite
+insmod $M/magnet_bench.ko
+
+# run CASE: the warm-up and R timed runs on CPU 0.
+run() {
+	CASE=$1
+	taskset 1 magnet-test syscalls $N > /dev/null
+	i=1
+	while [ $i -le $R ]; do
+		v=$(taskset 1 magnet-test syscalls $N | awk '{ print $6 }')
+		echo "BENCH-RECORD cost $1 $i $v"
+		i=$((i + 1))
+	done
+}
+# Readers on CPU 1, into tmpfs files (both tools alike).
+reader_start() {
+	rm -f /tmp/bench.out
+	taskset 2 "$@" > /tmp/bench.stdout 2> /tmp/bench.err &
+	RD=$!
+	sleep 2
+}
+# What the reader says about loss (magnet-read: records and lost;
+# trace-cmd: overruns per CPU; bpftrace: lost events).
+reader_stop() {
+	kill -INT $RD 2>/dev/null
+	wait $RD 2>/dev/null
+	echo "BENCH: $CASE, reader: $(cat /tmp/bench.err /tmp/bench.stdout 2>/dev/null |
+		grep -E 'records, [0-9]+ lost|overrun|[Ll]ost [0-9]' | tr -s ' \n' ' ' | cut -c1-240)"
+	rm -f /tmp/bench.out /tmp/bench.stdout
+}
+magnet_reader() { reader_start magnet-read -b default -w /tmp/bench.out; }
+ftrace_reader() {	# EVENT: trace-cmd records it into a file
+	reader_start trace-cmd record -e "$1" -o /tmp/bench.out
+	sleep 3		# trace-cmd enables the event once its recorders run
+}
+have() { command -v "$1" > /dev/null; }
+
+run none
+
+# The floor of a kprobe-based sensor: a handler that does nothing.
+echo $SYM > $DBG/magnet_bench/empty_kprobe
+run kprobe-empty
+echo - > $DBG/magnet_bench/empty_kprobe
+
+# magnet's generic kprobe (a 40-byte header, no argument), the event
+# dropped by a filter rule, then logged while magnet-read drains.
+magnetctl probe add kp kprobe $SYM > /dev/null
+magnetctl filter add kp tgid 1 > /dev/null
+run magnet-kprobe-filtered
+magnetctl filter del "$(magnetctl -j filter list | sed -n 's/.*"id":\([0-9]*\),"probe_id".*/\1/p')"
+magnet_reader
+run magnet-kprobe
+reader_stop
+magnetctl probe del kp
+
+# Payloads of 32 B, 256 B and 4 KiB logged from a kprobe (magnet_bench's
+# event "bench_log"), magnet-read draining.
+for size in 32 256 4096; do
+	echo "$SYM $size" > $DBG/magnet_bench/log_kprobe
+	magnetctl probe enable bench_log
+	magnet_reader
+	run magnet-log-$size
+	reader_stop
+	echo - > $DBG/magnet_bench/log_kprobe
+done
+
+# The system call entry tracepoint: magnet's predefined probe.
+magnetctl probe add se syscall_enter > /dev/null
+magnet_reader
+run magnet-tracepoint
+reader_stop
+magnetctl probe del se
+
+# A kretprobe.
+magnetctl probe add kr kretprobe $SYM > /dev/null
+magnet_reader
+run magnet-kretprobe
+reader_stop
+magnetctl probe del kr
+
+# ftrace: the same points as kprobe events and the raw_syscalls
+# tracepoint, recorded by trace-cmd.
+if have trace-cmd; then
+	echo "p:bench/getppid $SYM" > $T/kprobe_events
+	echo "r:bench/getppid_ret $SYM" >> $T/kprobe_events
+	ftrace_reader bench:getppid
+	run ftrace-kprobe
+	reader_stop
+	ftrace_reader raw_syscalls:sys_enter
+	run ftrace-tracepoint
+	reader_stop
+	ftrace_reader bench:getppid_ret
+	run ftrace-kretprobe
+	reader_stop
+	echo > $T/kprobe_events
+else
+	echo "BENCH-UNAVAILABLE trace-cmd not in the rig (scripts/install-deps installs it)"
+fi
+
+# bpftrace: counting in the kernel (its usual way), and one line per
+# event through its perf buffer (what logging every event takes).
+if have bpftrace; then
+	for c in "bpftrace-kprobe-count kprobe:$SYM { @n = count(); }" \
+		 "bpftrace-kprobe-printf kprobe:$SYM { printf(\"%d %d\\n\", tid, cpu); }" \
+		 "bpftrace-kretprobe-count kretprobe:$SYM { @n = count(); }"; do
+		name=${c%% *}
+		prog=${c#* }
+		taskset 2 bpftrace -e "$prog" > /tmp/bench.stdout 2> /tmp/bench.err &
+		RD=$!
+		# bpftrace compiles its program first (slow under TCG).
+		t=0
+		while [ $t -lt 300 ] && ! grep -q Attaching /tmp/bench.stdout /tmp/bench.err 2>/dev/null; do
+			sleep 1
+			t=$((t + 1))
+		done
+		sleep 2
+		if grep -q Attaching /tmp/bench.stdout /tmp/bench.err; then
+			run $name
+		else
+			echo "BENCH-UNAVAILABLE bpftrace did not attach: $(head -c 200 /tmp/bench.err)"
+		fi
+		reader_stop
+	done
+else
+	echo "BENCH-UNAVAILABLE bpftrace not in the rig (scripts/install-deps installs it)"
+fi
+
+# LTTng needs its kernel modules (lttng-modules) for this kernel.
+if modprobe lttng-tracer 2>/dev/null || [ -d /sys/module/lttng_tracer ]; then
+	echo "BENCH-UNAVAILABLE lttng modules load, but the rig has no LTTng session daemon yet"
+else
+	echo "BENCH-UNAVAILABLE lttng no lttng-modules in the rig for $(uname -r): Debian's lttng-modules-dkms 2.13.9 does not build against Debian's 6.1 kernels (their hrtimer_start tracepoint gained an argument); not attempted here"
+fi
+
+run none-after
+rmmod magnet_bench
+unload_all
+check "the cost benchmark ran" true
+summary
