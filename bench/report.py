@@ -5,6 +5,7 @@
 Reads the VM's console log, takes the benchmarks' lines
 
     BENCH-RECORD cost CASE RUN NS_PER_CALL
+    BENCH-TP TOOL CASE RECORD_BYTES RATE WM CALLS SECONDS READ LOST TICKS
     BENCH-UNAVAILABLE TOOL REASON...
     BENCH: free text (older benchmarks, copied as they are)
 
@@ -69,7 +70,7 @@ on CPU 1 competes with the producer more than it would on hardware."""
 
 
 def parse(log):
-    runs, unavailable, other, kernel = {}, [], [], None
+    runs, unavailable, other, kernel, tp = {}, [], [], None, []
     for line in open(log, errors="replace"):
         line = line.rstrip("\n")
         m = re.match(r"MAGNET-RIG: booted (\S+), (\d+) CPUs", line)
@@ -81,11 +82,19 @@ def parse(log):
                 runs.setdefault((w[1], w[2]), {})[int(w[3])] = float(w[4])
             except ValueError:
                 pass
+        elif len(w) == 11 and w[0] == "BENCH-TP":
+            try:
+                tp.append({"tool": w[1], "case": w[2], "bytes": int(w[3]),
+                           "rate": int(w[4]), "wm": w[5], "calls": int(w[6]),
+                           "secs": float(w[7]), "read": int(w[8]),
+                           "lost": int(w[9]), "ticks": int(w[10])})
+            except ValueError:
+                pass
         elif w and w[0] == "BENCH-UNAVAILABLE":
             unavailable.append((w[1] if len(w) > 1 else "?", " ".join(w[2:])))
         elif line.startswith("BENCH: "):
             other.append(line[7:])
-    return runs, unavailable, other, kernel
+    return runs, unavailable, other, kernel, tp
 
 
 def spread(values):
@@ -154,13 +163,75 @@ plot '%s' using 0:3:xtic(2) with boxes, '' using 0:3:4:5 with yerrorbars lc rgb 
     return ok
 
 
+def throughput(tp, plots):
+    """The throughput table (markdown lines) and its plot."""
+    out = ["## 2. Kernel-to-user throughput\n",
+           "A kprobe on getppid() logs records of the given size while the "
+           "call runs on CPU 0 at the offered rate (max: as fast as it can); "
+           "the reader drains on CPU 1 into /dev/null. Buffers: 4 MiB per CPU, "
+           "drop mode (magnet) and overwrite off (ftrace), so loss is counted. "
+           "Reader CPU is its CPU time over the run and a 1 s drain, as a share "
+           "of the producer's time. magnet-read's watermarks: bulk wakes at "
+           "256 KiB or every 100 ms, event on every record.\n",
+           "| tool | record | offered | watermarks | produced/s | read/s | MB/s read | lost | reader CPU |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    bad = []
+    for r in tp:
+        secs = r["secs"] or 1e-9
+        # Every call's event must be read or counted lost; a row whose
+        # counts do not add up (or whose reader died) is not a figure.
+        if abs(r["read"] + r["lost"] - r["calls"]) > 0.01 * r["calls"] or r["ticks"] < 0:
+            bad.append(r)
+            continue
+        out.append("| %s | %s B | %s | %s | %.0f | %.0f | %.1f | %.1f %% | %.0f %% |" % (
+            r["tool"] + ("" if r["case"] in ("kprobe",) else " " + r["case"]),
+            r["bytes"], "max" if r["rate"] == 0 else "%d/s" % r["rate"], r["wm"],
+            r["calls"] / secs, r["read"] / secs, r["read"] * r["bytes"] / secs / 1e6,
+            100.0 * r["lost"] / max(r["calls"], 1), r["ticks"] / (secs + 1.0)))
+    out.append("")
+    if bad:
+        out.append("Left out because read + lost does not account for every event, "
+                   "or the reader ended early (not yet explained):\n")
+        for r in bad:
+            out.append("- %s %s at %s: %d calls, %d read, %d lost, reader ticks %d" % (
+                r["tool"], r["case"], "max" if r["rate"] == 0 else "%d/s" % r["rate"],
+                r["calls"], r["read"], r["lost"], r["ticks"]))
+        out.append("")
+    if shutil.which("gnuplot"):
+        data = os.path.join(plots, "throughput.dat")
+        with open(data, "w") as f:
+            for wm in ("bulk", "event"):
+                f.write('"%s"\n' % wm)
+                for r in tp:
+                    if r["tool"] == "magnet" and r["rate"] == 0 and r["wm"] == wm \
+                            and r["case"].startswith("log-"):
+                        f.write("%d %.2f\n" % (r["bytes"], r["read"] * r["bytes"] / (r["secs"] or 1e-9) / 1e6))
+                f.write("\n\n")
+        png = os.path.join(plots, "throughput.png")
+        script = """
+set terminal png size 900,500
+set output '%s'
+set title 'magnet-read, unpaced producer: MB/s read by record size (TCG)'
+set logscale x 2
+set xlabel 'record bytes'
+set ylabel 'MB/s read'
+set grid
+set key top left
+plot '%s' index 0 using 1:2 with linespoints title 'bulk watermarks', '' index 1 using 1:2 with linespoints title 'per-event wake-ups'
+""" % (png, data)
+        if subprocess.run(["gnuplot"], input=script, text=True).returncode == 0:
+            out.append("![throughput](plots/throughput.png)\n")
+        os.unlink(data)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--log", required=True)
     ap.add_argument("--results", required=True)
     ap.add_argument("--plots", required=True)
     args = ap.parse_args()
-    runs, unavailable, other, kernel = parse(args.log)
+    runs, unavailable, other, kernel, tp = parse(args.log)
     base, rows = cost_rows(runs)
     if base is None:
         print("bench: no cost figures in %s" % args.log, file=sys.stderr)
@@ -223,6 +294,8 @@ def main():
         if missing:
             out.append("- cases without figures in this run: %s" % ", ".join(missing))
         out.append("")
+    if tp:
+        out.extend(throughput(tp, args.plots))
     out.append("### Where TCG distorts\n")
     out.append(TCG_NOTE + "\n")
     if other:

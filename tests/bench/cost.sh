@@ -13,6 +13,12 @@ R=${BENCH_RUNS:-5}
 SYM=__x64_sys_getppid
 T=/sys/kernel/tracing
 mount -t tracefs nodev $T 2>/dev/null
+# No command-name recording: it hooks sched_switch whenever an event is
+# enabled and unhooks it when the last is disabled, and patching that hot
+# site while the other vCPU switches can livelock under TCG (seen once as
+# a soft lockup in trace-cmd's shutdown). magnet's own sched probes are
+# not used here either.
+echo 0 > $T/options/record-cmd
 unload_all
 # Overwrite mode, as ftrace's buffers: when the reader falls behind, every
 # event still pays for being written (in drop mode a full buffer would
@@ -49,7 +55,7 @@ reader_stop() {
 }
 magnet_reader() { reader_start magnet-read -b default -w /tmp/bench.out; }
 ftrace_reader() {	# EVENT: trace-cmd records it into a file
-	reader_start trace-cmd record -e "$1" -o /tmp/bench.out
+	reader_start trace-cmd record -O norecord-cmd -e "$1" -o /tmp/bench.out
 	sleep 3		# trace-cmd enables the event once its recorders run
 }
 have() { command -v "$1" > /dev/null; }

@@ -1051,18 +1051,27 @@ static int cmd_format(void)
 }
 
 /*
- * syscalls N: make N getppid() calls from this thread, then say who we are
- * and what a call cost.
+ * syscalls N [RATE]: make N getppid() calls from this thread (at most RATE
+ * a second when RATE is given and not 0), then say who we are and what a
+ * call cost, or took at that pace.
  */
 static int cmd_syscalls(int argc, char **argv)
 {
 	long i, n = argc > 1 ? atol(argv[1]) : 0;
-
-	struct timespec t0, t1;
+	double rate = argc > 2 ? atof(argv[2]) : 0;
+	struct timespec t0, t1, now;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		syscall(SYS_getppid);
+		/* Paced: every 64 calls, wait for the schedule to catch up. */
+		while (rate > 0 && (i & 63) == 63) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - t0.tv_sec) +
+			    (now.tv_nsec - t0.tv_nsec) / 1e9 >= (i + 1) / rate)
+				break;
+		}
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("tgid %d tid %ld ns_per_call %.1f\n", getpid(),
 	       (long)syscall(SYS_gettid),
@@ -1401,7 +1410,7 @@ int main(int argc, char **argv)
 		"       magnet-test tcp-recv ADDR PORT\n"
 		"       magnet-test kreader [BUFFER [RUN ARGS]]\n"
 		"       magnet-test format\n"
-		"       magnet-test syscalls N\n"
+		"       magnet-test syscalls N [RATE]\n"
 		"       magnet-test spin SECONDS\n");
 	return 2;
 }
