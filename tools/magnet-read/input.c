@@ -461,7 +461,8 @@ int trace_close(struct trace_out *t)
  *
  * A binary heap by (timestamp, arrival): each CPU's records arrive in
  * order, the CPUs' interleaved in no particular way. A record is released
- * once a record REORDER_WINDOW_NS newer has been seen (or at the end).
+ * once it is REORDER_WINDOW_NS older than the newest record seen, or than
+ * the clock when the buffers are idle (or at the end).
  */
 struct merge {
 	struct item **heap;
@@ -508,7 +509,7 @@ void merge_add(struct merge *m, const struct magnet_record *r)
 	m->heap[i] = it;
 }
 
-struct item *merge_pop(struct merge *m, bool all)
+struct item *merge_pop(struct merge *m, uint64_t horizon)
 {
 	struct item *top, *last;
 	size_t i = 0, c;
@@ -516,7 +517,7 @@ struct item *merge_pop(struct merge *m, bool all)
 	if (!m->n)
 		return NULL;
 	top = m->heap[0];
-	if (!all && top->ts + REORDER_WINDOW_NS >= m->newest)
+	if (horizon != UINT64_MAX && top->ts + REORDER_WINDOW_NS >= horizon)
 		return NULL;
 	last = m->heap[--m->n];
 	while ((c = 2 * i + 1) < m->n) {

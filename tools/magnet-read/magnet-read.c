@@ -389,11 +389,12 @@ static void emit(struct state *st)
 }
 
 /* Hand the records due (@all: every one held) to the journeys. */
-static void release(struct state *st, bool all)
+/* Hand on the records REORDER_WINDOW_NS older than @horizon (see merge_pop). */
+static void release(struct state *st, uint64_t horizon)
 {
 	struct item *it;
 
-	while (!st->done && (it = merge_pop(st->merge, all))) {
+	while (!st->done && (it = merge_pop(st->merge, horizon))) {
 		if (it->kind == ITEM_LOSS) {
 			st->lost += ((struct magnet_loss *)it->rec->payload)->lost;
 		} else {
@@ -413,28 +414,38 @@ static void take(struct state *st, const char *data, size_t len)
 		merge_add(st->merge, r);
 		off += RECORD_LEN(r->size);
 	}
-	release(st, false);
+	release(st, merge_newest(st->merge));
 }
 
-/* Nothing came for a while: show what is held, end idle journeys. */
+/*
+ * Nothing came for a while: show what is held, end idle journeys. Live,
+ * a record stays held until it is REORDER_WINDOW_NS old by the clock: a
+ * record of another CPU stamped just before it may not be readable yet
+ * (it was, under TCG on a debug kernel, and one packet's journey came
+ * apart).
+ */
 static void idle(struct state *st)
 {
 	struct timespec now;
 	uint64_t clock;
 
-	release(st, true);
-	if (st->live) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		clock = now.tv_sec * NSEC_PER_SEC + now.tv_nsec - REORDER_WINDOW_NS;
-		if (clock > merge_newest(st->merge))
-			journeys_expire(st->js, clock);
+	if (!st->live) {
+		release(st, UINT64_MAX);
+		emit(st);
+		return;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	clock = now.tv_sec * NSEC_PER_SEC + now.tv_nsec;
+	release(st, clock > merge_newest(st->merge) ? clock : merge_newest(st->merge));
+	clock -= REORDER_WINDOW_NS;
+	if (clock > merge_newest(st->merge))
+		journeys_expire(st->js, clock);
 	emit(st);
 }
 
 static void finish(struct state *st)
 {
-	release(st, true);
+	release(st, UINT64_MAX);
 	journeys_end_all(st->js);
 	emit(st);
 }

@@ -143,8 +143,11 @@ int trace_close(struct trace_out *t);
 struct merge;
 struct merge *merge_new(void);
 void merge_add(struct merge *m, const struct magnet_record *r);
-/* The next record due (all: everything held), or NULL. */
-struct item *merge_pop(struct merge *m, bool all);
+/*
+ * The oldest record held, if it is REORDER_WINDOW_NS older than @horizon
+ * (a CLOCK_MONOTONIC time; UINT64_MAX: whatever is held), else NULL.
+ */
+struct item *merge_pop(struct merge *m, uint64_t horizon);
 bool merge_empty(const struct merge *m);
 uint64_t merge_newest(const struct merge *m);
 
