@@ -197,14 +197,15 @@ def throughput(tp, plots):
                 r["tool"], r["case"], "max" if r["rate"] == 0 else "%d/s" % r["rate"],
                 r["calls"], r["read"], r["lost"], r["ticks"]))
         out.append("")
-    if shutil.which("gnuplot"):
+    unpaced = [r for r in tp if r["tool"] == "magnet" and r["rate"] == 0
+               and r["case"].startswith("log-") and r not in bad]
+    if unpaced and shutil.which("gnuplot"):
         data = os.path.join(plots, "throughput.dat")
         with open(data, "w") as f:
             for wm in ("bulk", "event"):
                 f.write('"%s"\n' % wm)
-                for r in tp:
-                    if r["tool"] == "magnet" and r["rate"] == 0 and r["wm"] == wm \
-                            and r["case"].startswith("log-"):
+                for r in unpaced:
+                    if r["wm"] == wm:
                         f.write("%d %.2f\n" % (r["bytes"], r["read"] * r["bytes"] / (r["secs"] or 1e-9) / 1e6))
                 f.write("\n\n")
         png = os.path.join(plots, "throughput.png")
@@ -233,14 +234,13 @@ def main():
     args = ap.parse_args()
     runs, unavailable, other, kernel, tp = parse(args.log)
     base, rows = cost_rows(runs)
-    if base is None:
-        print("bench: no cost figures in %s" % args.log, file=sys.stderr)
+    if base is None and not tp:
+        print("bench: no benchmark figures in %s" % args.log, file=sys.stderr)
         return 1
     os.makedirs(args.plots, exist_ok=True)
-    png = os.path.join(args.plots, "cost.png")
-    plotted = plot(rows, png)
+    plotted = base is not None and plot(rows, os.path.join(args.plots, "cost.png"))
 
-    nruns = max(len(r["runs"]) for r in rows.values())
+    nruns = max((len(r["runs"]) for r in rows.values()), default=0)
     cpu = "?"
     for line in open("/proc/cpuinfo"):
         if line.startswith("model name"):
@@ -256,9 +256,31 @@ def main():
                (kernel[0] if kernel else "?", kernel[1] if kernel else "?",
                 qemu[0] if qemu else "qemu"))
     out.append("- host: %s, %d CPUs, %s" % (cpu, os.cpu_count(), platform.platform()))
-    out.append("- method: getppid() in a tight loop on CPU 0, %d timed runs per case "
-               "after one warm-up run; readers on CPU 1. Every figure is the median "
-               "of the runs, with the lowest and highest in brackets.\n" % nruns)
+    if nruns:
+        out.append("- method: getppid() in a tight loop on CPU 0, %d timed runs per case "
+                   "after one warm-up run; readers on CPU 1. Every figure is the median "
+                   "of the runs, with the lowest and highest in brackets." % nruns)
+    out.append("")
+    if base is not None:
+        out.extend(cost_section(base, rows, plotted, unavailable))
+    if tp:
+        out.extend(throughput(tp, args.plots))
+    out.append("### Where TCG distorts\n")
+    out.append(TCG_NOTE + "\n")
+    if other:
+        out.append("## Other figures of this boot\n")
+        out.append("```")
+        out.extend(other)
+        out.append("```\n")
+    text = "\n".join(out)
+    with open(args.results, "w") as f:
+        f.write(text)
+    print(text)
+    return 0
+
+
+def cost_section(base, rows, plotted, unavailable):
+    out = []
     out.append("## 1. Cost per event\n")
     out.append("The bare call took %.0f ns (median of the runs before and after "
                "everything else).\n" % base)
@@ -294,20 +316,7 @@ def main():
         if missing:
             out.append("- cases without figures in this run: %s" % ", ".join(missing))
         out.append("")
-    if tp:
-        out.extend(throughput(tp, args.plots))
-    out.append("### Where TCG distorts\n")
-    out.append(TCG_NOTE + "\n")
-    if other:
-        out.append("## Other figures of this boot\n")
-        out.append("```")
-        out.extend(other)
-        out.append("```\n")
-    text = "\n".join(out)
-    with open(args.results, "w") as f:
-        f.write(text)
-    print(text)
-    return 0
+    return out
 
 
 if __name__ == "__main__":
