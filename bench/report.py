@@ -4,7 +4,7 @@
 
 Reads the VM's console log, takes the benchmarks' lines
 
-    BENCH-RECORD cost CASE RUN NS_PER_CALL
+    BENCH-RECORD cost|scaling CASE RUN NS_PER_CALL
     BENCH-TP TOOL CASE RECORD_BYTES RATE WM CALLS SECONDS READ LOST TICKS
     BENCH-UNAVAILABLE TOOL REASON...
     BENCH: free text (older benchmarks, copied as they are)
@@ -55,6 +55,18 @@ PAIRS = [
     ("magnet-tracepoint", "ftrace-tracepoint"),
     ("magnet-kretprobe", "ftrace-kretprobe"),
     ("magnet-kretprobe", "bpftrace-kretprobe-count"),
+]
+
+# Scaling: (case, what, its no-probe case, events per call).
+SCALING = [
+    ("magnet-1cpu", "magnet kprobe, one CPU calling", "none-1cpu", 1),
+    ("magnet-2cpu", "magnet kprobe, both CPUs calling", "none-2cpu", 1),
+    ("ftrace-1cpu", "ftrace kprobe event, one CPU calling", "none-1cpu", 1),
+    ("ftrace-2cpu", "ftrace kprobe event, both CPUs calling", "none-2cpu", 1),
+    ("magnet-4-probes-1-buffer", "magnet, 4 kprobes into 1 buffer", "none-1cpu", 4),
+    ("magnet-4-probes-4-buffers", "magnet, 4 kprobes into 4 buffers", "none-1cpu", 4),
+    ("magnet-16-probes-1-buffer", "magnet, 16 kprobes into 1 buffer", "none-1cpu", 16),
+    ("magnet-16-probes-16-buffers", "magnet, 16 kprobes into 16 buffers", "none-1cpu", 16),
 ]
 
 TCG_NOTE = """\
@@ -234,7 +246,7 @@ def main():
     args = ap.parse_args()
     runs, unavailable, other, kernel, tp = parse(args.log)
     base, rows = cost_rows(runs)
-    if base is None and not tp:
+    if base is None and not tp and not any(k[0] == "scaling" for k in runs):
         print("bench: no benchmark figures in %s" % args.log, file=sys.stderr)
         return 1
     os.makedirs(args.plots, exist_ok=True)
@@ -265,6 +277,8 @@ def main():
         out.extend(cost_section(base, rows, plotted, unavailable))
     if tp:
         out.extend(throughput(tp, args.plots))
+    if any(k[0] == "scaling" for k in runs):
+        out.extend(scaling_section(runs))
     out.append("### Where TCG distorts\n")
     out.append(TCG_NOTE + "\n")
     if other:
@@ -277,6 +291,31 @@ def main():
         f.write(text)
     print(text)
     return 0
+
+
+def scaling_section(runs):
+    out = ["## 4. Scaling\n",
+           "getppid() on CPU 0, or on both CPUs at once (their mean); buffers in "
+           "overwrite mode, no reader. Added cost is against the no-probe loop "
+           "with as many CPUs; per event divides it by the events a call "
+           "logs.\n",
+           "| case | ns per call | added per event |",
+           "|---|---|---|"]
+    med = {c: statistics.median(r.values()) for (e, c), r in runs.items() if e == "scaling"}
+    for c in ("none-1cpu", "none-2cpu"):
+        if c in med:
+            r = list(runs[("scaling", c)].values())
+            out.append("| no probe, %s | %.0f (%.0f–%.0f) | |" % (
+                "one CPU calling" if c.endswith("1cpu") else "both CPUs calling",
+                med[c], min(r), max(r)))
+    for case, what, base, per_call in SCALING:
+        if case not in med or base not in med:
+            continue
+        added = [(v - med[base]) / per_call for v in runs[("scaling", case)].values()]
+        out.append("| %s | %.0f | %+.0f (%+.0f–%+.0f) |" % (
+            what, med[case], statistics.median(added), min(added), max(added)))
+    out.append("")
+    return out
 
 
 def cost_section(base, rows, plotted, unavailable):
