@@ -80,7 +80,13 @@ system call. Ratios between tools that pay the same trap (magnet's kprobe
 against ftrace's kprobe event, bpftrace's kprobe, the empty kprobe) hold;
 ratios against the bare call do not. Tracepoints pay no trap. Both vCPUs
 share the host's two cores with the emulator's own threads, so the reader
-on CPU 1 competes with the producer more than it would on hardware."""
+on CPU 1 competes with the producer more than it would on hardware, and
+the host's own load shows as spread: the UDP stream alone varied by about
+±10 % between runs, so smaller differences between capturing tools are
+not differences. Memory copies are emulated instruction by instruction,
+which weighs on every reader that copies (magnet-read, tcpdump's pcap
+writer) and on large payloads more than on hardware; trace-cmd's splice
+copies nothing."""
 
 
 def parse(log):
