@@ -5,7 +5,9 @@
 Reads the VM's console log, takes the benchmarks' lines
 
     BENCH-RECORD cost|scaling CASE RUN NS_PER_CALL
-    BENCH-TP TOOL CASE RECORD_BYTES RATE WM CALLS SECONDS READ LOST TICKS
+    BENCH-TP TOOL CASE RECORD_BYTES RATE WM CALLS SECONDS READ LOST TICKS RUN
+    BENCH-STREAM EXPERIMENT CASE RUN SECS RX_BYTES RX_DGRAMS RX_LOST
+                 CAP_TICKS CAPTURED DROPPED RX2_BYTES
     BENCH-UNAVAILABLE TOOL REASON...
     BENCH: free text (older benchmarks, copied as they are)
 
@@ -78,11 +80,17 @@ system call. Ratios between tools that pay the same trap (magnet's kprobe
 against ftrace's kprobe event, bpftrace's kprobe, the empty kprobe) hold;
 ratios against the bare call do not. Tracepoints pay no trap. Both vCPUs
 share the host's two cores with the emulator's own threads, so the reader
-on CPU 1 competes with the producer more than it would on hardware."""
+on CPU 1 competes with the producer more than it would on hardware, and
+the host's own load shows as spread: the UDP stream alone varied by about
+±10 % between runs, so smaller differences between capturing tools are
+not differences. Memory copies are emulated instruction by instruction,
+which weighs on every reader that copies (magnet-read, tcpdump's pcap
+writer) and on large payloads more than on hardware; trace-cmd's splice
+copies nothing."""
 
 
 def parse(log):
-    runs, unavailable, other, kernel, tp = {}, [], [], None, []
+    runs, unavailable, other, kernel, tp, st = {}, [], [], None, [], []
     for line in open(log, errors="replace"):
         line = line.rstrip("\n")
         m = re.match(r"MAGNET-RIG: booted (\S+), (\d+) CPUs", line)
@@ -94,19 +102,29 @@ def parse(log):
                 runs.setdefault((w[1], w[2]), {})[int(w[3])] = float(w[4])
             except ValueError:
                 pass
-        elif len(w) == 11 and w[0] == "BENCH-TP":
+        elif len(w) in (11, 12) and w[0] == "BENCH-TP":
             try:
                 tp.append({"tool": w[1], "case": w[2], "bytes": int(w[3]),
                            "rate": int(w[4]), "wm": w[5], "calls": int(w[6]),
                            "secs": float(w[7]), "read": int(w[8]),
-                           "lost": int(w[9]), "ticks": int(w[10])})
+                           "lost": int(w[9]), "ticks": int(w[10]),
+                           "run": int(w[11]) if len(w) == 12 else 1})
+            except ValueError:
+                pass
+        elif len(w) == 12 and w[0] == "BENCH-STREAM":
+            try:
+                st.append({"exp": w[1], "case": w[2], "run": int(w[3]),
+                           "secs": float(w[4]), "rx": int(w[5]),
+                           "dgrams": int(w[6]), "rx_lost": int(w[7]),
+                           "ticks": int(w[8]), "captured": int(w[9]),
+                           "dropped": int(w[10]), "rx2": int(w[11])})
             except ValueError:
                 pass
         elif w and w[0] == "BENCH-UNAVAILABLE":
             unavailable.append((w[1] if len(w) > 1 else "?", " ".join(w[2:])))
         elif line.startswith("BENCH: "):
             other.append(line[7:])
-    return runs, unavailable, other, kernel, tp
+    return runs, unavailable, other, kernel, tp, st
 
 
 def spread(values):
@@ -175,56 +193,103 @@ plot '%s' using 0:3:xtic(2) with boxes, '' using 0:3:4:5 with yerrorbars lc rgb 
     return ok
 
 
+def fmt_spread(values, fmt):
+    """median (min–max) of values, each printed with fmt."""
+    lo, med, hi = spread(values)
+    if lo == hi:
+        return fmt % med
+    return (fmt + " (" + fmt + "–" + fmt + ")") % (med, lo, hi)
+
+
+def tp_valid(r):
+    """Every call's event must be read or counted lost, and the reader
+    must have run: otherwise the run is not a figure."""
+    return abs(r["read"] + r["lost"] - r["calls"]) <= 0.01 * r["calls"] and r["ticks"] >= 0
+
+
 def throughput(tp, plots):
     """The throughput table (markdown lines) and its plot."""
+    nruns = max(r["run"] for r in tp)
     out = ["## 2. Kernel-to-user throughput\n",
            "A kprobe on getppid() logs records of the given size while the "
            "call runs on CPU 0 at the offered rate (max: as fast as it can); "
-           "the reader drains on CPU 1 into /dev/null. Buffers: 4 MiB per CPU, "
-           "drop mode (magnet) and overwrite off (ftrace), so loss is counted. "
-           "Reader CPU is its CPU time over the run and a 1 s drain, as a share "
-           "of the producer's time. magnet-read's watermarks: bulk wakes at "
-           "256 KiB or every 100 ms, event on every record.\n",
+           "the reader drains on CPU 1: magnet-read `-w /dev/null` (which only "
+           "saves), and trace-cmd record for ftrace's kprobe event (splice "
+           "from trace_pipe_raw into a tmpfs file, its events counted in the "
+           "file afterwards). Buffers: 4 MiB per CPU, drop mode (magnet) and "
+           "overwrite off (ftrace), so loss is counted. Reader CPU is CPU 1's "
+           "busy time over the run and a 1 s drain, as a share of the "
+           "producer's time. magnet-read's watermarks: bulk wakes at 256 KiB "
+           "or every 100 ms, event on every record. %d runs per setting, "
+           "round-robin: median (lowest–highest).\n" % nruns,
            "| tool | record | offered | watermarks | produced/s | read/s | MB/s read | lost | reader CPU |",
            "|---|---|---|---|---|---|---|---|---|"]
-    bad = []
+    settings = []
     for r in tp:
-        secs = r["secs"] or 1e-9
-        # Every call's event must be read or counted lost; a row whose
-        # counts do not add up (or whose reader died) is not a figure.
-        if abs(r["read"] + r["lost"] - r["calls"]) > 0.01 * r["calls"] or r["ticks"] < 0:
-            bad.append(r)
+        key = (r["tool"], r["case"], r["bytes"], r["rate"], r["wm"])
+        if key not in settings:
+            settings.append(key)
+    bad = [r for r in tp if not tp_valid(r)]
+    medians = {}
+    for key in settings:
+        rs = [r for r in tp if (r["tool"], r["case"], r["bytes"], r["rate"], r["wm"]) == key
+              and tp_valid(r)]
+        if not rs:
             continue
-        out.append("| %s | %s B | %s | %s | %.0f | %.0f | %.1f | %.1f %% | %.0f %% |" % (
-            r["tool"] + ("" if r["case"] in ("kprobe",) else " " + r["case"]),
-            r["bytes"], "max" if r["rate"] == 0 else "%d/s" % r["rate"], r["wm"],
-            r["calls"] / secs, r["read"] / secs, r["read"] * r["bytes"] / secs / 1e6,
-            100.0 * r["lost"] / max(r["calls"], 1), r["ticks"] / (secs + 1.0)))
+        tool, case, nbytes, rate, wm = key
+        secs = [r["secs"] or 1e-9 for r in rs]
+        produced = [r["calls"] / t for r, t in zip(rs, secs)]
+        read = [r["read"] / t for r, t in zip(rs, secs)]
+        mbs = [r["read"] * nbytes / t / 1e6 for r, t in zip(rs, secs)]
+        lost = [100.0 * r["lost"] / max(r["calls"], 1) for r in rs]
+        cpu = [r["ticks"] / (t + 1.0) for r, t in zip(rs, secs)]
+        medians[key] = statistics.median(mbs)
+        out.append("| %s | %s B | %s | %s | %s | %s | %s | %s %% | %s %% |" % (
+            tool + ("" if case == "kprobe" else " " + case), nbytes,
+            "max" if rate == 0 else "%d/s" % rate, wm,
+            fmt_spread(produced, "%.0f"), fmt_spread(read, "%.0f"),
+            fmt_spread(mbs, "%.1f"), fmt_spread(lost, "%.1f"), fmt_spread(cpu, "%.0f")))
     out.append("")
-    if bad:
-        out.append("Left out because read + lost does not account for every event, "
-                   "or the reader ended early (not yet explained):\n")
-        for r in bad:
-            out.append("- %s %s at %s: %d calls, %d read, %d lost, reader ticks %d" % (
-                r["tool"], r["case"], "max" if r["rate"] == 0 else "%d/s" % r["rate"],
-                r["calls"], r["read"], r["lost"], r["ticks"]))
+    pairs = []
+    for rate in sorted({k[3] for k in settings}, key=lambda v: (v == 0, v)):
+        m = medians.get(("magnet", "kprobe", 40, rate, "bulk"))
+        f = medians.get(("ftrace", "kprobe", 24, rate, "bulk"))
+        if m and f:
+            mrec = statistics.median(r["read"] / (r["secs"] or 1e-9) for r in tp if tp_valid(r) and
+                                     (r["tool"], r["case"], r["rate"]) == ("magnet", "kprobe", rate))
+            frec = statistics.median(r["read"] / (r["secs"] or 1e-9) for r in tp if tp_valid(r) and
+                                     (r["tool"], r["case"], r["rate"]) == ("ftrace", "kprobe", rate))
+            pairs.append("| %s | %.2f |" % ("max" if rate == 0 else "%d/s" % rate, mrec / frec))
+    if pairs:
+        out.append("Events read per second, magnet ÷ ftrace, same kprobe, same offered rate:\n")
+        out.append("| offered | ratio |")
+        out.append("|---|---|")
+        out.extend(pairs)
         out.append("")
-    unpaced = [r for r in tp if r["tool"] == "magnet" and r["rate"] == 0
-               and r["case"].startswith("log-") and r not in bad]
+    if bad:
+        out.append("Runs left out because read + lost does not account for every "
+                   "event, or the reader ended early:\n")
+        for r in bad:
+            out.append("- %s %s at %s, run %d: %d calls, %d read, %d lost, reader ticks %d" % (
+                r["tool"], r["case"], "max" if r["rate"] == 0 else "%d/s" % r["rate"],
+                r["run"], r["calls"], r["read"], r["lost"], r["ticks"]))
+        out.append("")
+    unpaced = [k for k in settings if k[0] == "magnet" and k[3] == 0
+               and k[1].startswith("log-") and k in medians]
     if unpaced and shutil.which("gnuplot"):
         data = os.path.join(plots, "throughput.dat")
         with open(data, "w") as f:
             for wm in ("bulk", "event"):
                 f.write('"%s"\n' % wm)
-                for r in unpaced:
-                    if r["wm"] == wm:
-                        f.write("%d %.2f\n" % (r["bytes"], r["read"] * r["bytes"] / (r["secs"] or 1e-9) / 1e6))
+                for k in unpaced:
+                    if k[4] == wm:
+                        f.write("%d %.2f\n" % (k[2], medians[k]))
                 f.write("\n\n")
         png = os.path.join(plots, "throughput.png")
         script = """
 set terminal png size 900,500
 set output '%s'
-set title 'magnet-read, unpaced producer: MB/s read by record size (TCG)'
+set title 'magnet-read, unpaced producer: MB/s read by record size (median of runs, TCG)'
 set logscale x 2
 set xlabel 'record bytes'
 set ylabel 'MB/s read'
@@ -238,15 +303,183 @@ plot '%s' index 0 using 1:2 with linespoints title 'bulk watermarks', '' index 1
     return out
 
 
+# The stream benchmark's cases: (experiment, case, what).
+STREAM = [
+    ("paper", "none", "nothing capturing"),
+    ("paper", "magnet-1-events-snap-96", "magnet, 1 event per packet, 96 B each"),
+    ("paper", "magnet-2-events-snap-96", "magnet, 2 events per packet, 96 B each"),
+    ("paper", "magnet-4-events-snap-96", "magnet, 4 events per packet, 96 B each"),
+    ("paper", "magnet-1-events-snap-4000", "magnet, 1 event per packet, 4000 B"),
+    ("paper", "tcpdump-snap-96", "tcpdump -s 96"),
+    ("paper", "tcpdump-snap-500", "tcpdump -s 500"),
+    ("paper", "tcpdump-snap-1000", "tcpdump -s 1000"),
+    ("paper", "tcpdump-snap-2000", "tcpdump -s 2000"),
+    ("paper", "tcpdump-snap-4000", "tcpdump -s 4000"),
+    ("filter", "none", "nothing capturing"),
+    ("filter", "magnet-thread", "magnet -s 96 at dev-xmit, tgid rule: the monitored sender"),
+    ("filter", "magnet-unfiltered", "magnet -s 96 at dev-xmit, no rule"),
+    ("filter", "tcpdump-port", "tcpdump -s 96 udp port 5001"),
+    ("filter", "tcpdump-unfiltered", "tcpdump -s 96, no filter"),
+    ("sampling", "every-1", "every hit"),
+    ("sampling", "every-2", "one hit in 2"),
+    ("sampling", "every-4", "one hit in 4"),
+    ("sampling", "every-16", "one hit in 16"),
+    ("sampling", "every-64", "one hit in 64"),
+]
+
+
+def stream_runs(st, exp, case):
+    return {r["run"]: r for r in st if r["exp"] == exp and r["case"] == case}
+
+
+def mbits(r, key="rx"):
+    return r[key] * 8 / r["secs"] / 1e6
+
+
+def stream_section(st, plots):
+    secs = st[0]["secs"]
+    nruns = max(r["run"] for r in st)
+    out = ["## 3. The paper's tcpdump experiments\n",
+           "An unpaced UDP stream (iperf, 8000-byte datagrams, %g s) from one "
+           "network namespace to another across a veth pair at MTU 9000, so "
+           "that every snap length of the sweep cuts the packet. The sender "
+           "and the capturing process share CPU 0, as on the paper's "
+           "single-CPU hosts, so whatever capturing costs, in the kernel or in "
+           "its process, comes out of the stream; the receiver runs on CPU 1. "
+           "magnet: packet probes along the send path (1: dev-xmit; 2: + udp; "
+           "4: + ip and dev-queue), magnet-read `-w /dev/null` with its "
+           "default watermarks, 4 MiB per CPU, drop mode. tcpdump: on the "
+           "sender's veth, `-B 4096 -w /dev/null`. Throughput is what the "
+           "receiving iperf got; capture CPU is the capturing process's CPU "
+           "time as a share of the stream's time; drops are records (magnet) "
+           "or packets (tcpdump) the kernel could not hand over. %d runs, "
+           "round-robin over the cases: median (lowest–highest); the ratio to "
+           "nothing capturing is that of same-numbered runs.\n" % (secs, nruns)]
+
+    def table(exp, title, cols, row):
+        base = stream_runs(st, exp, "none")
+        lines = []
+        for e, case, what in STREAM:
+            if e != exp:
+                continue
+            rs = stream_runs(st, exp, case)
+            if rs:
+                lines.append("| %s | %s |" % (what, " | ".join(row(rs, base))))
+        if lines:
+            out.append(title + "\n")
+            out.append("| case | " + " | ".join(cols) + " |")
+            out.append("|---" * (len(cols) + 1) + "|")
+            out.extend(lines)
+            out.append("")
+
+    def vs_none(rs, base, key="rx"):
+        ratios = [rs[i][key] / base[i][key] for i in rs if i in base and base[i][key]]
+        return fmt_spread(ratios, "%.2f") if ratios else ""
+
+    def cpu(rs):
+        return fmt_spread([r["ticks"] / r["secs"] for r in rs.values()], "%.0f") + " %"
+
+    def drops(rs):
+        return fmt_spread([100.0 * r["dropped"] / max(r["captured"] + r["dropped"], 1)
+                           for r in rs.values()], "%.1f") + " %"
+
+    def per_packet(rs):
+        return fmt_spread([r["captured"] / max(r["dgrams"], 1) for r in rs.values()], "%.2f")
+
+    table("paper", "### Figures 5 and 6, Table 3: stream throughput, capture CPU and drops",
+          ["Mbit/s", "× nothing", "capture CPU", "captured per datagram", "dropped"],
+          lambda rs, base: [fmt_spread([mbits(r) for r in rs.values()], "%.0f"),
+                            vs_none(rs, base), cpu(rs), per_packet(rs), drops(rs)])
+    table("filter", "### Figure 8: per-thread filtering against an interface filter, with a "
+          "competing stream\n\nA second unpaced stream (port 5002) leaves CPU 0 at the same "
+          "time; only the first (port 5001) is of interest. Both tools capture at one "
+          "point (magnet: the dev-xmit probe, 96 B of each packet). magnet keeps the "
+          "monitored sender's records with a tgid rule, in the kernel, before anything "
+          "is written; tcpdump's filter runs on the interface, where both streams pass.",
+          ["monitored Mbit/s", "× nothing", "competing Mbit/s", "capture CPU",
+           "captured per monitored datagram", "dropped"],
+          lambda rs, base: [fmt_spread([mbits(r) for r in rs.values()], "%.0f"),
+                            vs_none(rs, base),
+                            fmt_spread([mbits(r, "rx2") for r in rs.values()], "%.0f"),
+                            cpu(rs), per_packet(rs), drops(rs)])
+    paper_none = stream_runs(st, "paper", "none")
+    table("sampling", "### Figure 7: sampling (magnet, 4 events per packet, one hit in N "
+          "of each probe)",
+          ["Mbit/s", "× nothing", "capture CPU", "captured per datagram", "dropped"],
+          lambda rs, base: [fmt_spread([mbits(r) for r in rs.values()], "%.0f"),
+                            vs_none(rs, paper_none), cpu(rs), per_packet(rs), drops(rs)])
+
+    if shutil.which("gnuplot"):
+        data = os.path.join(plots, "stream.dat")
+        with open(data, "w") as f:
+            for e, case, what in STREAM:
+                rs = stream_runs(st, e, case)
+                if e == "paper" and rs:
+                    v = [mbits(r) for r in rs.values()]
+                    c = [r["ticks"] / r["secs"] for r in rs.values()]
+                    f.write('"%s" %.1f %.1f %.1f %.1f\n' % (
+                        case.replace("-events-snap-", " ev, snap ").replace("tcpdump-snap-", "tcpdump -s "),
+                        statistics.median(v), min(v), max(v), statistics.median(c)))
+        png = os.path.join(plots, "stream.png")
+        script = """
+set terminal png size 1100,600
+set output '%s'
+set title 'UDP stream across veth while capturing: receiver Mbit/s (median, min-max) and capture CPU (TCG)'
+set style fill solid 0.6
+set boxwidth 0.6
+set xtics rotate by -35 noenhance
+set ylabel 'Mbit/s received'
+set y2label 'capture CPU, %%'
+set y2tics
+set yrange [0:*]
+set y2range [0:*]
+set grid ytics
+set key top right
+plot '%s' using 0:2:xtic(1) with boxes title 'stream', '' using 0:2:3:4 with yerrorbars lc rgb 'black' notitle, '' using 0:5 axes x1y2 with linespoints lw 2 title 'capture CPU'
+""" % (png, data)
+        if subprocess.run(["gnuplot"], input=script, text=True).returncode == 0:
+            out.append("![stream](plots/stream.png)\n")
+        os.unlink(data)
+        data = os.path.join(plots, "sampling.dat")
+        with open(data, "w") as f:
+            for e, case, what in STREAM:
+                rs = stream_runs(st, e, case)
+                if e == "sampling" and rs:
+                    f.write("%s %.1f %.1f\n" % (case.split("-")[1],
+                                                statistics.median(mbits(r) for r in rs.values()),
+                                                statistics.median(r["ticks"] / r["secs"] for r in rs.values())))
+        base = [mbits(r) for r in paper_none.values()]
+        png = os.path.join(plots, "sampling.png")
+        script = """
+set terminal png size 900,500
+set output '%s'
+set title 'magnet, 4 events per packet, sampling one hit in N: stream Mbit/s and capture CPU (TCG)'
+set logscale x 2
+set xlabel 'N'
+set ylabel 'Mbit/s received'
+set y2label 'capture CPU, %%'
+set y2tics
+set yrange [0:*]
+set y2range [0:*]
+set grid
+set key right center
+plot '%s' using 1:2 with linespoints title 'stream', %s title 'nothing capturing', '' using 1:3 axes x1y2 with linespoints title 'capture CPU'
+""" % (png, data, "%.1f" % statistics.median(base) if base else "NaN")
+        if subprocess.run(["gnuplot"], input=script, text=True).returncode == 0:
+            out.append("![sampling](plots/sampling.png)\n")
+        os.unlink(data)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--log", required=True)
     ap.add_argument("--results", required=True)
     ap.add_argument("--plots", required=True)
     args = ap.parse_args()
-    runs, unavailable, other, kernel, tp = parse(args.log)
+    runs, unavailable, other, kernel, tp, st = parse(args.log)
     base, rows = cost_rows(runs)
-    if base is None and not tp and not any(k[0] == "scaling" for k in runs):
+    if base is None and not tp and not st and not any(k[0] == "scaling" for k in runs):
         print("bench: no benchmark figures in %s" % args.log, file=sys.stderr)
         return 1
     os.makedirs(args.plots, exist_ok=True)
@@ -277,6 +510,8 @@ def main():
         out.extend(cost_section(base, rows, plotted, unavailable))
     if tp:
         out.extend(throughput(tp, args.plots))
+    if st:
+        out.extend(stream_section(st, args.plots))
     if any(k[0] == "scaling" for k in runs):
         out.extend(scaling_section(runs))
     out.append("### Where TCG distorts\n")

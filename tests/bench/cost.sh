@@ -47,11 +47,17 @@ reader_start() {
 # What the reader says about loss (magnet-read: records and lost;
 # trace-cmd: overruns per CPU; bpftrace: lost events).
 reader_stop() {
+	# ftrace's rings count what was overwritten; trace-cmd resets them.
+	case $CASE in ftrace-*)
+		echo "$(cat $T/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }') events overrun" > /tmp/bench.err.ftrace ;;
+	esac
 	kill -INT $RD 2>/dev/null
 	wait $RD 2>/dev/null
-	echo "BENCH: $CASE, reader: $(cat /tmp/bench.err /tmp/bench.stdout 2>/dev/null |
-		grep -E 'records, [0-9]+ lost|overrun|[Ll]ost [0-9]' | tr -s ' \n' ' ' | cut -c1-240)"
-	rm -f /tmp/bench.out /tmp/bench.stdout
+	echo "BENCH: $CASE, reader: $(cat /tmp/bench.err /tmp/bench.err.ftrace /tmp/bench.stdout 2>/dev/null |
+		awk '/records, [0-9]+ lost|overrun/ { print }
+		     /^Lost [0-9]+ events/ { lost += $2; seen = 1 }
+		     END { if (seen) print lost " events lost (bpftrace)" }' | tr -s ' \n' ' ')"
+	rm -f /tmp/bench.out /tmp/bench.stdout /tmp/bench.err.ftrace
 }
 magnet_reader() { reader_start magnet-read -b default -w /tmp/bench.out; }
 ftrace_reader() {	# EVENT: trace-cmd records it into a file

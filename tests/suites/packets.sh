@@ -74,6 +74,27 @@ check "udp: 50 packet lines ($n)" [ "$n" -eq 50 ]
 magnet-read -r /tmp/udp.mtr -n udp port 5001 > /tmp/udp-replay.txt 2>/dev/null
 check "udp: -r reproduces the live output" cmp /tmp/udp-live.txt /tmp/udp-replay.txt
 
+# -w alone saves without assembling: the same transfer again, and the
+# packets come out of the file as they came out live.
+magnet-read -w /tmp/udp-save.mtr 2> /tmp/udp-save.err &
+mr=$!
+sleep 1
+udp_transfer
+sleep 1
+kill -INT $mr
+wait $mr
+cat /tmp/udp-save.err
+check "udp, -w alone: counts records, says nothing of packets" \
+	sh -c "! grep -q 'packets captured' /tmp/udp-save.err && grep -q '^magnet-read: [1-9][0-9]* records, 0 lost$' /tmp/udp-save.err"
+magnet-read -r /tmp/udp-save.mtr -n udp port 5001 > /tmp/udp-save.txt 2> /tmp/udp-save-r.err
+n=$(grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP' /tmp/udp-save.txt)
+check "udp, -w alone: -r assembles the 50 packets ($n)" [ "$n" -eq 50 ]
+check "udp, -w alone: each with the journey of the live capture" \
+	sh -c "[ \$(grep -c '^  ' /tmp/udp-save.txt) -eq \$(grep -c '^  ' /tmp/udp-live.txt) ]"
+saved=$(sed -n 's/^magnet-read: \([0-9]*\) records.*/\1/p' /tmp/udp-save.err)
+check "udp, -w alone: the file holds every record counted" \
+	grep -q "^magnet-read: $saved records, 0 lost$" /tmp/udp-save-r.err
+
 tcp_transfer() {
 	inB magnet-test tcp-recv 10.9.0.2 5002 > /tmp/tcp-recv.out &
 	rx=$!

@@ -42,7 +42,10 @@ static void usage(FILE *f)
 "  -c, --count N         stop after N packets or records shown (those the\n"
 "                        expression lets through; loss records not counted)\n"
 "  -w, --write FILE      save every record read, unfiltered, to trace FILE\n"
-"                        (\"-\": standard output) instead of printing\n"
+"                        (\"-\": standard output) instead of printing;\n"
+"                        alone (no --print, --pcapng, -c or expression) it\n"
+"                        only saves and counts records, the cheapest way\n"
+"                        to capture: -r assembles the packets later\n"
 "  -r, --read FILE       read the records of trace FILE (\"-\": standard\n"
 "                        input) instead of a buffer; version 1 files (older\n"
 "                        magnet-read) have no wall clock: times print as\n"
@@ -309,6 +312,8 @@ struct state {
 	struct pcapng *pcap;
 	int64_t offset;
 	bool live, done, failed;
+	bool save_only;		/* -w alone: count, do not assemble */
+
 	unsigned long long records, lost, shown;
 	unsigned long long packet_records, packets, filtered, no_data;
 };
@@ -418,6 +423,24 @@ static void take(struct state *st, const char *data, size_t len)
 }
 
 /*
+ * Saving only: count what read() returned, records and loss, without
+ * holding, reordering or assembling anything.
+ */
+static void count_only(struct state *st, const char *data, size_t len)
+{
+	for (size_t off = 0; off < len;) {
+		const struct magnet_record *r = (const void *)(data + off);
+
+		if (r->event == MAGNET_EVENT_LOSS &&
+		    r->size >= sizeof(*r) + sizeof(struct magnet_loss))
+			st->lost += ((const struct magnet_loss *)r->payload)->lost;
+		else
+			st->records++;
+		off += RECORD_LEN(r->size);
+	}
+}
+
+/*
  * Nothing came for a while: show what is held, end idle journeys. Live,
  * a record stays held until it is REORDER_WINDOW_NS old by the clock: a
  * record of another CPU stamped just before it may not be readable yet
@@ -464,7 +487,8 @@ static void summary(struct state *st)
 	fflush(stdout);
 	if (!(o->json && o->print))
 		hops_print(st->hops, stderr);
-	if (st->packet_records || o->filter || o->probe_sets || o->pcapng_file)
+	if (!st->save_only &&
+	    (st->packet_records || o->filter || o->probe_sets || o->pcapng_file))
 		fprintf(stderr, PROG ": %llu packets captured, %llu filtered, %llu without packet data\n",
 			st->packets, st->filtered, st->no_data);
 	fprintf(stderr, PROG ": %llu records, %llu lost\n", st->records, st->lost);
@@ -506,6 +530,13 @@ int main(int argc, char **argv)
 	st.merge = merge_new();
 	st.js = journeys_new(o.journey_timeout_ns, o.snaplen);
 	st.hops = hops_new();
+	/*
+	 * -w alone: the trace file holds the records as read() returns
+	 * them, and -r orders and assembles them later, so a capture that
+	 * only saves does none of that work (tcpdump -w does none either).
+	 */
+	st.save_only = trace && !o.print && !o.pcapng_file && !o.filter &&
+		       !o.count;
 
 	while (!stop && !st.done && !end) {
 		bool pending = !merge_empty(st.merge) || journeys_pending(st.js);
@@ -515,6 +546,10 @@ int main(int argc, char **argv)
 			if (trace && trace_write(trace, data, len)) {
 				st.failed = true;
 				end = true;
+				break;
+			}
+			if (st.save_only) {
+				count_only(&st, data, len);
 				break;
 			}
 			take(&st, data, len);
