@@ -262,6 +262,7 @@ static noinline int ruleset_replace(struct magnet_event *ev,
 		kfree_rcu(old, rcu);
 	return 0;
 }
+
 ALLOW_ERROR_INJECTION(ruleset_replace, ERRNO);
 
 static void rule_free(struct magnet_filter_rule *r)

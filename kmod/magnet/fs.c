@@ -281,6 +281,7 @@ int magnet_fs_add_buffer(struct magnet_buffer *buf)
 	buf->data_file = d;
 	return 0;
 }
+
 ALLOW_ERROR_INJECTION(magnet_fs_add_buffer, ERRNO);
 
 void magnet_fs_remove_buffer(struct magnet_buffer *buf)

@@ -570,6 +570,7 @@ static noinline int hook_register(struct magnet_probe *p, bool enabled,
 		return -EINVAL;
 	}
 }
+
 ALLOW_ERROR_INJECTION(hook_register, ERRNO);
 
 /* Unregister the hook and wait until none of its handlers runs. */
