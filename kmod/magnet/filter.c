@@ -25,6 +25,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitmap.h>
+#include <linux/error-injection.h>
 #include <linux/cpumask.h>
 #include <linux/idr.h>
 #include <linux/rcupdate.h>
@@ -225,11 +226,11 @@ static struct magnet_ruleset *ruleset_of(struct magnet_event *ev)
 /*
  * Publish @ev's rule list with @add appended and/or @del left out. The old
  * list is freed after a grace period; the caller waits for one before
- * freeing @del.
+ * freeing @del. noinline: a fault-injection point (fail_function).
  */
-static int ruleset_replace(struct magnet_event *ev,
-			   struct magnet_filter_rule *add,
-			   struct magnet_filter_rule *del)
+static noinline int ruleset_replace(struct magnet_event *ev,
+				    struct magnet_filter_rule *add,
+				    struct magnet_filter_rule *del)
 {
 	struct magnet_ruleset *old = ruleset_of(ev), *new = NULL;
 	unsigned int n = old ? old->count : 0, i;
@@ -261,6 +262,8 @@ static int ruleset_replace(struct magnet_event *ev,
 		kfree_rcu(old, rcu);
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(ruleset_replace, ERRNO);
 
 static void rule_free(struct magnet_filter_rule *r)
 {

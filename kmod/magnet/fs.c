@@ -17,6 +17,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/error-injection.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
@@ -280,6 +281,8 @@ int magnet_fs_add_buffer(struct magnet_buffer *buf)
 	buf->data_file = d;
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(magnet_fs_add_buffer, ERRNO);
 
 void magnet_fs_remove_buffer(struct magnet_buffer *buf)
 {

@@ -20,6 +20,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/netdevice.h>
@@ -520,8 +521,9 @@ static int kprobe_register_first(struct magnet_probe *p, bool enabled,
 	return err;
 }
 
-static int hook_register(struct magnet_probe *p, bool enabled,
-			 struct netlink_ext_ack *extack)
+/* noinline: a fault-injection point (fail_function), see below */
+static noinline int hook_register(struct magnet_probe *p, bool enabled,
+				  struct netlink_ext_ack *extack)
 {
 	struct tracepoint_lookup l = { .name = p->target };
 	int err;
@@ -568,6 +570,8 @@ static int hook_register(struct magnet_probe *p, bool enabled,
 		return -EINVAL;
 	}
 }
+
+ALLOW_ERROR_INJECTION(hook_register, ERRNO);
 
 /* Unregister the hook and wait until none of its handlers runs. */
 static void hook_unregister(struct magnet_probe *p)

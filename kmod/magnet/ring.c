@@ -43,6 +43,7 @@
  * being copied.
  */
 
+#include <linux/error-injection.h>
 #include <linux/hardirq.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
@@ -105,6 +106,8 @@ struct magnet_ring *magnet_ring_create(struct magnet_buffer *buf,
 	init_irq_work(&ring->wake_work, magnet_buffer_wake_work);
 	return ring;
 }
+
+ALLOW_ERROR_INJECTION(magnet_ring_create, NULL);
 
 void magnet_ring_destroy(struct magnet_ring *ring)
 {

@@ -12,6 +12,11 @@
  *                               group cannot be joined
  *   magnet-nltest churn N SYM   N cycles of adding and removing a kprobe on
  *                               SYM (enabled, on buffer "default")
+ *   magnet-nltest fuzz N SEED PROBE BUFFER
+ *                               N random and mutated requests (see fuzz()),
+ *                               none of which may remove or change PROBE or
+ *                               remove BUFFER (the load and the reader's)
+ *   magnet-nltest probestats    every probe's statistics add up
  *   magnet-nltest faults        (fault-injection kernels) make the 1st, 2nd,
  *                               ... allocation of each kind of creating
  *                               request fail (/proc/thread-self/fail-nth):
@@ -28,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -564,6 +571,8 @@ static struct nlmsghdr *build(char *buf, const struct tcase *c)
 }
 
 /* Configuration (not counters) of every buffer and probe, as text. */
+#define SNAP_MAX	(1 << 20)
+
 static void snap_msg(const struct nlmsghdr *nlh, void *ctx)
 {
 	char *out = ctx;
@@ -575,15 +584,19 @@ static void snap_msg(const struct nlmsghdr *nlh, void *ctx)
 
 		if (t == MAGNET_A_PROBE_STATS || t == MAGNET_A_PROBE_MISSED ||
 		    t == MAGNET_A_PAD || t == MAGNET_A_BUFFER_READER ||
-		    t == MAGNET_A_FILTER_STATS)
+		    t == MAGNET_A_FILTER_STATS || t == MAGNET_A_BUFFER_CPU ||
+		    t == MAGNET_A_NOTIFY_SENT || t == MAGNET_A_NOTIFY_DROPPED)
 			continue;
-		len += snprintf(out + len, 65536 - len, "%d:", t);
+		if (len + 16 + 2 * mnl_attr_get_payload_len(a) >= SNAP_MAX)
+			break;
+		len += sprintf(out + len, "%d:", t);
 		for (unsigned int i = 0; i < mnl_attr_get_payload_len(a); i++)
-			len += snprintf(out + len, 65536 - len, "%02x",
-					((uint8_t *)mnl_attr_get_payload(a))[i]);
-		len += snprintf(out + len, 65536 - len, " ");
+			len += sprintf(out + len, "%02x",
+				       ((uint8_t *)mnl_attr_get_payload(a))[i]);
+		len += sprintf(out + len, " ");
 	}
-	len += snprintf(out + len, 65536 - len, "\n");
+	if (len + 2 < SNAP_MAX)
+		strcpy(out + len, "\n");
 }
 
 static void snapshot(char *out)
@@ -605,7 +618,7 @@ static void snapshot(char *out)
 
 static int bad_input(void)
 {
-	static char before[65536], after[65536];
+	static char before[SNAP_MAX], after[SNAP_MAX];
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct reply r = {};
 	size_t i;
@@ -649,7 +662,7 @@ static int unprivileged(void)
 		{ "filter del", MAGNET_CMD_FILTER_DEL, 0,
 		  { A(FILTER_ID, U32, 1) } },
 	};
-	static char before[65536], after[65536];
+	static char before[SNAP_MAX], after[SNAP_MAX];
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct reply r = {};
 	unsigned int grp;
@@ -792,7 +805,7 @@ static int fault_sweep(void)
 		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "correlate"),
 		    CONFIG, CORR(END, U16, 0), ENDNEST } },
 	};
-	static char before[65536], after[65536];
+	static char before[SNAP_MAX], after[SNAP_MAX];
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	size_t i;
 
@@ -852,6 +865,692 @@ static int fault_sweep(void)
 	return failures ? 1 : 0;
 }
 
+/* --- fuzzing ------------------------------------------------------------------ */
+
+/*
+ * Random and mutated requests. Each is built from a valid request of a
+ * random kind (or from nothing), then mutated: bits flipped, bytes,
+ * attribute lengths and types changed, attributes added, nested,
+ * duplicated or removed, the command or version changed, the message cut
+ * short. Every message keeps a consistent nlmsg_len, so each one gets
+ * exactly one answer. Probes go on cold points only (see fault_sweep).
+ *
+ * The configuration must follow what succeeded: after an accepted
+ * change, the listing changed by exactly one object of its kind (or none,
+ * for a probe set); every FZ_CHECK_EVERY messages, the listing must be
+ * what the accepted changes made it, so a rejected request changed
+ * nothing. At the end, everything the run created is removed and the
+ * listing must be what it was before.
+ */
+#define FZ_CHECK_EVERY	256
+#define FZ_MSG_MAX	2048
+
+static uint64_t fz_rng;
+
+static uint32_t rnd(void)
+{
+	fz_rng ^= fz_rng << 13;
+	fz_rng ^= fz_rng >> 7;
+	fz_rng ^= fz_rng << 17;
+	return fz_rng >> 16;
+}
+
+static uint32_t below(uint32_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static const char *pick(const char *const *v, size_t n)
+{
+	return v[below(n)];
+}
+
+#define PICK(v) pick(v, sizeof(v) / sizeof(v[0]))
+
+/* Buffers the run makes and removes; its probes may also log into "default". */
+static const char *const fz_buffers[] = { "fz_b1", "fz_b2", "fz_b3" };
+static const char *const fz_probe_buffers[] = { "fz_b1", "fz_b2", "default" };
+static const char *const fz_probes[] = { "fz_p1", "fz_p2", "fz_p3", "fz_p4" };
+static const char *const fz_targets[] = {
+	"vfs_fsync", "do_sys_openat2", "vfs_fsync+4", "vfs_fsync+0x1",
+	"vfs_fsync+999999", "fz_no_such_symbol", "",
+};
+static const char *const fz_tracepoints[] = {
+	"sched_process_exec", "sched_process_fork", "fz_no_such_tp",
+};
+static const char *const fz_predefs[] = {
+	"process_exit", "netif_receive", "udp-send.udp", "fz_no_such_predef",
+};
+
+/* A valid-looking request of a random kind. */
+static struct nlmsghdr *fz_valid(char *buf)
+{
+	const char *probe = PICK(fz_probes);
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+	unsigned int i, n;
+
+	switch (below(17)) {
+	case 0:
+		nlh = genl_start(buf, family_id, MAGNET_CMD_BUFFER_NEW, NLM_F_ACK);
+		mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, PICK(fz_buffers));
+		mnl_attr_put_u64(nlh, MAGNET_A_BUFFER_SIZE, 4096ULL << below(6));
+		if (below(2))
+			mnl_attr_put_u8(nlh, MAGNET_A_BUFFER_MODE, below(2));
+		return nlh;
+	case 1:
+		nlh = genl_start(buf, family_id, MAGNET_CMD_BUFFER_DEL, NLM_F_ACK);
+		mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, PICK(fz_buffers));
+		return nlh;
+	case 2:
+		if (below(2))
+			return genl_start(buf, family_id, MAGNET_CMD_BUFFER_GET,
+					  NLM_F_ACK | NLM_F_DUMP);
+		nlh = genl_start(buf, family_id, MAGNET_CMD_BUFFER_GET, NLM_F_ACK);
+		mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, PICK(fz_buffers));
+		return nlh;
+	case 3:
+	case 4:
+	case 5:
+	case 6:
+		nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_NEW, NLM_F_ACK);
+		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
+		if (below(4) == 0) {
+			mnl_attr_put_strz(nlh, MAGNET_A_PROBE_PREDEF, PICK(fz_predefs));
+		} else {
+			uint8_t kind = below(3);
+
+			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_KIND, kind);
+			mnl_attr_put_strz(nlh, MAGNET_A_PROBE_TARGET,
+					  kind == MAGNET_PROBE_TRACEPOINT ?
+					  PICK(fz_tracepoints) : PICK(fz_targets));
+			if (below(2))
+				mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ARGS, below(8));
+			if (below(4) == 0)
+				mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ID_ARG, below(4));
+		}
+		if (below(2))
+			mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME,
+					  PICK(fz_probe_buffers));
+		if (below(3) == 0)
+			mnl_attr_put_u32(nlh, MAGNET_A_PROBE_SNAPLEN, below(70000));
+		if (below(3) == 0)
+			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, below(3));
+		if (below(3) == 0)
+			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_NOTIFY, below(3));
+		return nlh;
+	case 7:
+		nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_DEL, NLM_F_ACK);
+		if (below(2))
+			mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
+		else
+			mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, 1 + below(12));
+		return nlh;
+	case 8:
+	case 9:
+		nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_SET, NLM_F_ACK);
+		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
+		if (below(2))
+			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, below(3));
+		if (below(2))
+			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_NOTIFY, below(3));
+		if (below(3) == 0)
+			mnl_attr_put_u32(nlh, MAGNET_A_PROBE_SNAPLEN, below(70000));
+		if (below(3) == 0)
+			mnl_attr_put_u32(nlh, MAGNET_A_SAMPLE_EVERY, below(20));
+		if (below(3) == 0)
+			mnl_attr_put_u64(nlh, MAGNET_A_SAMPLE_INTERVAL,
+					 (uint64_t)rnd() * below(5000));
+		return nlh;
+	case 10:
+	case 11:
+		nlh = genl_start(buf, family_id, MAGNET_CMD_FILTER_NEW, NLM_F_ACK);
+		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
+		if (below(2))
+			mnl_attr_put_u8(nlh, MAGNET_A_FILTER_ACTION, below(3));
+		for (i = 0, n = below(4); i < n; i++)
+			mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TGID, below(400));
+		if (below(3) == 0) {
+			uint8_t cpus = below(4);
+
+			mnl_attr_put(nlh, MAGNET_A_FILTER_CPUS, 1 + below(2), &cpus);
+		}
+		if (below(4) == 0)
+			mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TID, below(400));
+		if (below(4) == 0) {
+			mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MIN, below(100));
+			mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MAX, below(100));
+		}
+		for (i = 0, n = below(3) ? 0 : below(4); i < n; i++)
+			mnl_attr_put_u64(nlh, MAGNET_A_FILTER_IDS, below(100));
+		return nlh;
+	case 12:
+		nlh = genl_start(buf, family_id, MAGNET_CMD_FILTER_NEW, NLM_F_ACK);
+		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
+		if (below(2)) {
+			mnl_attr_put_strz(nlh, MAGNET_A_FILTER_TYPE, "packet");
+			nest = mnl_attr_nest_start(nlh, MAGNET_A_FILTER_CONFIG);
+			if (below(2))
+				mnl_attr_put_u8(nlh, MAGNET_PACKET_PROTO, 17);
+			if (below(2))
+				mnl_attr_put_u16(nlh, MAGNET_PACKET_DPORT, below(6000));
+			if (below(2)) {
+				uint8_t a[16] = { 10, 9, 0, 1 };
+
+				mnl_attr_put(nlh, MAGNET_PACKET_HOST,
+					     below(2) ? 4 : 16, a);
+				mnl_attr_put_u8(nlh, MAGNET_PACKET_HOST_PREFIX, below(140));
+			}
+		} else {
+			mnl_attr_put_strz(nlh, MAGNET_A_FILTER_TYPE, "correlate");
+			nest = mnl_attr_nest_start(nlh, MAGNET_A_FILTER_CONFIG);
+			mnl_attr_put_u16(nlh, MAGNET_CORR_END, 1 + below(12));
+			if (below(2))
+				mnl_attr_put_u16(nlh, MAGNET_CORR_VIA, 1 + below(12));
+			if (below(2))
+				mnl_attr_put_u64(nlh, MAGNET_CORR_WINDOW,
+						 (uint64_t)rnd() * below(100000));
+			if (below(2))
+				mnl_attr_put_u32(nlh, MAGNET_CORR_MAX_OPEN, below(10000));
+		}
+		mnl_attr_nest_end(nlh, nest);
+		return nlh;
+	case 13:
+		nlh = genl_start(buf, family_id, MAGNET_CMD_FILTER_DEL, NLM_F_ACK);
+		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_ID, below(64));
+		return nlh;
+	case 14:
+		nlh = genl_start(buf, family_id, MAGNET_CMD_FILTER_GET,
+				 NLM_F_ACK | NLM_F_DUMP);
+		if (below(2))
+			mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
+		return nlh;
+	case 15:
+		return genl_start(buf, family_id, MAGNET_CMD_STATS_GET, NLM_F_ACK);
+	default:
+		return genl_start(buf, family_id,
+				  below(2) ? MAGNET_CMD_CATALOG_GET : MAGNET_CMD_PROBE_GET,
+				  NLM_F_ACK | NLM_F_DUMP);
+	}
+}
+
+/* Offsets of the attribute headers within [@off, @end), nested too. */
+static unsigned int fz_attrs(const char *m, unsigned int off, unsigned int end,
+			     unsigned int *at, unsigned int n, unsigned int max)
+{
+	while (off + 4 <= end && n < max) {
+		const struct nlattr *a = (const void *)(m + off);
+
+		if (a->nla_len < 4 || off + a->nla_len > end)
+			break;
+		at[n++] = off;
+		if ((a->nla_type & NLA_F_NESTED) ||
+		    a->nla_type == MAGNET_A_FILTER_CONFIG)
+			n = fz_attrs(m, off + 4, off + a->nla_len, at, n, max);
+		off += MNL_ALIGN(a->nla_len);
+	}
+	return n;
+}
+
+/*
+ * An attribute of random type, length and bytes at @off, in at most
+ * @room bytes; returns its aligned size.
+ */
+static unsigned int fz_random_attr(char *m, unsigned int off,
+				   unsigned int room, int depth)
+{
+	struct nlattr *a = (void *)(m + off);
+	unsigned int len = below(6) ? below(24) : below(300), i, inner;
+
+	if (room < 8)
+		return 0;
+	a->nla_type = below(MAGNET_A_MAX + 4);
+	if (depth < 3 && below(5) == 0) {
+		a->nla_type |= NLA_F_NESTED;
+		len = 0;
+		for (i = 0, inner = below(4); i < inner; i++)
+			len += fz_random_attr(m, off + 4 + len, room - 4 - len,
+					      depth + 1);
+	} else {
+		if (len > room - 8)
+			len = room - 8;
+		for (i = 0; i < len; i++)
+			m[off + 4 + i] = below(4) ? (char)rnd() :
+					 "\0\377\177\200"[below(4)];
+	}
+	a->nla_len = 4 + len;
+	return MNL_ALIGN(a->nla_len);
+}
+
+static void fz_mutate(struct nlmsghdr *nlh)
+{
+	char *m = (char *)nlh;
+	unsigned int len = nlh->nlmsg_len, at[64], n, k, i, j;
+	const unsigned int body = NLMSG_HDRLEN + GENL_HDRLEN;
+	struct genlmsghdr *g = (void *)(m + NLMSG_HDRLEN);
+	struct nlattr *a;
+
+	n = fz_attrs(m, body, len, at, 0, 64);
+	switch (below(10)) {
+	case 0:		/* flip bits */
+		for (k = 1 + below(4); k--;)
+			if (len > NLMSG_HDRLEN)
+				m[NLMSG_HDRLEN + below(len - NLMSG_HDRLEN)] ^= 1 << below(8);
+		break;
+	case 1:		/* an interesting byte */
+		if (len > NLMSG_HDRLEN)
+			m[NLMSG_HDRLEN + below(len - NLMSG_HDRLEN)] =
+				"\0\1\377\177\200\040"[below(6)];
+		break;
+	case 2:		/* an attribute's length */
+		if (n) {
+			static const uint16_t lens[] = { 0, 1, 3, 4, 5, 8, 0xffff };
+
+			a = (void *)(m + at[below(n)]);
+			a->nla_len = below(2) ? lens[below(7)] :
+				     a->nla_len + (int)below(9) - 4;
+		}
+		break;
+	case 3:		/* an attribute's type */
+		if (n) {
+			a = (void *)(m + at[below(n)]);
+			a->nla_type = below(4) ? below(MAGNET_A_MAX + 4) :
+				      a->nla_type ^ (below(2) ? NLA_F_NESTED :
+						     NLA_F_NET_BYTEORDER);
+		}
+		break;
+	case 4:		/* cut short */
+		len = NLMSG_HDRLEN + below(len - NLMSG_HDRLEN);
+		break;
+	case 5:		/* random attributes added */
+		for (k = 1 + below(3); k--;)
+			len += fz_random_attr(m, len, FZ_MSG_MAX - len, 0);
+		break;
+	case 6:		/* an attribute repeated */
+		if (n) {
+			a = (void *)(m + at[below(n)]);
+			i = MNL_ALIGN(a->nla_len);
+			for (k = 1 + below(3); k-- && len + i < FZ_MSG_MAX;) {
+				memmove(m + len, a, i);
+				len += i;
+			}
+		}
+		break;
+	case 7:		/* an attribute removed (its nest keeps its length) */
+		if (n) {
+			i = at[below(n)];
+			a = (void *)(m + i);
+			j = MNL_ALIGN(a->nla_len);
+			if (i + j <= len) {
+				memmove(m + i, m + i + j, len - i - j);
+				len -= j;
+			}
+		}
+		break;
+	case 8:		/* another command */
+		g->cmd = below(8) ? below(MAGNET_CMD_MAX + 4) : rnd();
+		break;
+	default:	/* another version, or flags */
+		if (below(2))
+			g->version = rnd();
+		else
+			nlh->nlmsg_flags ^= 1 << below(12);
+		break;
+	}
+	nlh->nlmsg_len = len;
+	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+}
+
+/* A message of random attributes, with a command of the family or not. */
+static struct nlmsghdr *fz_random(char *buf)
+{
+	struct nlmsghdr *nlh = genl_start(buf, family_id,
+					  below(MAGNET_CMD_MAX + 3),
+					  NLM_F_ACK | (below(4) ? 0 : NLM_F_DUMP));
+	unsigned int k;
+
+	for (k = below(7); k--;)
+		nlh->nlmsg_len += fz_random_attr(buf, nlh->nlmsg_len,
+						 FZ_MSG_MAX - nlh->nlmsg_len, 0);
+	return nlh;
+}
+
+/* The configuration, as text, and how many objects of each kind. */
+struct fz_config {
+	char text[SNAP_MAX];
+	int buffers, probes, filters;
+};
+
+static void cfg_copy(struct fz_config *to, const struct fz_config *from)
+{
+	to->buffers = from->buffers;
+	to->probes = from->probes;
+	to->filters = from->filters;
+	memcpy(to->text, from->text, strlen(from->text) + 1);
+}
+
+static int lines_of(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void fz_config(struct fz_config *c)
+{
+	static char part[SNAP_MAX];
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	static const uint8_t cmds[] = { MAGNET_CMD_BUFFER_GET,
+		MAGNET_CMD_PROBE_GET, MAGNET_CMD_FILTER_GET };
+	int *counts[] = { &c->buffers, &c->probes, &c->filters };
+	size_t i;
+
+	c->text[0] = '\0';
+	for (i = 0; i < 3; i++) {
+		struct reply r = { .on_msg = snap_msg, .ctx = part };
+
+		part[0] = '\0';
+		transact(genl_start(buf, family_id, cmds[i], NLM_F_DUMP), &r);
+		if (r.err)
+			check(false, "fuzz: configuration dump %zu: %s", i,
+			      strerror(r.err));
+		*counts[i] = lines_of(part);
+		if (strlen(c->text) + strlen(part) < sizeof(c->text))
+			strcat(c->text, part);
+	}
+}
+
+/* Would @nlh change the protected probe @keep_id, or buffer @keep_buf? */
+static bool fz_touches(const struct nlmsghdr *nlh, uint16_t keep_id,
+		       const char *keep_name, const char *keep_buf)
+{
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+	const char *m = (const char *)nlh;
+	unsigned int at[64], n, i;
+
+	if (g->cmd != MAGNET_CMD_PROBE_DEL && g->cmd != MAGNET_CMD_PROBE_SET &&
+	    g->cmd != MAGNET_CMD_BUFFER_DEL)
+		return false;
+	n = fz_attrs(m, NLMSG_HDRLEN + GENL_HDRLEN, nlh->nlmsg_len, at, 0, 64);
+	for (i = 0; i < n; i++) {
+		const struct nlattr *a = (const void *)(m + at[i]);
+		unsigned int plen = a->nla_len - 4;
+		const char *p = (const char *)(a + 1);
+		uint16_t t = a->nla_type & NLA_TYPE_MASK;
+
+		if (t == MAGNET_A_PROBE_ID && plen >= 2 &&
+		    *(const uint16_t *)p == keep_id)
+			return true;
+		if ((t == MAGNET_A_PROBE_NAME &&
+		     !strncmp(p, keep_name, plen)) ||
+		    (t == MAGNET_A_BUFFER_NAME && !strncmp(p, keep_buf, plen)))
+			return true;
+	}
+	return false;
+}
+
+/* Every probe: hits = logged + filtered + sampled + lost (nothing firing). */
+static void stats_msg(const struct nlmsghdr *nlh, void *ctx)
+{
+	const struct nlattr *a, *s;
+	int *bad = ctx;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		uint64_t v[MAGNET_STAT_MAX + 1] = {};
+
+		if (mnl_attr_get_type(a) != MAGNET_A_PROBE_STATS)
+			continue;
+		mnl_attr_for_each_nested(s, a)
+			if (mnl_attr_get_type(s) <= MAGNET_STAT_MAX &&
+			    mnl_attr_get_payload_len(s) == 8)
+				v[mnl_attr_get_type(s)] = mnl_attr_get_u64(s);
+		if (v[MAGNET_STAT_HITS] != v[MAGNET_STAT_LOGGED] +
+		    v[MAGNET_STAT_FILTERED] + v[MAGNET_STAT_SAMPLED] +
+		    v[MAGNET_STAT_LOST]) {
+			printf("probe stats: hits %llu, logged %llu, filtered %llu, sampled %llu, lost %llu\n",
+			       (unsigned long long)v[MAGNET_STAT_HITS],
+			       (unsigned long long)v[MAGNET_STAT_LOGGED],
+			       (unsigned long long)v[MAGNET_STAT_FILTERED],
+			       (unsigned long long)v[MAGNET_STAT_SAMPLED],
+			       (unsigned long long)v[MAGNET_STAT_LOST]);
+			(*bad)++;
+		}
+	}
+}
+
+static int probe_stats_agree(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	int bad = 0;
+	struct reply r = { .on_msg = stats_msg, .ctx = &bad };
+
+	transact(genl_start(buf, family_id, MAGNET_CMD_PROBE_GET, NLM_F_DUMP), &r);
+	check(!r.err && !bad, "every probe: hits = logged + filtered + sampled + lost (%d disagree)",
+	      bad);
+	return failures ? 1 : 0;
+}
+
+/* Ids (probes, filters) and names (buffers) of the configuration. */
+struct fz_ids {
+	uint32_t probe[256], filter[256];
+	char buffer[64][MAGNET_NAME_LEN];
+	int probes, filters, buffers;
+};
+
+static void ids_msg(const struct nlmsghdr *nlh, void *ctx)
+{
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+	struct fz_ids *ids = ctx;
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		int t = mnl_attr_get_type(a);
+
+		if (g->cmd == MAGNET_CMD_FILTER_GET && t == MAGNET_A_FILTER_ID &&
+		    ids->filters < 256)
+			ids->filter[ids->filters++] = mnl_attr_get_u32(a);
+		else if (g->cmd == MAGNET_CMD_PROBE_GET && t == MAGNET_A_PROBE_ID &&
+			 ids->probes < 256)
+			ids->probe[ids->probes++] = mnl_attr_get_u16(a);
+		else if (g->cmd == MAGNET_CMD_BUFFER_GET &&
+			 t == MAGNET_A_BUFFER_NAME && ids->buffers < 64)
+			snprintf(ids->buffer[ids->buffers++], MAGNET_NAME_LEN,
+				 "%s", mnl_attr_get_str(a));
+	}
+}
+
+static void fz_ids(struct fz_ids *ids)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct reply r = { .on_msg = ids_msg, .ctx = ids };
+
+	memset(ids, 0, sizeof(*ids));
+	transact(genl_start(buf, family_id, MAGNET_CMD_FILTER_GET, NLM_F_DUMP), &r);
+	transact(genl_start(buf, family_id, MAGNET_CMD_PROBE_GET, NLM_F_DUMP), &r);
+	transact(genl_start(buf, family_id, MAGNET_CMD_BUFFER_GET, NLM_F_DUMP), &r);
+}
+
+static bool has_id(const uint32_t *v, int n, uint32_t id)
+{
+	while (n--)
+		if (v[n] == id)
+			return true;
+	return false;
+}
+
+/* Remove what is not in @before: filters, probes, then buffers. */
+static int fz_cleanup(const struct fz_ids *before)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct fz_ids now;
+	struct nlmsghdr *nlh;
+	struct reply r = {};
+	int i, j, bad = 0;
+
+	fz_ids(&now);
+	for (i = 0; i < now.filters; i++) {
+		if (has_id(before->filter, before->filters, now.filter[i]))
+			continue;
+		nlh = genl_start(buf, family_id, MAGNET_CMD_FILTER_DEL, NLM_F_ACK);
+		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_ID, now.filter[i]);
+		transact(nlh, &r);
+		/* Removing a probe's last... no: a rule goes with its probe. */
+		bad += r.err && r.err != ENOENT;
+	}
+	for (i = 0; i < now.probes; i++) {
+		if (has_id(before->probe, before->probes, now.probe[i]))
+			continue;
+		nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_DEL, NLM_F_ACK);
+		mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, now.probe[i]);
+		transact(nlh, &r);
+		bad += !!r.err;
+	}
+	for (i = 0; i < now.buffers; i++) {
+		bool old = false;
+
+		for (j = 0; j < before->buffers; j++)
+			old |= !strcmp(before->buffer[j], now.buffer[i]);
+		if (old)
+			continue;
+		nlh = genl_start(buf, family_id, MAGNET_CMD_BUFFER_DEL, NLM_F_ACK);
+		mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, now.buffer[i]);
+		transact(nlh, &r);
+		bad += !!r.err;
+	}
+	return bad;
+}
+
+static bool is_change(uint8_t cmd)
+{
+	return cmd == MAGNET_CMD_BUFFER_NEW || cmd == MAGNET_CMD_BUFFER_DEL ||
+	       cmd == MAGNET_CMD_PROBE_NEW || cmd == MAGNET_CMD_PROBE_DEL ||
+	       cmd == MAGNET_CMD_PROBE_SET || cmd == MAGNET_CMD_FILTER_NEW ||
+	       cmd == MAGNET_CMD_FILTER_DEL;
+}
+
+/* Did the accepted change @cmd move the counts from @a to @b as it should? */
+static bool change_agrees(uint8_t cmd, const struct fz_config *a,
+			  const struct fz_config *b)
+{
+	switch (cmd) {
+	case MAGNET_CMD_BUFFER_NEW:
+		return b->buffers == a->buffers + 1 && b->probes == a->probes;
+	case MAGNET_CMD_BUFFER_DEL:
+		return b->buffers == a->buffers - 1 && b->probes == a->probes;
+	case MAGNET_CMD_PROBE_NEW:
+		return b->probes == a->probes + 1 && b->buffers == a->buffers &&
+		       b->filters == a->filters;
+	case MAGNET_CMD_PROBE_DEL:
+		/* its rules go with it */
+		return b->probes == a->probes - 1 && b->buffers == a->buffers &&
+		       b->filters <= a->filters;
+	case MAGNET_CMD_PROBE_SET:
+		return b->probes == a->probes && b->buffers == a->buffers &&
+		       b->filters == a->filters;
+	case MAGNET_CMD_FILTER_NEW:
+		return b->filters == a->filters + 1 && b->probes == a->probes;
+	case MAGNET_CMD_FILTER_DEL:
+		return b->filters == a->filters - 1 && b->probes == a->probes;
+	}
+	return false;
+}
+
+static int fuzz(long n, uint64_t seed, const char *keep_probe,
+		const char *keep_buffer)
+{
+	static struct fz_config expect, now, before;
+	char buf[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(8)));
+	long i, accepted = 0, rejected = 0, skipped = 0, silent = 0;
+	long changes = 0, disagree = 0, drift = 0, since = 0;
+	uint16_t keep_id = probe_id_of(keep_probe);
+	struct fz_ids ids;
+	struct timeval tv = { .tv_sec = 5 };
+	struct timespec t0, t1;
+
+	fz_rng = seed ? seed : 1;
+	setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	check(keep_id != 0, "fuzz: probe %s (id %u) keeps firing throughout",
+	      keep_probe, keep_id);
+	fz_ids(&ids);
+	fz_config(&before);
+	cfg_copy(&expect, &before);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++) {
+		struct nlmsghdr *nlh;
+		struct reply r = {};
+		uint8_t cmd;
+
+		memset(buf, 0, FZ_MSG_MAX);
+		nlh = below(10) < 3 ? fz_random(buf) : fz_valid(buf);
+		for (int k = below(4) ? 1 + below(3) : 0; k--;)
+			fz_mutate(nlh);
+		cmd = ((struct genlmsghdr *)mnl_nlmsg_get_payload(nlh))->cmd;
+		if (nlh->nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN &&
+		    fz_touches(nlh, keep_id, keep_probe, keep_buffer)) {
+			skipped++;
+			continue;
+		}
+		transact(nlh, &r);
+		if (r.err == EAGAIN || r.err == EWOULDBLOCK) {
+			if (!silent++)
+				printf("message %ld (command %u, %u bytes) got no answer\n",
+				       i, cmd, nlh->nlmsg_len);
+			continue;
+		}
+		if (r.err) {
+			rejected++;
+		} else {
+			accepted++;
+			if (nlh->nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN &&
+			    is_change(cmd)) {
+				changes++;
+				fz_config(&now);
+				if (!change_agrees(cmd, &expect, &now) && !disagree++)
+					printf("message %ld: accepted command %u moved buffers %d->%d, probes %d->%d, filters %d->%d\n",
+					       i, cmd, expect.buffers, now.buffers,
+					       expect.probes, now.probes,
+					       expect.filters, now.filters);
+				cfg_copy(&expect, &now);
+				since = 0;
+				continue;
+			}
+		}
+		if (++since >= FZ_CHECK_EVERY) {
+			since = 0;
+			fz_config(&now);
+			if (strcmp(now.text, expect.text)) {
+				if (!drift++)
+					printf("the configuration changed without an accepted change, by message %ld or one of the %d before:\nexpected:\n%snow:\n%s",
+					       i, FZ_CHECK_EVERY, expect.text, now.text);
+				cfg_copy(&expect, &now);
+			}
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fz_config(&now);
+	drift += strcmp(now.text, expect.text) != 0;
+	check(!silent, "fuzz: every message answered (%ld not)", silent);
+	check(!disagree, "fuzz: %ld accepted changes, each moved the listing as it should (%ld did not)",
+	      changes, disagree);
+	check(!drift, "fuzz: rejected messages changed nothing (%ld windows changed)", drift);
+	printf("fuzz: %ld messages in %.1f s (seed %llu): %ld accepted, %ld rejected, %ld not sent (would change %s or %s)\n",
+	       n, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+	       (unsigned long long)seed, accepted, rejected, skipped,
+	       keep_probe, keep_buffer);
+	check(rejected > n / 4 && accepted > n / 100,
+	      "fuzz: a mix of accepted (%ld) and rejected (%ld) requests", accepted, rejected);
+	check(!fz_cleanup(&ids), "fuzz: everything it created removed");
+	fz_config(&now);
+	check(!strcmp(now.text, before.text),
+	      "fuzz: configuration as before the run (%d buffers, %d probes, %d filters)",
+	      now.buffers, now.probes, now.filters);
+	if (strcmp(now.text, before.text))
+		printf("before:\n%snow:\n%s", before.text, now.text);
+	return failures ? 1 : 0;
+}
+
 /* --- churn -------------------------------------------------------------------- */
 
 
@@ -904,7 +1603,8 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr,
-			"usage: magnet-nltest badinput | unpriv | faults | churn N SYMBOL\n");
+			"usage: magnet-nltest badinput | unpriv | faults | churn N SYMBOL |\n"
+			"       fuzz N SEED PROBE BUFFER | probestats\n");
 		return 2;
 	}
 	open_family();
@@ -916,6 +1616,11 @@ int main(int argc, char **argv)
 		return fault_sweep();
 	if (!strcmp(argv[1], "churn") && argc == 4)
 		return churn(atol(argv[2]), argv[3]);
+	if (!strcmp(argv[1], "fuzz") && argc == 6)
+		return fuzz(atol(argv[2]), strtoull(argv[3], NULL, 0), argv[4],
+			    argv[5]);
+	if (!strcmp(argv[1], "probestats"))
+		return probe_stats_agree();
 	fprintf(stderr, "magnet-nltest: unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -1373,8 +1373,53 @@ static int cmd_spin(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * insmod-nth N MODULE [PARAMS]: load MODULE with the Nth fault point of
+ * the load (fail-nth: slab allocations, user copies, ...) failing, and
+ * print "injected" or "not-reached" (N is beyond the load's fault
+ * points), then "loaded" or the load's error. Exit 0 if it loaded.
+ */
+static int cmd_insmod_nth(int argc, char **argv)
+{
+	char num[16] = "";
+	int nth_fd, mod_fd, err;
+	bool hit;
+	ssize_t n;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: magnet-test insmod-nth N MODULE [PARAMS]\n");
+		return 2;
+	}
+	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	mod_fd = open(argv[2], O_RDONLY);
+	if (nth_fd < 0 || mod_fd < 0) {
+		perror("magnet-test: insmod-nth");
+		return 2;
+	}
+	/* The number is copied in before the countdown starts. */
+	if (pwrite(nth_fd, argv[1], strlen(argv[1]), 0) < 0) {
+		perror("magnet-test: arming fail-nth");
+		return 2;
+	}
+	err = syscall(SYS_finit_module, mod_fd, argc > 3 ? argv[3] : "", 0) ?
+	      errno : 0;
+	/*
+	 * What is left of the countdown: 0 if the fault was injected; a read
+	 * that fails (EFAULT) ended it on its own copy-out, not the load.
+	 */
+	n = pread(nth_fd, num, sizeof(num) - 1, 0);
+	hit = n > 0 && atoi(num) == 0;
+	if (pwrite(nth_fd, "0", 1, 0) < 0 && errno != EFAULT)
+		perror("magnet-test: disarming fail-nth");
+	printf("%s %s\n", hit ? "injected" : "not-reached",
+	       err ? strerror(err) : "loaded");
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "insmod-nth"))
+		return cmd_insmod_nth(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "syscalls"))
 		return cmd_syscalls(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "spin"))
@@ -1411,6 +1456,7 @@ int main(int argc, char **argv)
 		"       magnet-test kreader [BUFFER [RUN ARGS]]\n"
 		"       magnet-test format\n"
 		"       magnet-test syscalls N [RATE]\n"
-		"       magnet-test spin SECONDS\n");
+		"       magnet-test spin SECONDS\n"
+		"       magnet-test insmod-nth N MODULE [PARAMS]\n");
 	return 2;
 }
