@@ -183,6 +183,18 @@ magnetctl probe add x kprobe magnet_no_such_symbol 2> /tmp/err.txt
 check "magnetctl prints the kernel's message" grep -q 'no such symbol' /tmp/err.txt
 magnetctl probe del nl_keep
 
+# --- owned objects ---------------------------------------------------------------------------
+# Buffers and probes made with MAGNET_A_OWNED go when the socket that made
+# them closes; a buffer another probe still logs into stays.
+check "owned objects made and listed as owned" run_nl magnet-nltest owned
+check "its socket closed: the owned probe is gone" sh -c '! magnetctl probe show own_p 2> /dev/null'
+check "... the owned buffer too" sh -c '! magnetctl buffer list | grep -q "^ *own_b "'
+check "... but not the owned buffer a probe still logs into" sh -c 'magnetctl buffer list | grep -q "^ *own_k "'
+check "... nor that probe" magnetctl probe show keep_p
+check_fails "no kprobe left on the owned probe's function" grep -q 'sys_fsync' $DBG/kprobes/list
+magnetctl probe del keep_p
+check "the buffer left behind can be removed" magnetctl buffer del own_k
+
 # --- churn under load, then unload -----------------------------------------------------------
 # The load probe has a buffer of its own, so its counters can be held
 # against what its reader got: the records and the losses in the stream.
