@@ -179,6 +179,9 @@ magnetctl probe del nl_rx
 check "unprivileged: refused, nothing changed" run_nl su nobody -s /bin/sh -c "/magnet/bin/magnet-nltest unpriv"
 su nobody -s /bin/sh -c "/magnet/bin/magnetctl probe del nl_keep" 2> /tmp/err.txt
 check "magnetctl as nobody: EPERM with the reason" grep -q 'CAP_NET_ADMIN' /tmp/err.txt
+su nobody -s /bin/sh -c "/magnet/bin/magnet-read -N -q" > /dev/null 2> /tmp/err.txt
+check "nobody cannot read records" grep -q 'Permission denied' /tmp/err.txt
+check_fails "nor the control files" su nobody -s /bin/sh -c "cat $DBG/magnet/control/stats" 2> /dev/null
 magnetctl probe add x kprobe magnet_no_such_symbol 2> /tmp/err.txt
 check "magnetctl prints the kernel's message" grep -q 'no such symbol' /tmp/err.txt
 magnetctl probe del nl_keep
