@@ -132,6 +132,7 @@ static const enum mnl_attr_data_type magnet_attr_types[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_FILTER_TYPE]		= MNL_TYPE_NUL_STRING,
 	[MAGNET_A_FILTER_CONFIG]	= MNL_TYPE_NESTED,
 	[MAGNET_A_FILTER_STATS]		= MNL_TYPE_NESTED,
+	[MAGNET_A_OWNED]		= MNL_TYPE_FLAG,
 };
 
 static const enum mnl_attr_data_type stat_attr_types[MAGNET_STAT_MAX + 1] = {
