@@ -224,23 +224,37 @@ static struct magnet_ruleset *ruleset_of(struct magnet_event *ev)
 }
 
 /*
+ * A rule list of @count rules, for adding one. noinline: a fault-injection
+ * point (fail_function) that only adding goes through.
+ */
+static noinline struct magnet_ruleset *ruleset_alloc_for_add(unsigned int count)
+{
+	struct magnet_ruleset *rs;
+
+	return kzalloc(struct_size(rs, rules, count), GFP_KERNEL);
+}
+
+ALLOW_ERROR_INJECTION(ruleset_alloc_for_add, NULL);
+
+/*
  * Publish @ev's rule list with @add appended and/or @del left out. The old
  * list is freed after a grace period; the caller waits for one before
- * freeing @del. noinline: a fault-injection point (fail_function).
+ * freeing @del.
  */
-static noinline int ruleset_replace(struct magnet_event *ev,
-				    struct magnet_filter_rule *add,
-				    struct magnet_filter_rule *del)
+static int ruleset_replace(struct magnet_event *ev,
+			   struct magnet_filter_rule *add,
+			   struct magnet_filter_rule *del)
 {
 	struct magnet_ruleset *old = ruleset_of(ev), *new = NULL;
 	unsigned int n = old ? old->count : 0, i;
-	/* Taking a rule out must not fail: it undoes and unloads. */
-	gfp_t gfp = add ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL;
 
 	if (add && n >= MAGNET_FILTER_RULES_MAX)
 		return -ENOSPC;
 	if (n + !!add - (del ? 1 : 0) > 0) {
-		new = kzalloc(struct_size(new, rules, n + 1), gfp);
+		/* Taking a rule out must not fail: it undoes and unloads. */
+		new = add ? ruleset_alloc_for_add(n + 1) :
+			    kzalloc(struct_size(new, rules, n + 1), GFP_KERNEL |
+				    __GFP_NOFAIL);
 		if (!new)
 			return -ENOMEM;
 		for (i = 0; i < n; i++)
@@ -262,8 +276,6 @@ static noinline int ruleset_replace(struct magnet_event *ev,
 		kfree_rcu(old, rcu);
 	return 0;
 }
-
-ALLOW_ERROR_INJECTION(ruleset_replace, ERRNO);
 
 static void rule_free(struct magnet_filter_rule *r)
 {

@@ -123,12 +123,12 @@ if [ -d $FF ]; then
 	inject hook_register $ENOMEM 1 "tracepoint add" -- \
 		magnetctl probe add fx_tp tracepoint sched_process_exec
 	magnetctl probe del fx_tp
-	inject ruleset_replace $ENOMEM 1 "filter rule add" -- \
+	inject ruleset_alloc_for_add 0 1 "filter rule add" -- \
 		magnetctl filter add fx_rx tgid 1
 	magnetctl filter del "$(magnetctl -j filter list | sed -n 's/.*"id":\([0-9]*\),"probe_id".*/\1/p' | tail -n 1)"
 	# A correlating rule spans two probes: the second fails, the first
 	# is undone.
-	inject ruleset_replace $ENOMEM 2 "correlating rule add (its second probe)" -- \
+	inject ruleset_alloc_for_add 0 2 "correlating rule add (its second probe)" -- \
 		magnetctl filter add fx_rx correlate end fx_tx
 	magnetctl probe del fx_tx
 	magnetctl probe del fx_rx
