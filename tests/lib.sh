@@ -71,6 +71,17 @@ best_ns_per_call() {
 	echo "$b"
 }
 
+# bench_tracefs: for the benchmarks, tracefs at $T and no command-name
+# recording. That option hooks sched_switch whenever an event is enabled
+# and unhooks it when the last is disabled, and patching that hot site
+# while the other vCPU switches can livelock under TCG (seen once as a
+# soft lockup in trace-cmd's shutdown).
+bench_tracefs() {
+	T=/sys/kernel/tracing
+	mount -t tracefs nodev $T 2>/dev/null
+	echo 0 > $T/options/record-cmd
+}
+
 # artifact FILE [NAME]: hand FILE to the host, for tests/suites/SUITE.host
 # (vm-run puts it in build/<release>/artifacts/SUITE/NAME).
 artifact() {

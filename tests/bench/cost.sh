@@ -11,14 +11,7 @@
 N=${BENCH_N:-200000}
 R=${BENCH_RUNS:-5}
 SYM=__x64_sys_getppid
-T=/sys/kernel/tracing
-mount -t tracefs nodev $T 2>/dev/null
-# No command-name recording: it hooks sched_switch whenever an event is
-# enabled and unhooks it when the last is disabled, and patching that hot
-# site while the other vCPU switches can livelock under TCG (seen once as
-# a soft lockup in trace-cmd's shutdown). magnet's own sched probes are
-# not used here either.
-echo 0 > $T/options/record-cmd
+bench_tracefs	# (magnet's own sched probes are not used either)
 unload_all
 # Overwrite mode, as ftrace's buffers: when the reader falls behind, every
 # event still pays for being written (in drop mode a full buffer would

@@ -10,9 +10,7 @@
 N=${BENCH_N:-200000}
 R=${BENCH_RUNS:-5}
 SYM=__x64_sys_getppid
-T=/sys/kernel/tracing
-mount -t tracefs nodev $T 2>/dev/null
-echo 0 > $T/options/record-cmd	# see cost.sh
+bench_tracefs
 unload_all
 load_magnet buffers=default:4M:overwrite
 

@@ -13,10 +13,8 @@
 . /magnet/lib.sh
 
 SYM=__x64_sys_getppid
-T=/sys/kernel/tracing
 HDR=40		# magnet's record header
-mount -t tracefs nodev $T 2>/dev/null
-echo 0 > $T/options/record-cmd	# see cost.sh
+bench_tracefs
 unload_all
 # Drop mode: what the reader cannot take is lost, and counted.
 load_magnet buffers=default:4M
