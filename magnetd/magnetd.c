@@ -495,6 +495,11 @@ int main(int argc, char **argv)
 	}
 	journal = getenv("JOURNAL_STREAM") != NULL;
 	nl_progname = "magnetd";
+	/*
+	 * What magnetd installs belongs to its netlink socket: if it is
+	 * killed, the kernel removes it, and a restart finds the names free.
+	 */
+	nl_own_objects(true);
 	d->cfg = config_load(d->config_file, err, sizeof(err));
 	if (!d->cfg) {
 		fputs(err, stderr);

@@ -199,16 +199,21 @@ static struct magnet_buffer *buffer_create_locked(const char *name,
  * @ring_size:	bytes per CPU
  * @mode:	what a full ring does
  *
+ * @owner_portid: netlink socket the buffer belongs to (removed when it
+ *		closes, see magnet_buffers_release()), or 0
+ *
  * Return: 0, -EINVAL (bad name or size), -EEXIST (name in use), -E2BIG
  * (beyond max_memory_mb) or -ENOMEM.
  */
 int magnet_buffer_create(const char *name, unsigned long ring_size,
-			 enum magnet_full_mode mode)
+			 enum magnet_full_mode mode, u32 owner_portid)
 {
 	struct magnet_buffer *buf;
 
 	mutex_lock(&magnet_buffers_lock);
 	buf = buffer_create_locked(name, ring_size, mode);
+	if (!IS_ERR(buf))
+		buf->owner_portid = owner_portid;
 	mutex_unlock(&magnet_buffers_lock);
 	return PTR_ERR_OR_ZERO(buf);
 }
@@ -234,6 +239,26 @@ int magnet_buffer_remove(const char *name)
 		magnet_buffer_destroy(buf);
 	mutex_unlock(&magnet_buffers_lock);
 	return err;
+}
+
+/*
+ * Remove the buffers netlink socket @portid owned (it has closed), but
+ * those probes of others still log into: they stay, owned by no one.
+ */
+void magnet_buffers_release(u32 portid)
+{
+	struct magnet_buffer *buf, *tmp;
+
+	mutex_lock(&magnet_buffers_lock);
+	list_for_each_entry_safe(buf, tmp, &magnet_buffers, node) {
+		if (buf->owner_portid != portid)
+			continue;
+		if (buf->events)
+			buf->owner_portid = 0;
+		else
+			magnet_buffer_destroy(buf);
+	}
+	mutex_unlock(&magnet_buffers_lock);
 }
 
 /*

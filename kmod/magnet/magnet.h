@@ -118,6 +118,7 @@ struct magnet_buffer {
 	unsigned long reader_busy;
 	bool dead;
 	unsigned int events;
+	u32 owner_portid;	/* MAGNET_A_OWNED: its socket, else 0 */
 
 	struct kref ref;
 	struct list_head node;
@@ -212,6 +213,7 @@ struct magnet_event {
 	const struct magnet_event_ops *ops;
 	void *priv;
 	struct module *owner;
+	u32 owner_portid;	/* MAGNET_A_OWNED: its socket, else 0 */
 	char name[MAGNET_NAME_MAX];
 };
 
@@ -227,6 +229,7 @@ struct magnet_probe_spec {
 	u32 snaplen;
 	bool enabled;
 	bool notify;
+	u32 owner_portid;
 };
 
 /* ring.c */
@@ -247,8 +250,9 @@ extern unsigned long magnet_memory_limit;
 bool magnet_name_valid(const char *name);
 bool magnet_buffer_size_valid(unsigned long ring_size);
 int magnet_buffer_create(const char *name, unsigned long ring_size,
-			 enum magnet_full_mode mode);
+			 enum magnet_full_mode mode, u32 owner_portid);
 int magnet_buffer_remove(const char *name);
+void magnet_buffers_release(u32 portid);
 struct magnet_buffer *magnet_buffer_get_for_event(const char *name);
 void magnet_buffer_put_for_event(struct magnet_buffer *buf);
 void magnet_buffer_destroy(struct magnet_buffer *buf);
@@ -326,6 +330,7 @@ struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 					 struct netlink_ext_ack *extack);
 void magnet_probe_destroy(struct magnet_event *ev);
 void magnet_probes_destroy_all(void);
+void magnet_probes_release(u32 portid);
 const char *magnet_probe_target(struct magnet_event *ev);
 const struct magnet_predef *magnet_probe_predef(struct magnet_event *ev);
 void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg);

@@ -71,6 +71,7 @@ static const struct nla_policy buffer_new_policy[MAGNET_A_MAX + 1] = {
 						       &buffer_size_range),
 	[MAGNET_A_BUFFER_MODE] = NLA_POLICY_MAX(NLA_U8,
 						MAGNET_BUFFER_OVERWRITE),
+	[MAGNET_A_OWNED] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy probe_get_policy[MAGNET_A_MAX + 1] = {
@@ -93,6 +94,7 @@ static const struct nla_policy probe_new_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_PROBE_SNAPLEN] = POL_SNAPLEN,
 	[MAGNET_A_PROBE_ENABLED] = POL_FLAG_U8,
 	[MAGNET_A_PROBE_NOTIFY] = POL_FLAG_U8,
+	[MAGNET_A_OWNED] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy probe_set_policy[MAGNET_A_MAX + 1] = {
@@ -151,6 +153,12 @@ static const struct nla_policy no_attr_policy[MAGNET_A_MAX + 1] = {
 	__present;							\
 })
 
+/* MAGNET_A_OWNED: the requesting socket, which the object will belong to. */
+static u32 owner_of(struct genl_info *info)
+{
+	return nla_get_flag(info->attrs[MAGNET_A_OWNED]) ? info->snd_portid : 0;
+}
+
 /* The probe a request names by MAGNET_A_PROBE_ID or MAGNET_A_PROBE_NAME. */
 static struct magnet_event *probe_lookup(struct genl_info *info)
 {
@@ -195,7 +203,8 @@ static int fill_buffer(struct sk_buff *skb, struct magnet_buffer *buf,
 	    nla_put_u32(skb, MAGNET_A_BUFFER_MAX_RECORD, buf->max_record) ||
 	    nla_put_u32(skb, MAGNET_A_BUFFER_PROBES, buf->events) ||
 	    (test_bit(0, &buf->reader_busy) &&
-	     nla_put_flag(skb, MAGNET_A_BUFFER_READER))) {
+	     nla_put_flag(skb, MAGNET_A_BUFFER_READER)) ||
+	    (buf->owner_portid && nla_put_flag(skb, MAGNET_A_OWNED))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -292,7 +301,8 @@ static int buffer_new_doit(struct sk_buff *skb, struct genl_info *info)
 	err = magnet_buffer_create(nla_data(name), size,
 				   mode && nla_get_u8(mode) ==
 				   MAGNET_BUFFER_OVERWRITE ?
-				   MAGNET_FULL_OVERWRITE : MAGNET_FULL_DROP);
+				   MAGNET_FULL_OVERWRITE : MAGNET_FULL_DROP,
+				   owner_of(info));
 	if (err == -EEXIST)
 		NL_SET_ERR_MSG_ATTR(info->extack, name,
 				    "a buffer of that name exists");
@@ -383,7 +393,8 @@ static int fill_probe(struct sk_buff *skb, struct magnet_event *ev, u8 cmd,
 	     nla_put_u8(skb, MAGNET_A_PROBE_NOTIFY, ev->notify) ||
 	     nla_put_u32(skb, MAGNET_A_SAMPLE_EVERY, ev->sample_every) ||
 	     nla_put_u64_64bit(skb, MAGNET_A_SAMPLE_INTERVAL,
-			       ev->sample_interval, MAGNET_A_PAD)))
+			       ev->sample_interval, MAGNET_A_PAD) ||
+	     (ev->owner_portid && nla_put_flag(skb, MAGNET_A_OWNED))))
 		goto cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -501,6 +512,7 @@ static int probe_new_doit(struct sk_buff *skb, struct genl_info *info)
 		spec.enabled = nla_get_u8(a[MAGNET_A_PROBE_ENABLED]);
 	if (a[MAGNET_A_PROBE_NOTIFY])
 		spec.notify = nla_get_u8(a[MAGNET_A_PROBE_NOTIFY]);
+	spec.owner_portid = owner_of(info);
 
 	mutex_lock(&magnet_events_lock);
 	ev = magnet_probe_create(&spec, info->extack);
@@ -941,12 +953,41 @@ static struct genl_family magnet_family __ro_after_init = {
 	.n_mcgrps = ARRAY_SIZE(magnet_mcgrps),
 };
 
+/*
+ * A netlink socket closed (its process exited, or was killed): remove
+ * what it owned, probes first, then the buffers they logged into.
+ */
+static int magnet_socket_closed(struct notifier_block *nb,
+				unsigned long state, void *ptr)
+{
+	struct netlink_notify *n = ptr;
+
+	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
+	    !n->portid || !net_eq(n->net, &init_net))
+		return NOTIFY_DONE;
+	magnet_probes_release(n->portid);
+	magnet_buffers_release(n->portid);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block magnet_socket_notifier = {
+	.notifier_call = magnet_socket_closed,
+};
+
 int magnet_netlink_init(void)
 {
-	return genl_register_family(&magnet_family);
+	int err = netlink_register_notifier(&magnet_socket_notifier);
+
+	if (err)
+		return err;
+	err = genl_register_family(&magnet_family);
+	if (err)
+		netlink_unregister_notifier(&magnet_socket_notifier);
+	return err;
 }
 
 void magnet_netlink_exit(void)
 {
 	genl_unregister_family(&magnet_family);
+	netlink_unregister_notifier(&magnet_socket_notifier);
 }

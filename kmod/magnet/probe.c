@@ -662,6 +662,7 @@ struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 	p->ev.object_type = predef ? predef->object_type : MAGNET_OBJECT_NONE;
 	p->ev.ops = &probe_ops;
 	p->ev.owner = THIS_MODULE;
+	p->ev.owner_portid = spec->owner_portid;
 
 	err = magnet_event_add(&p->ev, spec->buffer);
 	if (err) {
@@ -712,6 +713,23 @@ void magnet_probes_destroy_all(void)
 		else
 			pr_warn("event %s of module %s still registered\n",
 				ev->name, module_name(ev->owner));
+		if (id == MAGNET_EVENT_ID_MAX)
+			break;
+		id++;
+	}
+	mutex_unlock(&magnet_events_lock);
+}
+
+/* Remove the probes netlink socket @portid owned (it has closed). */
+void magnet_probes_release(u32 portid)
+{
+	struct magnet_event *ev;
+	u16 id = 1;
+
+	mutex_lock(&magnet_events_lock);
+	while ((ev = magnet_event_next(&id))) {
+		if (is_probe(ev) && ev->owner_portid == portid)
+			magnet_probe_destroy(ev);
 		if (id == MAGNET_EVENT_ID_MAX)
 			break;
 		id++;

@@ -17,6 +17,7 @@
  *                               none of which may remove or change PROBE or
  *                               remove BUFFER (the load and the reader's)
  *   magnet-nltest probestats    every probe's statistics add up
+ *   magnet-nltest owned         make owned and other objects (see owned())
  *   magnet-nltest faults        (fault-injection kernels) make the 1st, 2nd,
  *                               ... allocation of each kind of creating
  *                               request fail (/proc/thread-self/fail-nth):
@@ -937,6 +938,8 @@ static struct nlmsghdr *fz_valid(char *buf)
 		mnl_attr_put_u64(nlh, MAGNET_A_BUFFER_SIZE, 4096ULL << below(6));
 		if (below(2))
 			mnl_attr_put_u8(nlh, MAGNET_A_BUFFER_MODE, below(2));
+		if (below(4) == 0)
+			mnl_attr_put(nlh, MAGNET_A_OWNED, 0, NULL);
 		return nlh;
 	case 1:
 		nlh = genl_start(buf, family_id, MAGNET_CMD_BUFFER_DEL, NLM_F_ACK);
@@ -978,6 +981,8 @@ static struct nlmsghdr *fz_valid(char *buf)
 			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, below(3));
 		if (below(3) == 0)
 			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_NOTIFY, below(3));
+		if (below(4) == 0)
+			mnl_attr_put(nlh, MAGNET_A_OWNED, 0, NULL);
 		return nlh;
 	case 7:
 		nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_DEL, NLM_F_ACK);
@@ -1551,6 +1556,74 @@ static int fuzz(long n, uint64_t seed, const char *keep_probe,
 	return failures ? 1 : 0;
 }
 
+/* --- owned objects ------------------------------------------------------------- */
+
+static void owned_msg(const struct nlmsghdr *nlh, void *ctx)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+		if (mnl_attr_get_type(a) == MAGNET_A_OWNED)
+			*(bool *)ctx = true;
+}
+
+/* Does the listing of buffer or probe @name say it is owned? */
+static bool listed_owned(uint8_t cmd, uint16_t attr, const char *name)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	bool owned = false;
+	struct reply r = { .on_msg = owned_msg, .ctx = &owned };
+	struct nlmsghdr *nlh = genl_start(buf, family_id, cmd, NLM_F_ACK);
+
+	mnl_attr_put_strz(nlh, attr, name);
+	transact(nlh, &r);
+	return !r.err && owned;
+}
+
+/*
+ * Make, on this socket: buffer own_b and probe own_p (logging into it),
+ * both owned; buffer own_k, owned, and probe keep_p logging into it, not
+ * owned. The listing must say which are owned. When this program exits,
+ * its socket closes: own_p and own_b go, own_k stays for keep_p (see
+ * tests/suites/probes.sh).
+ */
+static int owned(void)
+{
+	static const struct tcase make[] = {
+		{ "owned buffer", MAGNET_CMD_BUFFER_NEW, 0,
+		  { S(BUFFER_NAME, "own_b"), A(BUFFER_SIZE, U64, 65536),
+		    { MAGNET_A_OWNED, FLAG, 0, NULL } } },
+		{ "owned probe", MAGNET_CMD_PROBE_NEW, 0,
+		  { S(PROBE_NAME, "own_p"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+		    S(PROBE_TARGET, "__x64_sys_fsync"), S(BUFFER_NAME, "own_b"),
+		    { MAGNET_A_OWNED, FLAG, 0, NULL } } },
+		{ "owned buffer", MAGNET_CMD_BUFFER_NEW, 0,
+		  { S(BUFFER_NAME, "own_k"), A(BUFFER_SIZE, U64, 65536),
+		    { MAGNET_A_OWNED, FLAG, 0, NULL } } },
+		{ "probe", MAGNET_CMD_PROBE_NEW, 0,
+		  { S(PROBE_NAME, "keep_p"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+		    S(PROBE_TARGET, "__x64_sys_fdatasync"),
+		    S(BUFFER_NAME, "own_k") } },
+	};
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	size_t i;
+
+	for (i = 0; i < sizeof(make) / sizeof(make[0]); i++) {
+		struct reply r = {};
+
+		transact(build(buf, &make[i]), &r);
+		check(!r.err, "%s %s made (%s)", make[i].what, make[i].a[0].str,
+		      strerror(r.err));
+	}
+	check(listed_owned(MAGNET_CMD_BUFFER_GET, MAGNET_A_BUFFER_NAME, "own_b") &&
+	      listed_owned(MAGNET_CMD_BUFFER_GET, MAGNET_A_BUFFER_NAME, "own_k") &&
+	      listed_owned(MAGNET_CMD_PROBE_GET, MAGNET_A_PROBE_NAME, "own_p"),
+	      "the listing says own_b, own_k and own_p are owned");
+	check(!listed_owned(MAGNET_CMD_PROBE_GET, MAGNET_A_PROBE_NAME, "keep_p"),
+	      "and that keep_p is not");
+	return failures ? 1 : 0;
+}
+
 /* --- churn -------------------------------------------------------------------- */
 
 
@@ -1604,7 +1677,7 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		fprintf(stderr,
 			"usage: magnet-nltest badinput | unpriv | faults | churn N SYMBOL |\n"
-			"       fuzz N SEED PROBE BUFFER | probestats\n");
+			"       fuzz N SEED PROBE BUFFER | probestats | owned\n");
 		return 2;
 	}
 	open_family();
@@ -1621,6 +1694,8 @@ int main(int argc, char **argv)
 			    argv[5]);
 	if (!strcmp(argv[1], "probestats"))
 		return probe_stats_agree();
+	if (!strcmp(argv[1], "owned"))
+		return owned();
 	fprintf(stderr, "magnet-nltest: unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -1,7 +1,8 @@
 # Lifecycle under load: CYCLES (default 200) rounds of load, configure,
 # traffic with a reader attached, unload; a reader killed mid-read; a
 # buffer destroyed while it is read; a CPU taken offline and back while
-# events flow. A soak:
+# events flow; magnet-read -P and magnetd killed with SIGKILL (what they
+# made belongs to their netlink sockets, and goes with them). A soak:
 # tests/rig/vm-run with APPEND="CYCLES=5000".
 . /magnet/lib.sh
 
@@ -106,4 +107,59 @@ fi
 magnetctl probe del kp
 check "magnet unloads" rmmod magnet
 
+# --- programs killed with SIGKILL ---------------------------------------------------
+# What magnet-read -P and magnetd make belongs to their netlink socket
+# (MAGNET_A_OWNED): the kernel removes it when they die, however they die.
+load_magnet
+magnet-read -P udp-send -q > /dev/null 2>&1 &
+rd=$!
+wait_for 30 sh -c "magnetctl probe list | grep -q 'udp-send.dev-xmit'"
+check "magnet-read -P installed its probes" sh -c "magnetctl probe list | grep -q 'udp-send.dev-xmit'"
+kill -9 $rd
+wait $rd 2> /dev/null
+check "killed with SIGKILL, its probes are gone" \
+	wait_for 10 sh -c "! magnetctl probe list | grep -q 'udp-send\.'"
+
+S=/tmp/cyc-magnetd.sock
+cat > /tmp/cyc-magnetd.conf <<EOF
+socket {
+	path = "$S"
+}
+metrics {
+	interval = 1
+}
+buffer cycd {
+	size = 65536
+}
+probe calls {
+	buffer = cycd
+	kind = kprobe
+	target = "$SYM"
+}
+probe-set udp-send {
+	buffer = cycd
+}
+EOF
+magnetd -c /tmp/cyc-magnetd.conf > /tmp/cyc-magnetd.log 2>&1 &
+md=$!
+check "magnetd starts" wait_for 30 healthy
+probes=$(magnetctl probe list | sed 1d | wc -l)
+kill -9 $md
+wait $md 2> /dev/null
+check "magnetd killed with SIGKILL: its probes and buffer are gone" \
+	wait_for 10 sh -c "[ -z \"\$(magnetctl probe list)\" ] && ! magnetctl buffer list | grep -q '^ *cycd '"
+magnetd -c /tmp/cyc-magnetd.conf >> /tmp/cyc-magnetd.log 2>&1 &
+md=$!
+check "restarted, it is healthy" wait_for 30 healthy
+check "with its probes once ($probes)" \
+	[ "$(magnetctl probe list | sed 1d | wc -l)" -eq "$probes" -a "$probes" -gt 5 ]
+magnet-test syscalls 1000 > /dev/null
+counted() { [ "$(metric calls.count)" -ge 1000 ] 2> /dev/null; }
+check "and counts" wait_for 10 counted
+kill $md
+wait $md
+check "magnetd exits 0 on SIGTERM" [ $? -eq 0 ]
+check "leaving nothing behind" sh -c "[ -z \"\$(magnetctl probe list)\" ]"
+cat /tmp/cyc-magnetd.log | tail -5
+check "magnet unloads" rmmod magnet
 summary

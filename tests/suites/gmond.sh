@@ -182,10 +182,10 @@ sleep 3
 check "gmond is still running" kill -0 $G
 check "... logged once that magnetd is away" [ "$(grep -c 'cannot be reached' $GLOG)" -eq 1 ]
 check "... the counter keeps its value" gis magnet_v6_sends_count $((base + captured))
-# A killed magnetd leaves its probes and buffer behind: clear them.
-magnetctl probe del v6-sends 2>/dev/null
-magnetctl probe del-set udp-recv 2>/dev/null
-magnetctl buffer del net 2>/dev/null
+# What magnetd installed belonged to its netlink socket: the kernel has
+# removed it.
+check "... and its probes and buffer are gone with it" \
+	wait_for 10 sh -c '[ -z "$(magnetctl probe list)" ] && ! magnetctl buffer list | grep -q "^ *net "'
 check "magnetd restarted" start_magnetd
 check "magnet_health back to 1" wait_for 15 gis magnet_health 1
 check "... logged once that it is back" [ "$(grep -c "magnetd at $S is back$" $GLOG)" -eq 1 ]

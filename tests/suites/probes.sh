@@ -179,9 +179,24 @@ magnetctl probe del nl_rx
 check "unprivileged: refused, nothing changed" run_nl su nobody -s /bin/sh -c "/magnet/bin/magnet-nltest unpriv"
 su nobody -s /bin/sh -c "/magnet/bin/magnetctl probe del nl_keep" 2> /tmp/err.txt
 check "magnetctl as nobody: EPERM with the reason" grep -q 'CAP_NET_ADMIN' /tmp/err.txt
+su nobody -s /bin/sh -c "/magnet/bin/magnet-read -N -q" > /dev/null 2> /tmp/err.txt
+check "nobody cannot read records" grep -q 'Permission denied' /tmp/err.txt
+check_fails "nor the control files" su nobody -s /bin/sh -c "cat $DBG/magnet/control/stats" 2> /dev/null
 magnetctl probe add x kprobe magnet_no_such_symbol 2> /tmp/err.txt
 check "magnetctl prints the kernel's message" grep -q 'no such symbol' /tmp/err.txt
 magnetctl probe del nl_keep
+
+# --- owned objects ---------------------------------------------------------------------------
+# Buffers and probes made with MAGNET_A_OWNED go when the socket that made
+# them closes; a buffer another probe still logs into stays.
+check "owned objects made and listed as owned" run_nl magnet-nltest owned
+check "its socket closed: the owned probe is gone" sh -c '! magnetctl probe show own_p 2> /dev/null'
+check "... the owned buffer too" sh -c '! magnetctl buffer list | grep -q "^ *own_b "'
+check "... but not the owned buffer a probe still logs into" sh -c 'magnetctl buffer list | grep -q "^ *own_k "'
+check "... nor that probe" magnetctl probe show keep_p
+check_fails "no kprobe left on the owned probe's function" grep -q 'sys_fsync' $DBG/kprobes/list
+magnetctl probe del keep_p
+check "the buffer left behind can be removed" magnetctl buffer del own_k
 
 # --- churn under load, then unload -----------------------------------------------------------
 # The load probe has a buffer of its own, so its counters can be held

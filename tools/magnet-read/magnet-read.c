@@ -282,6 +282,8 @@ static int add_probes(const struct options *o)
 	uint32_t snaplen = o->snaplen >= MAGNET_RECORD_MAX ? 0 : o->snaplen;
 
 	nl_progname = PROG;
+	/* Gone with magnet-read, even if it is killed. */
+	nl_own_objects(true);
 	if (probeset_add(o->probe_sets, o->buffer, snaplen, true, &probes))
 		return -1;
 	probes_added = true;

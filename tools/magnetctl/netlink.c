@@ -31,6 +31,7 @@ static struct {
 	unsigned int seq;
 	uint16_t family;		/* 0 until resolved */
 	uint32_t notify_group;		/* 0: the family has none */
+	bool owned;			/* see nl_own_objects() */
 } nl;
 
 static char reply[REPLY_SIZE] __attribute__((aligned(8)));
@@ -131,6 +132,7 @@ static const enum mnl_attr_data_type magnet_attr_types[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_FILTER_TYPE]		= MNL_TYPE_NUL_STRING,
 	[MAGNET_A_FILTER_CONFIG]	= MNL_TYPE_NESTED,
 	[MAGNET_A_FILTER_STATS]		= MNL_TYPE_NESTED,
+	[MAGNET_A_OWNED]		= MNL_TYPE_FLAG,
 };
 
 static const enum mnl_attr_data_type stat_attr_types[MAGNET_STAT_MAX + 1] = {
@@ -488,7 +490,15 @@ struct nlmsghdr *request_start(struct request *req, uint8_t cmd,
 	genl = mnl_nlmsg_put_extra_header(req->nlh, sizeof(*genl));
 	genl->cmd = cmd;
 	genl->version = MAGNET_GENL_VERSION;
+	if (nl.owned && (cmd == MAGNET_CMD_BUFFER_NEW ||
+			 cmd == MAGNET_CMD_PROBE_NEW))
+		mnl_attr_put(req->nlh, MAGNET_A_OWNED, 0, NULL);
 	return req->nlh;
+}
+
+void nl_own_objects(bool owned)
+{
+	nl.owned = owned;
 }
 
 static int data_cb(const struct nlmsghdr *nlh, void *data)

@@ -37,6 +37,15 @@ struct nlmsghdr *request_start(struct request *req, uint8_t cmd,
 			       uint16_t flags);
 
 /*
+ * From now on, the buffers and probes this process makes belong to its
+ * netlink socket (MAGNET_A_OWNED): the kernel removes them when the socket
+ * closes, with nl_close() or when the process exits or is killed. For
+ * programs that keep what they make only while they run (magnetd,
+ * magnet-read -P); the socket must then stay open that long.
+ */
+void nl_own_objects(bool owned);
+
+/*
  * Send @req and hand each reply message to @cb (NULL: none expected) until
  * the ack, the end of the dump or an error. Connects to the family first
  * if need be. Returns 0, or -1 once the error has been printed.

@@ -595,6 +595,13 @@ enum magnet_attr {
 	MAGNET_A_FILTER_STATS,	/* nest: the filter type's counters; reply
 				 * only
 				 */
+	MAGNET_A_OWNED,		/* flag, BUFFER_NEW and PROBE_NEW: the object
+				 * belongs to the netlink socket that asked
+				 * for it and is removed when that socket
+				 * closes, e.g. when its process exits or is
+				 * killed (a buffer only once no probe logs
+				 * into it). In replies: the object is owned.
+				 */
 
 	__MAGNET_A_MAX,
 	MAGNET_A_MAX = __MAGNET_A_MAX - 1
