@@ -138,15 +138,16 @@ metric() {
 }
 healthy() { [ "$(metric magnetd.health)" = 1 ]; }
 
-# v6_sends_conf FILE SOCKET: a magnetd.conf for the Ganglia tests. magnetd
-# counts IPv6 UDP sends with a kprobe of its own ("v6-sends") and times
-# receives through the udp-recv set (latency "udp_recv"). gmond's own
-# traffic is IPv4 over loopback, so only the tests' datagrams are IPv6
-# sends.
+# v6_sends_conf FILE SOCKET [SOCKET-LINES]: a magnetd.conf for the Ganglia
+# tests, with SOCKET-LINES added to its socket section. magnetd counts IPv6
+# UDP sends with a kprobe of its own ("v6-sends") and times receives
+# through the udp-recv set (latency "udp_recv"). gmond's own traffic is
+# IPv4 over loopback, so only the tests' datagrams are IPv6 sends.
 v6_sends_conf() {
 	cat > "$1" <<EOF
 socket {
 	path = "$2"
+${3:-}
 }
 metrics {
 	interval = 1
