@@ -90,44 +90,11 @@ check "... and nothing in the kernel" \
 
 # --- gmond as its own user --------------------------------------------------------------
 
-# gmond.conf as Debian ships it in what matters here: setuid = yes, user =
-# ganglia. The module loads as root, then gmond drops to ganglia.
-cat > $GCONF <<EOF
-globals {
-  daemonize = no
-  setuid = yes
-  user = ganglia
-  debug_level = 0
-  mute = no
-  deaf = no
-  host_dmax = 0
-  cleanup_threshold = 300
-  send_metadata_interval = 10
-}
-cluster { name = "rig" }
-host { location = "vm" }
-udp_send_channel { host = 127.0.0.1 port = $UDP }
-udp_recv_channel { port = $UDP bind = 127.0.0.1 }
-tcp_accept_channel { port = $TCP bind = 127.0.0.1 }
-modules {
-  module {
-    name = "magnet_module"
-    path = "$M/lib/modmagnet.so"
-    param Socket { value = "$S" }
-    param Refresh { value = "1" }
-  }
-}
-collection_group {
-  collect_every = 2
-  time_threshold = 20
-  metric { name_match = "magnet_(.+)" title = "magnet \\\\1" value_threshold = 0 }
-}
-EOF
-xml() { timeout 10 nc 127.0.0.1 $TCP < /dev/null 2>/dev/null; }
-gval() {
-	xml | grep -o "<METRIC NAME=\"$1\" VAL=\"[^\"]*\"" | sed 's/.*VAL="//; s/"$//'
-}
-gis() { [ "$(gval "$1")" = "$2" ]; }
+# gmond as Debian's gmond.conf has it in what matters here: setuid = yes,
+# user = ganglia. The module loads as root, then gmond drops to ganglia.
+GMOND_USER=ganglia
+gmond_conf $GCONF
+unset GMOND_USER
 
 # The socket as shipped (root's, 0660, no group): gmond's user is kept out.
 conf ''
@@ -136,7 +103,8 @@ gmond -c $GCONF -m > /tmp/m.out 2> /tmp/m.err
 check "gmond -m (as root) lists magnet's metrics" grep -q '^magnet_v6_sends_count[[:space:]]' /tmp/m.out
 gmond -c $GCONF > $GLOG 2>&1 &
 G=$!
-check "gmond serves its XML" wait_for 30 sh -c "xml | grep -q '<METRIC NAME=\"magnet_health\"'"
+serves_health() { xml | grep -q '<METRIC NAME="magnet_health"'; }
+check "gmond serves its XML" wait_for 30 serves_health
 check "... running as ganglia (uid 103)" [ "$(uid_of $G)" = 103 ]
 check "... where the module cannot reach magnetd: magnet_health 0" wait_for 15 gis magnet_health 0
 cat $GLOG
@@ -155,7 +123,8 @@ rx=$!
 sleep 0.3
 inA magnet-test udp-send fd09::2 5001 200 100
 wait $rx
-check "magnetd counted 200 sends" wait_for 10 sh -c "[ \"\$(metric v6-sends.count)\" = 200 ]"
+is() { [ "$(metric "$1")" = "$2" ]; }
+check "magnetd counted 200 sends" wait_for 10 is v6-sends.count 200
 check "... and gmond, as ganglia, reads 200 more ($base before)" \
 	wait_for 15 gis magnet_v6_sends_count $((base + 200))
 
