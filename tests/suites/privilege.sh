@@ -51,6 +51,17 @@ refused_as() {
 	! snap_as "$1" && grep -q "$S: Permission denied" /tmp/as.out
 }
 uid_of() { awk '$1 == "Uid:" { print $2 }' /proc/$1/status; }
+is() { [ "$(metric "$1")" = "$2" ]; }
+# send_200: 200 IPv6 datagrams from A to B, sent by magnet-test.
+send_200() {
+	inB magnet-test udp-recv fd09::2 5001 200 > /tmp/recv.out 2>&1 &
+	rx=$!
+	sleep 0.3
+	inA magnet-test udp-send fd09::2 5001 200 100
+	wait $rx
+}
+# named_in_top FILE: magnetd's snapshot in FILE ranks magnet-test first.
+named_in_top() { grep -qE '^ *v6-sends +1 +[0-9]+ +200 +magnet-test *$' "$1"; }
 
 # --- magnetd's socket: mode and group -------------------------------------------
 
@@ -111,19 +122,14 @@ cat $GLOG
 check "... and the log says why, naming gmond's user" \
 	grep -q "\[magnet\] magnetd at $S cannot be reached (Permission denied): its socket's mode and group (magnetd.conf) do not admit gmond's user ganglia" $GLOG
 
-# A group ganglia is in: the running gmond recovers by itself.
+# The group the README says, ganglia: the running gmond recovers by itself.
 stop_magnetd
-conf '	group = "magnet"'
-check "socket group magnet: magnetd restarts" start_magnetd
+conf '	group = "ganglia"'
+check "socket group ganglia: magnetd restarts" start_magnetd
 check "... gmond's module reaches it: magnet_health 1" wait_for 15 gis magnet_health 1
 check "... and logs that it is back" grep -q "magnetd at $S is back" $GLOG
 base=$(gval magnet_v6_sends_count)
-inB magnet-test udp-recv fd09::2 5001 200 > /tmp/recv.out 2>&1 &
-rx=$!
-sleep 0.3
-inA magnet-test udp-send fd09::2 5001 200 100
-wait $rx
-is() { [ "$(metric "$1")" = "$2" ]; }
+send_200
 check "magnetd counted 200 sends" wait_for 10 is v6-sends.count 200
 check "... and gmond, as ganglia, reads 200 more ($base before)" \
 	wait_for 15 gis magnet_v6_sends_count $((base + 200))
@@ -131,8 +137,7 @@ check "... and gmond, as ganglia, reads 200 more ($base before)" \
 # Nothing beyond the metrics: magnetd's snapshot names the busiest
 # processes (for its socket's users); gmond's XML does not.
 magnetctl daemon snapshot socket $S > /tmp/snap.txt
-check "magnetd's snapshot names the sender (magnet-test)" \
-	grep -qE '^ *v6-sends +1 +[0-9]+ +200 +magnet-test *$' /tmp/snap.txt
+check "magnetd's snapshot names the sender (magnet-test)" named_in_top /tmp/snap.txt
 xml > /tmp/x.xml
 check "gmond's XML does not" sh -c '! grep -q magnet-test /tmp/x.xml'
 grep -o '<METRIC NAME="magnet_[^"]*"' /tmp/x.xml | sed 's/.*NAME="//; s/"$//' | sort > /tmp/x.names
@@ -146,6 +151,10 @@ wait $G 2>/dev/null
 
 # --- magnet-supermon as an unprivileged user -----------------------------------------
 
+stop_magnetd
+conf '	group = "magnet"'
+check "socket group magnet: magnetd restarts" start_magnetd
+
 su smon -s /bin/sh -c "exec $M/bin/magnet-supermon -l 127.0.0.1 -p $PORT -s $S -r 1 -n node0" \
 	> /tmp/sm.log 2>&1 &
 SM=$!
@@ -155,6 +164,11 @@ ask() { { printf "$1"; sleep 1; } | timeout 10 nc 127.0.0.1 $PORT; }
 serves() { ask 'S\n' | grep -q "$1"; }
 check "magnet-supermon as smon serves, with health 1" wait_for 15 serves '(health 1)'
 check "... running as smon (uid 1001)" [ "$(uid_of $SM)" = 1001 ]
+send_200
+check "magnetd counted 200 sends" wait_for 10 is v6-sends.count 200
+magnetctl daemon snapshot socket $S > /tmp/snap.txt
+check "... and names the sender" named_in_top /tmp/snap.txt
+sleep 2		# a refresh of magnet-supermon's
 ask 'S\n' > /tmp/sample.txt
 v6_sends_200() {
 	grep -oE '\(v6-sends \(mask 0x[0-9a-f]+\)( \([a-z_0-9]+ [0-9]+\))*\)' /tmp/sample.txt |
