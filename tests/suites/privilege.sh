@@ -58,14 +58,18 @@ send_200() {
 	inB magnet-test udp-recv fd09::2 5001 200 > /tmp/recv.out 2>&1 &
 	rx=$!
 	sleep 0.3
-	inA env LINGER=120 magnet-test udp-send fd09::2 5001 200 100 > /dev/null &
+	# nsenter and env exec: $! is magnet-test's pid.
+	nsenter -t $A -n env LINGER=120 magnet-test udp-send fd09::2 5001 200 100 > /dev/null &
 	SND=$!
 	wait $rx
 }
 stop_sender() { kill $SND; wait $SND 2>/dev/null; }
 # named_in_top FILE: magnetd's snapshot in FILE ranks the sender first,
 # by pid and name.
-named_in_top() { grep -qE "^ *v6-sends +1 +$SND +200 +magnet-test *\$" "$1"; }
+named_in_top() {
+	grep -qE "^ *v6-sends +1 +$SND +200 +magnet-test *\$" "$1" ||
+		{ echo "# sender $SND; the snapshot's ranking:"; grep -vE ' (counter|gauge) ' "$1"; false; }
+}
 
 # --- magnetd's socket: mode and group -------------------------------------------
 
