@@ -42,6 +42,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,21 +226,23 @@ static void take(struct exported *e, double raw)
 	e->value = e->counter ? e->base + raw : raw;
 }
 
-/* One snapshot into the cache; false if magnetd could not be asked. */
-static bool refresh(struct magnet_client **c)
+/* One snapshot into the cache: 0, or why magnetd could not be asked. */
+static int refresh(struct magnet_client **c)
 {
 	struct magnet_snapshot snap;
 	const struct magnet_metric *m;
 	unsigned int i;
+	int err;
 
 	if (!*c)
 		*c = magnet_connect(mm.socket);
 	if (!*c)
-		return false;
+		return errno ? errno : EIO;
 	if (magnet_snapshot(*c, &snap, SNAP_TIMEOUT_MS)) {
+		err = errno ? errno : EIO;
 		magnet_close(*c);
 		*c = NULL;
-		return false;
+		return err;
 	}
 	pthread_mutex_lock(&mm.lock);
 	for (i = 0; i < mm.n; i++) {
@@ -249,11 +252,29 @@ static bool refresh(struct magnet_client **c)
 	}
 	pthread_mutex_unlock(&mm.lock);
 	magnet_snapshot_free(&snap);
-	return true;
+	return 0;
 }
 
-static void note_health(bool ok)
+/*
+ * gmond loads modules as root and then drops to its user (Debian's:
+ * ganglia), so the refreshes connect as that user: name it when the
+ * socket's mode and group keep it out.
+ */
+static void log_down(int err)
 {
+	struct passwd *pw = getpwuid(geteuid());
+
+	if (err == EACCES)
+		err_msg("[magnet] magnetd at %s cannot be reached (%s): its socket's mode and group (magnetd.conf) do not admit gmond's user %s; magnet_health reads 0 until it is back",
+			mm.socket, strerror(err), pw ? pw->pw_name : "?");
+	else
+		err_msg("[magnet] magnetd at %s cannot be reached (%s); magnet_health reads 0 until it is back",
+			mm.socket, strerror(err));
+}
+
+static void note_health(int err)
+{
+	bool ok = !err;
 	unsigned int i;
 
 	pthread_mutex_lock(&mm.lock);
@@ -263,8 +284,7 @@ static void note_health(bool ok)
 			mm.metric[i].value = 0;
 	pthread_mutex_unlock(&mm.lock);
 	if (!ok && !mm.logged_down) {
-		err_msg("[magnet] magnetd at %s cannot be reached; magnet_health reads 0 until it is back",
-			mm.socket);
+		log_down(err);
 		mm.logged_down = true;
 	} else if (ok && mm.logged_down) {
 		err_msg("[magnet] magnetd at %s is back", mm.socket);
@@ -365,21 +385,23 @@ static bool add_per_cpu(apr_array_header_t *list, apr_pool_t *p,
 	return true;
 }
 
-/* A snapshot from magnetd, trying for up to mm.wait seconds. */
-static bool first_snapshot(struct magnet_snapshot *snap)
+/* A snapshot from magnetd, trying for up to mm.wait seconds: 0, or why not. */
+static int first_snapshot(struct magnet_snapshot *snap)
 {
 	struct magnet_client *c;
 	unsigned int tries;
+	int err;
 
 	for (tries = 0; ; tries++) {
 		c = magnet_connect(mm.socket);
 		if (c && magnet_snapshot(c, snap, SNAP_TIMEOUT_MS) == 0) {
 			magnet_close(c);
-			return true;
+			return 0;
 		}
+		err = errno ? errno : EIO;
 		magnet_close(c);
 		if (tries >= mm.wait * 4)
-			return false;
+			return err;
 		nanosleep(&(struct timespec){ 0, 250000000 }, NULL);
 	}
 }
@@ -391,10 +413,12 @@ static int magnet_init(apr_pool_t *p)
 	struct magnet_client *c;
 	bool have, ok = true;
 	unsigned int i;
+	int err;
 
 	if (!read_params())
 		return 1;
-	have = first_snapshot(&snap);
+	err = first_snapshot(&snap);
+	have = !err;
 	list = apr_array_make(p, 64, sizeof(Ganglia_25metric));
 	ok = add_metric(list, p, HEALTH_NAME, false, "bool",
 			"1 while magnetd runs with its configuration installed in the magnet module, 0 otherwise");
@@ -422,10 +446,10 @@ static int magnet_init(apr_pool_t *p)
 	magnet_module.metrics_info = (Ganglia_25metric *)list->elts;
 	if (have) {
 		c = NULL;
-		have = refresh(&c);
+		err = refresh(&c);
 		magnet_close(c);
 	}
-	note_health(have);
+	note_health(err);
 	if (pthread_create(&mm.thread, NULL, refresher, NULL) == 0)
 		mm.thread_running = true;
 	else

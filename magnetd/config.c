@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE		/* asprintf() */
 #include <errno.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -443,14 +444,18 @@ static int v_mode(cfg_t *sec, cfg_opt_t *opt)
 	return 0;
 }
 
+/* A group that does not exist fails at --check, not at the socket's chown. */
 static int v_group(cfg_t *sec, cfg_opt_t *opt)
 {
-	size_t len = strlen(cfg_opt_getnstr(opt, 0));
+	const char *group = cfg_opt_getnstr(opt, 0);
+	size_t len = strlen(group);
 
 	note(loading, sec, opt->name);
 	if (len >= GROUP_SIZE)
 		parse_error(sec, "group is %zu bytes long, at most %zu", len,
 			    GROUP_SIZE - 1);
+	else if (len && !getgrnam(group))
+		parse_error(sec, "group \"%s\": no such group", group);
 	return 0;
 }
 

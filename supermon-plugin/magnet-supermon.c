@@ -36,6 +36,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -149,19 +150,22 @@ static void write_files(void)
 	free(sample);
 }
 
-static bool take_snapshot(struct magnet_client **c)
+/* One snapshot into the view: 0, or why magnetd could not be asked. */
+static int take_snapshot(struct magnet_client **c)
 {
 	struct magnet_snapshot snap;
 	struct view v;
+	int err;
 
 	if (!*c)
 		*c = magnet_connect(s.socket);
 	if (!*c)
-		return false;
+		return errno ? errno : EIO;
 	if (magnet_snapshot(*c, &snap, SNAP_TIMEOUT_MS)) {
+		err = errno ? errno : EIO;
 		magnet_close(*c);
 		*c = NULL;
-		return false;
+		return err;
 	}
 	if (view_build(&v, &snap) == 0) {
 		pthread_mutex_lock(&s.lock);
@@ -170,25 +174,37 @@ static bool take_snapshot(struct magnet_client **c)
 		pthread_mutex_unlock(&s.lock);
 	}
 	magnet_snapshot_free(&snap);
-	return true;
+	return 0;
+}
+
+static void log_down(int err)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	if (err == EACCES)
+		log_msg("magnetd at %s cannot be reached (%s): its socket's mode and group (magnetd.conf) do not admit user %s; health reads 0 until it is back",
+			s.socket, strerror(err), pw ? pw->pw_name : "?");
+	else
+		log_msg("magnetd at %s cannot be reached (%s); health reads 0 until it is back",
+			s.socket, strerror(err));
 }
 
 static void *refresher(void *arg)
 {
 	struct magnet_client *c = NULL;
-	bool down_logged = false, ok;
+	bool down_logged = false;
 	unsigned int waited;
+	int err;
 
 	(void)arg;
 	while (!s.stop) {
-		ok = take_snapshot(&c);
-		if (!ok) {
+		err = take_snapshot(&c);
+		if (err) {
 			pthread_mutex_lock(&s.lock);
 			view_unhealthy(&s.view);
 			pthread_mutex_unlock(&s.lock);
 			if (!down_logged)
-				log_msg("magnetd at %s cannot be reached; health reads 0 until it is back",
-					s.socket);
+				log_down(err);
 			down_logged = true;
 		} else if (down_logged) {
 			log_msg("magnetd at %s is back", s.socket);

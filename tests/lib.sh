@@ -138,15 +138,16 @@ metric() {
 }
 healthy() { [ "$(metric magnetd.health)" = 1 ]; }
 
-# v6_sends_conf FILE SOCKET: a magnetd.conf for the Ganglia tests. magnetd
-# counts IPv6 UDP sends with a kprobe of its own ("v6-sends") and times
-# receives through the udp-recv set (latency "udp_recv"). gmond's own
-# traffic is IPv4 over loopback, so only the tests' datagrams are IPv6
-# sends.
+# v6_sends_conf FILE SOCKET [SOCKET-LINES]: a magnetd.conf for the Ganglia
+# tests, with SOCKET-LINES added to its socket section. magnetd counts IPv6
+# UDP sends with a kprobe of its own ("v6-sends") and times receives
+# through the udp-recv set (latency "udp_recv"). gmond's own traffic is
+# IPv4 over loopback, so only the tests' datagrams are IPv6 sends.
 v6_sends_conf() {
 	cat > "$1" <<EOF
 socket {
 	path = "$2"
+${3:-}
 }
 metrics {
 	interval = 1
@@ -170,6 +171,67 @@ latency udp_recv {
 }
 EOF
 }
+
+# gmond_conf FILE [PARAM VALUE]...: a gmond.conf with magnet's module (and
+# these module parameters) for a gmond alone on this node, with its UDP
+# channel on port $UDP, its XML on TCP port $TCP, magnetd at $S. With
+# GMOND_USER set, gmond drops to that user after loading its modules (as
+# Debian's gmond.conf has it: setuid = yes, user = ganglia).
+gmond_conf() {
+	f=$1; shift
+	{
+		cat <<EOF
+globals {
+  daemonize = no
+EOF
+		if [ -n "${GMOND_USER:-}" ]; then
+			printf '  setuid = yes\n  user = %s\n' "$GMOND_USER"
+		else
+			echo '  setuid = no'
+		fi
+		cat <<EOF
+  debug_level = 0
+  mute = no
+  deaf = no
+  host_dmax = 0
+  cleanup_threshold = 300
+  send_metadata_interval = 10
+}
+cluster { name = "rig" }
+host { location = "vm" }
+udp_send_channel { host = 127.0.0.1 port = $UDP }
+udp_recv_channel { port = $UDP bind = 127.0.0.1 }
+tcp_accept_channel { port = $TCP bind = 127.0.0.1 }
+modules {
+  module {
+    name = "magnet_module"
+    path = "$M/lib/modmagnet.so"
+    param Socket { value = "$S" }
+    param Refresh { value = "1" }
+EOF
+		while [ $# -ge 2 ]; do
+			echo "    param $1 { value = \"$2\" }"
+			shift 2
+		done
+		cat <<EOF
+  }
+}
+collection_group {
+  collect_every = 2
+  time_threshold = 20
+  metric { name_match = "magnet_(.+)" title = "magnet \\\\1" value_threshold = 0 }
+}
+EOF
+	} > $f
+}
+
+# xml: the XML gmond serves on its TCP port $TCP.
+xml() { timeout 10 nc 127.0.0.1 $TCP < /dev/null 2>/dev/null; }
+# gval NAME: metric NAME's VAL in gmond's XML ("" if absent).
+gval() {
+	xml | grep -o "<METRIC NAME=\"$1\" VAL=\"[^\"]*\"" | sed 's/.*VAL="//; s/"$//'
+}
+gis() { [ "$(gval "$1")" = "$2" ]; }
 
 summary() {
 	echo "$passed passed, $failed failed"

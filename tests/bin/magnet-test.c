@@ -1170,6 +1170,8 @@ static socklen_t sockaddr_of(const char *addr, const char *port,
  * udp-send ADDR PORT COUNT SIZE [SRCPORT]: send COUNT datagrams of SIZE
  * bytes to ADDR:PORT, 1 ms apart (the receiver keeps up), each starting
  * with its number ("00000000-" ...) when SIZE >= 9. Prints "sent N".
+ * With LINGER=S in the environment, it then stays S seconds (for tests
+ * that look the sender up by its pid).
  */
 static int cmd_udp_send(int argc, char **argv)
 {
@@ -1210,6 +1212,9 @@ static int cmd_udp_send(int argc, char **argv)
 		usleep(1000);
 	}
 	printf("sent %d\n", n);
+	fflush(stdout);
+	if (getenv("LINGER"))
+		sleep(atoi(getenv("LINGER")));
 	return 0;
 }
 

@@ -232,7 +232,7 @@ static const char full_conf[] =
 	"socket {\n"
 	"\tpath = \"/tmp/m.sock\"\t// where\n"
 	"\tmode = \"0600\"\n"
-	"\tgroup = magnet\n"
+	"\tgroup = root\n"
 	"\tmax-clients = 8\n"
 	"\tclient-queue = 0x10000\n"
 	"}\n"
@@ -303,7 +303,7 @@ static void test_full(void)
 	}
 	check(!strcmp(cfg->socket.path, "/tmp/m.sock") &&
 	      cfg->socket.mode == 0600 &&
-	      !strcmp(cfg->socket.group, "magnet") &&
+	      !strcmp(cfg->socket.group, "root") &&
 	      cfg->socket.max_clients == 8 &&
 	      cfg->socket.client_queue == 0x10000, "full: socket");
 	check(cfg->metrics.interval_s == 2 && cfg->metrics.window_s == 60 &&
@@ -539,6 +539,9 @@ static void test_socket_metrics(void)
 		     "not an octal mode");
 	snprintf(conf, sizeof(conf), "socket {\n\tgroup = g%063d\n}\n", 0);
 	expect_error("group of 64 bytes", conf, 2, "at most 63");
+	expect_error("a group that does not exist",
+		     "socket {\n\tgroup = no-such-group-here\n}\n", 2,
+		     "group \"no-such-group-here\": no such group");
 	expect_error("max-clients 0", "socket {\n\tmax-clients = 0\n}\n", 2,
 		     "max-clients 0 out of range");
 	expect_error("client-queue below 4096",

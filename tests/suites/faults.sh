@@ -10,8 +10,7 @@ if [ ! -e /proc/thread-self/fail-nth ] || [ ! -d $DBG/failslab ]; then
 	exit
 fi
 # Quiet injections (no dumps in the log); slab allocations that may sleep
-# are fair game; page allocations are left alone (their failure warnings
-# would come from the page allocator, not from magnet).
+# are fair game; page allocations are left alone except where said.
 for d in $DBG/fail*; do [ -e $d/verbose ] && echo 0 > $d/verbose; done
 echo N > $DBG/failslab/ignore-gfp-wait
 echo 11 > $DBG/fail_page_alloc/min-order
@@ -23,6 +22,18 @@ insmod $M/magnet_correlate.ko
 magnetctl probe add fi_rx netif_receive
 magnetctl probe add fi_tx net_start_xmit
 check "every fault point fails cleanly or is survived" run_nl magnet-nltest faults
+# The same sweep with the page allocator's fault points too, of every
+# order, allocations that may sleep included: a ring's pages, vmalloc's,
+# the kernel's own on the way. Page-allocation failures other than
+# magnet's (__GFP_NOWARN) rings warn with a stack dump: the markers tell
+# the rig those are expected.
+echo 0 > $DBG/fail_page_alloc/min-order
+echo N > $DBG/fail_page_alloc/ignore-gfp-wait
+echo N > $DBG/fail_page_alloc/ignore-gfp-highmem
+echo "magnet-rig: injected allocation failures begin" > /dev/kmsg
+check "... page allocations too" run_nl magnet-nltest faults
+echo "magnet-rig: injected allocation failures end" > /dev/kmsg
+echo 11 > $DBG/fail_page_alloc/min-order
 magnetctl probe del fi_rx
 magnetctl probe del fi_tx
 rmmod magnet_pktfilter magnet_correlate

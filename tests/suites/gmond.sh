@@ -22,61 +22,12 @@ load_magnet
 echo "127.0.0.1 localhost node0" > /etc/hosts
 hostname node0
 
-# The XML gmond serves on its TCP port.
-xml() { timeout 10 nc 127.0.0.1 $TCP < /dev/null 2>/dev/null; }
-# gval NAME: metric NAME's VAL in gmond's XML ("" if absent).
-gval() {
-	xml | grep -o "<METRIC NAME=\"$1\" VAL=\"[^\"]*\"" | sed 's/.*VAL="//; s/"$//'
-}
-gis() { [ "$(gval "$1")" = "$2" ]; }
 start_magnetd() {
 	magnetd -c $MDCONF >> /tmp/md.log 2>&1 &
 	MD=$!
 	wait_for 30 healthy
 }
 positive() { awk -v v="$(gval "$1")" 'BEGIN { exit !(v > 0) }'; }
-# gmond_conf FILE [PARAM VALUE]...: a gmond.conf with magnet's module.
-gmond_conf() {
-	f=$1; shift
-	{
-		cat <<EOF
-globals {
-  daemonize = no
-  setuid = no
-  debug_level = 0
-  mute = no
-  deaf = no
-  host_dmax = 0
-  cleanup_threshold = 300
-  send_metadata_interval = 10
-}
-cluster { name = "rig" }
-host { location = "vm" }
-udp_send_channel { host = 127.0.0.1 port = $UDP }
-udp_recv_channel { port = $UDP bind = 127.0.0.1 }
-tcp_accept_channel { port = $TCP bind = 127.0.0.1 }
-modules {
-  module {
-    name = "magnet_module"
-    path = "$M/lib/modmagnet.so"
-    param Socket { value = "$S" }
-    param Refresh { value = "1" }
-EOF
-		while [ $# -ge 2 ]; do
-			echo "    param $1 { value = \"$2\" }"
-			shift 2
-		done
-		cat <<EOF
-  }
-}
-collection_group {
-  collect_every = 2
-  time_threshold = 20
-  metric { name_match = "magnet_(.+)" title = "magnet \\\\1" value_threshold = 0 }
-}
-EOF
-	} > $f
-}
 
 check "two namespaces joined by a veth pair" netns_pair
 
