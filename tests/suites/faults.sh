@@ -41,13 +41,15 @@ check_fails "no kprobe left behind" grep -q vfs_read $DBG/kprobes/list
 check "magnet unloads" rmmod magnet
 
 # --- module load ----------------------------------------------------------------
-# Fail the 1st, 2nd, ... fault point of loading magnet (slab allocations
-# and user copies, in the kernel's module loader and in magnet's init,
-# which makes two buffers) until the load no longer reaches the injected
-# one: each failure leaves no module, no debugfs directory and no netlink
-# family behind; a load that survives its fault works and unloads. The
-# kernel's loader warns, with a stack dump, when its own allocations fail
-# (vmalloc): the markers tell the rig those dumps are expected.
+# Fail the 1st, 2nd, ... fault point of loading magnet (slab and page
+# allocations of every order, and user copies, in the kernel's module
+# loader and in magnet's init, which makes two buffers) until the load no
+# longer reaches the injected one: each failure leaves no module, no
+# debugfs directory and no netlink family behind; a load that survives its
+# fault works and unloads. The kernel's loader warns, with a stack dump,
+# when its own allocations fail (vmalloc): the markers tell the rig those
+# dumps are expected.
+echo 0 > $DBG/fail_page_alloc/min-order
 echo "magnet-rig: injected allocation failures begin" > /dev/kmsg
 n=1 nfailed=0 survived=0 left= errs=
 while [ $n -le 5000 ]; do
@@ -70,6 +72,7 @@ while [ $n -le 5000 ]; do
 	n=$((n + 1))
 done
 echo "magnet-rig: injected allocation failures end" > /dev/kmsg
+echo 11 > $DBG/fail_page_alloc/min-order
 echo "# loading magnet: $nfailed fault points failed it ($errs), $survived were survived, then: $what $res"
 check "every fault point of the load fails it cleanly or is survived ($nfailed, $survived)" \
 	test -z "$left" -a $nfailed -gt 0 -a "$what" = not-reached -a "$res" = loaded

@@ -190,8 +190,10 @@ stop_sender
 
 # Whatever a client sends changes nothing: magnetd's own requests (release
 # would close its data files), and every other single byte as a line.
+# The configuration, not the counters: stray IPv6 traffic on the veth
+# pair (neighbour discovery) hits the udp-recv probes.
 state() {
-	magnetctl probe list
+	magnetctl probe list | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
 	magnetctl buffer list
 	magnetctl daemon snapshot socket $S | awk '$1 ~ /^magnetd\.(health|attaches|reloads)$/'
 }
@@ -208,8 +210,11 @@ nerr=$(grep -c '^(error "' /tmp/answers.txt)
 check "$nreq other requests: $nerr answers, every one an error" [ "$nerr" -eq "$nreq" ]
 check "... and nothing else" [ "$(grep -vc '^(error "\|^$' /tmp/answers.txt)" -eq 0 ]
 state > /tmp/state-after.txt
-check "... magnetd and the kernel as before (still attached, nothing reloaded)" \
-	cmp /tmp/state-before.txt /tmp/state-after.txt
+same_state() {
+	cmp -s /tmp/state-before.txt /tmp/state-after.txt ||
+		{ diff /tmp/state-before.txt /tmp/state-after.txt; false; }
+}
+check "... magnetd and the kernel as before (still attached, nothing reloaded)" same_state
 check "magnet-supermon still serves" serves '(health 1)'
 kill -TERM $SM
 wait $SM
