@@ -190,12 +190,14 @@ stop_sender
 
 # Whatever a client sends changes nothing: magnetd's own requests (release
 # would close its data files), and every other single byte as a line.
-# The configuration, not the counters: stray IPv6 traffic on the veth
-# pair (neighbour discovery) hits the udp-recv probes.
+# The configuration and magnetd's state, not the counters (stray IPv6
+# traffic on the veth pair, neighbour discovery, hits the udp-recv probes)
+# nor the tables' widths.
 state() {
 	magnetctl probe list | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
 	magnetctl buffer list
-	magnetctl daemon snapshot socket $S | awk '$1 ~ /^magnetd\.(health|attaches|reloads)$/'
+	magnetctl daemon snapshot socket $S |
+		awk '$1 ~ /^magnetd\.(health|attaches|reloads)$/ { print $1, $4 }'
 }
 state > /tmp/state-before.txt
 reqs='release\nattach\nsnapshot\nsubscribe event v6-sends\nsubscribe threshold v6-sends.count > 0\nunsubscribe 1\n'
