@@ -1,8 +1,10 @@
 # magnet: top-level build.
 #
 #   make                  module (for KDIR) and user-space tools
-#   make check            module at W=1 with -Werror, sparse (C=2) and
-#                         checkpatch --strict: any finding fails; and
+#   make check            module and filter modules at W=1 with -Werror and
+#                         sparse (C=2) against each supported kernel series
+#                         (Debian's 6.1 and 6.12 headers; only KDIR if
+#                         given), checkpatch --strict: any finding fails; and
 #                         check-host: magnet-read on made-up trace files,
 #                         magnetd's parts, libmagnet, magnet-supermon
 #   make demo             the demonstration, in the VM
@@ -13,7 +15,8 @@
 #                         writes bench/RESULTS.md and bench/plots/
 #   make install          honours DESTDIR and PREFIX; DKMS source included
 #
-# KDIR: kernel build directory (default: scripts/kdir). Objects for each
+# KDIR: kernel build directory (default: scripts/kdir, which picks by the
+# series in KVER, 6.1 or 6.12, and FLAVOUR, standard or rt). Objects for each
 # kernel release go to build/<release>/, so several kernels can be built
 # side by side (e.g. Debian's and a debug kernel).
 
@@ -31,6 +34,7 @@ CHECKPATCH ?= $(firstword $(wildcard /usr/src/linux-source-*/scripts/checkpatch.
 		$(CURDIR)/build/kernel-scripts/scripts/checkpatch.pl))
 
 KMOD_SRC  := $(wildcard kmod/magnet/*.c kmod/magnet/*.h) kmod/magnet/Kbuild
+KBUILD_COMMON := kmod/kernels.mk
 SAMPLE_SRC := kmod/sample/magnet_sample.c kmod/sample/Kbuild
 FILTER_SRC := $(wildcard filters/*.c) filters/Kbuild
 TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_format.h
@@ -46,12 +50,13 @@ all: modules tools
 
 # --- kernel modules ----------------------------------------------------------
 
-$(KOUT)/.tree: $(KMOD_SRC) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_SRC) $(HEADERS)
+$(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_SRC) $(HEADERS)
 	@test -n "$(KREL)" || { echo "no kernel build tree at KDIR=$(KDIR)"; exit 1; }
 	rm -rf $(KOUT)/kmod $(KOUT)/filters $(KOUT)/tests $(KOUT)/include
 	mkdir -p $(KOUT)/kmod/magnet $(KOUT)/kmod/sample $(KOUT)/filters \
 		$(KOUT)/tests/kmod $(KOUT)/tests/bin
 	ln -s $(CURDIR)/include $(KOUT)/include
+	ln -s $(CURDIR)/kmod/kernels.mk $(KOUT)/kmod/
 	ln -s $(addprefix $(CURDIR)/,$(KMOD_SRC)) $(KOUT)/kmod/magnet/
 	ln -s $(addprefix $(CURDIR)/,$(SAMPLE_SRC)) $(KOUT)/kmod/sample/
 	ln -s $(addprefix $(CURDIR)/,$(FILTER_SRC)) $(KOUT)/filters/
@@ -174,27 +179,52 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 		build/test-bin/libmagnet-unit build/bin/magnet-supermon build/bin/magnetd \
 		build/bin/magnetctl
 	tests/host/magnet-read.sh
+	tests/host/kernels.sh
 	build/test-bin/metrics-unit $(CURDIR)
 	build/test-bin/config-unit $(CURDIR)
 	build/test-bin/libmagnet-unit
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
 
-check: check-host $(KOUT)/.tree
-	@test -n "$(CHECKPATCH)" || scripts/get-checkpatch
+# The kernel checks run against each series magnet supports (Debian's
+# 6.1 and 6.12 headers), or only against KDIR when it is given.
+CHECK_KVERS ?= 6.1 6.12
+ifeq ($(origin KDIR),command line)
+CHECK_KDIRS := $(KDIR)
+else
+CHECK_KDIRS = $(foreach v,$(CHECK_KVERS),$(shell KVER=$(v) scripts/kdir || echo missing-$(v)))
+endif
+
+check: check-host check-style
+	@for k in $(CHECK_KDIRS); do \
+		$(MAKE) --no-print-directory check-kmod KDIR=$$k || exit 1; \
+	done
+	@echo "check: W=1, sparse and checkpatch --strict are clean ($(CHECK_KDIRS))"
+
+# One kernel: the module and the filter modules at W=1 with -Werror and
+# sparse; any finding fails.
+check-kmod: $(KOUT)/.tree
+	@echo "check-kmod: $(KDIR) ($(KREL))"
 	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet clean >/dev/null
 	$(MAKE) -C $(KDIR) M=$(KOUT)/kmod/magnet W=1 C=2 KCFLAGS=-Werror modules \
-		2>&1 | tee build/check.log
+		2>&1 | tee $(KOUT)/check.log
 	$(MAKE) -C $(KDIR) M=$(KOUT)/filters clean >/dev/null
 	$(MAKE) -C $(KDIR) M=$(KOUT)/filters W=1 C=2 KCFLAGS=-Werror \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules \
-		2>&1 | tee -a build/check.log
-	@! grep -E 'warning:|error:' build/check.log || \
-		{ echo "check: compiler or sparse findings above"; exit 1; }
+		2>&1 | tee -a $(KOUT)/check.log
+	@! grep -E 'warning:|error:|Error [0-9]' $(KOUT)/check.log || \
+		{ echo "check: compiler or sparse findings above ($(KREL))"; exit 1; }
+
+check-style:
+	@test -n "$(CHECKPATCH)" || scripts/get-checkpatch
 	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
 		--no-tree --strict --quiet -f \
-		kmod/magnet/*.c kmod/magnet/*.h $(HEADERS) kmod/sample/*.c filters/*.c \
-		tests/kmod/*.c tests/bin/stress_format.h
-	@echo "check: W=1, sparse and checkpatch --strict are clean"
+		$(filter-out kmod/magnet/compat.h,$(wildcard kmod/magnet/*.c kmod/magnet/*.h)) \
+		$(HEADERS) kmod/sample/*.c filters/*.c tests/kmod/*.c tests/bin/stress_format.h
+	@# compat.h is where kernel versions are compared, the one place
+	@# checkpatch's advice against LINUX_VERSION_CODE cannot apply to.
+	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
+		--no-tree --strict --quiet --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON \
+		-f kmod/magnet/compat.h
 
 test:
 	tests/rig/vm-run
@@ -255,6 +285,7 @@ install: modules tools
 	install -D -m 644 include/linux/magnet.h $(DKMSDIR)/include/linux/magnet.h
 	install -D -m 644 include/uapi/linux/magnet.h $(DKMSDIR)/include/uapi/linux/magnet.h
 	install -D -m 644 -t $(DKMSDIR)/kmod/magnet $(KMOD_SRC) kmod/magnet/Makefile
+	install -D -m 644 -t $(DKMSDIR)/kmod $(KBUILD_COMMON)
 	install -D -m 644 -t $(DKMSDIR)/filters $(FILTER_SRC) filters/Makefile
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMSDIR)/dkms.conf
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
@@ -281,4 +312,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all modules tools gmond-plugin test-programs check check-host test test-cluster bench demo install uninstall clean
+.PHONY: all modules tools gmond-plugin test-programs check check-host check-kmod check-style test test-cluster bench demo install uninstall clean

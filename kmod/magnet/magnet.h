@@ -326,6 +326,7 @@ struct magnet_predef {
 extern const struct magnet_predef magnet_packet_predefs[];
 extern const unsigned int magnet_packet_predefs_count;
 const struct magnet_predef *magnet_predef_at(unsigned int i);
+int magnet_predef_resolve(const struct magnet_predef *p, char *used);
 struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 					 struct netlink_ext_ack *extack);
 void magnet_probe_destroy(struct magnet_event *ev);

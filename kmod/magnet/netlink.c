@@ -24,6 +24,7 @@
 #include <net/netlink.h>
 #include <net/sock.h>
 
+#include "compat.h"
 #include "magnet.h"
 
 /* genl_ops.internal_flags: the command changes something. */
@@ -137,6 +138,10 @@ static const struct nla_policy filter_del_policy[MAGNET_A_MAX + 1] = {
 
 /* Commands that take no attributes. */
 static const struct nla_policy no_attr_policy[MAGNET_A_MAX + 1] = {
+};
+
+static const struct nla_policy catalog_get_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_CATALOG_RESOLVE] = { .type = NLA_FLAG },
 };
 
 /* --- helpers ----------------------------------------------------------------- */
@@ -611,9 +616,9 @@ static int fill_filter(struct sk_buff *skb, struct magnet_filter_rule *r,
 /* Rules from id cb->args[0] on, those of one probe if the request names one. */
 static int filter_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
-	struct nlattr *pid = info->attrs[MAGNET_A_PROBE_ID];
-	struct nlattr *pname = info->attrs[MAGNET_A_PROBE_NAME];
+	struct nlattr **attrs = magnet_genl_dump_attrs(cb);
+	struct nlattr *pid = attrs[MAGNET_A_PROBE_ID];
+	struct nlattr *pname = attrs[MAGNET_A_PROBE_NAME];
 	struct magnet_filter_rule *r;
 	u32 id = max(cb->args[0], 1L);
 	int err = 0;
@@ -815,12 +820,21 @@ out:
 
 /* --- catalog ------------------------------------------------------------------ */
 
+/*
+ * The catalog; with CATALOG_RESOLVE, each entry with what this kernel
+ * uses for it (an entry that did not fit in one message is resolved again
+ * for the next).
+ */
 static int catalog_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	bool resolve = magnet_genl_dump_attrs(cb)[MAGNET_A_CATALOG_RESOLVE];
 	const struct magnet_predef *p;
+	char used[MAGNET_TARGET_LEN];
+	bool have;
 	void *hdr;
 
 	for (; (p = magnet_predef_at(cb->args[0])); cb->args[0]++) {
+		have = resolve && !magnet_predef_resolve(p, used);
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
 				  cb->nlh->nlmsg_seq, &magnet_family,
 				  NLM_F_MULTI, MAGNET_CMD_CATALOG_GET);
@@ -829,7 +843,9 @@ static int catalog_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		if (nla_put_string(skb, MAGNET_A_PROBE_PREDEF, p->name) ||
 		    nla_put_u8(skb, MAGNET_A_PROBE_KIND, p->kind) ||
 		    nla_put_string(skb, MAGNET_A_PROBE_TARGET, p->target) ||
-		    nla_put_string(skb, MAGNET_A_PROBE_DESC, p->desc)) {
+		    nla_put_string(skb, MAGNET_A_PROBE_DESC, p->desc) ||
+		    (have &&
+		     nla_put_string(skb, MAGNET_A_PROBE_TARGET_USED, used))) {
 			genlmsg_cancel(skb, hdr);
 			break;
 		}
@@ -887,8 +903,8 @@ nospace:
 
 /* --- family ------------------------------------------------------------------- */
 
-static int magnet_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
-			   struct genl_info *info)
+static int magnet_pre_doit(const struct magnet_genl_pre_doit_ops *ops,
+			   struct sk_buff *skb, struct genl_info *info)
 {
 	if ((ops->internal_flags & MAGNET_NL_ADMIN) &&
 	    !netlink_capable(skb, CAP_NET_ADMIN) &&
@@ -926,16 +942,14 @@ static const struct genl_ops magnet_ops[] = {
 	{ .cmd = MAGNET_CMD_STATS_GET, .dumpit = stats_get_dumpit,
 	  OP_POLICY(no_attr_policy) },
 	{ .cmd = MAGNET_CMD_CATALOG_GET, .dumpit = catalog_get_dumpit,
-	  OP_POLICY(no_attr_policy) },
+	  OP_POLICY(catalog_get_policy) },
 };
 
 static const struct genl_multicast_group magnet_mcgrps[] = {
 	[MAGNET_MCGRP_NOTIFY_IDX] = {
 		.name = MAGNET_GENL_MCGRP_NOTIFY,
-#ifdef GENL_MCAST_CAP_NET_ADMIN
 		/* Records carry kernel addresses: privileged listeners only. */
 		.flags = GENL_MCAST_CAP_NET_ADMIN,
-#endif
 	},
 };
 

@@ -34,6 +34,7 @@
 #include <net/sock.h>
 #include <net/tcp.h>
 
+#include "compat.h"
 #include "magnet.h"
 
 /* Where a point finds what it needs among the function's arguments. */
@@ -235,8 +236,8 @@ static const void __user *msg_data(const struct msghdr *msg, u32 *len)
 		base = it->ubuf + it->iov_offset;
 		n = it->count;
 	} else if (iter_is_iovec(it) && it->nr_segs) {
-		base = it->iov->iov_base + it->iov_offset;
-		n = it->iov->iov_len - it->iov_offset;
+		base = magnet_iter_iov(it)->iov_base + it->iov_offset;
+		n = magnet_iter_iov(it)->iov_len - it->iov_offset;
 	}
 	*len = min_t(size_t, n, it->count);
 	return base;

@@ -486,6 +486,25 @@ static void kprobe_error(int err, struct netlink_ext_ack *extack)
 }
 
 /*
+ * The next alternative of a target list "a|b|c" (a predefined probe's):
+ * copied to @sym (MAGNET_TARGET_LEN bytes); false after the last.
+ */
+static bool target_next(const char **next, char *sym)
+{
+	size_t len = strcspn(*next, "|");
+
+	if (!**next)
+		return false;
+	len = min_t(size_t, len, MAGNET_TARGET_LEN - 1);
+	memcpy(sym, *next, len);
+	sym[len] = '\0';
+	*next += strcspn(*next, "|");
+	if (**next == '|')
+		(*next)++;
+	return true;
+}
+
+/*
  * A kprobe on p->target, which for a predefined probe may list
  * alternatives ("a|b"): the first symbol the kernel has. p->target then
  * names it.
@@ -495,15 +514,10 @@ static int kprobe_register_first(struct magnet_probe *p, bool enabled,
 {
 	char list[MAGNET_TARGET_LEN];
 	const char *next = list;
-	size_t len;
 	int err = -ENOENT;
 
 	strscpy(list, p->target, sizeof(list));
-	while (*next && err == -ENOENT) {
-		len = strcspn(next, "|");
-		memcpy(p->target, next, len);
-		p->target[len] = '\0';
-		next += len + (next[len] == '|');
+	while (err == -ENOENT && target_next(&next, p->target)) {
 		memset(&p->kp, 0, sizeof(p->kp));
 		err = parse_target(p, &p->kp, extack);
 		if (err)
@@ -521,11 +535,52 @@ static int kprobe_register_first(struct magnet_probe *p, bool enabled,
 	return err;
 }
 
+static struct tracepoint *tracepoint_find(const char *name)
+{
+	struct tracepoint_lookup l = { .name = name };
+
+	for_each_kernel_tracepoint(tracepoint_match, &l);
+	return l.tp;
+}
+
+/**
+ * magnet_predef_resolve - what the running kernel uses for a catalog entry
+ * @p:		the entry
+ * @used:	receives its tracepoint, or the first function of its target
+ *		list that kprobes accepts here (MAGNET_TARGET_LEN bytes)
+ *
+ * The same choice a probe of the entry makes when it is added: each
+ * function is tried with a disabled kprobe, registered and removed again
+ * (which waits for an RCU grace period). Process context.
+ * Return: 0, or -ENOENT if the kernel has none of them.
+ */
+int magnet_predef_resolve(const struct magnet_predef *p, char *used)
+{
+	const char *next = p->target;
+	struct kprobe kp;
+
+	if (p->kind == MAGNET_PROBE_TRACEPOINT) {
+		if (!tracepoint_find(p->target))
+			return -ENOENT;
+		strscpy(used, p->target, MAGNET_TARGET_LEN);
+		return 0;
+	}
+	while (target_next(&next, used)) {
+		memset(&kp, 0, sizeof(kp));
+		kp.symbol_name = used;
+		kp.flags = KPROBE_FLAG_DISABLED;	/* never fires */
+		if (!register_kprobe(&kp)) {
+			unregister_kprobe(&kp);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* noinline: a fault-injection point (fail_function), see below */
 static noinline int hook_register(struct magnet_probe *p, bool enabled,
 				  struct netlink_ext_ack *extack)
 {
-	struct tracepoint_lookup l = { .name = p->target };
 	int err;
 
 	switch (p->ev.kind) {
@@ -551,13 +606,12 @@ static noinline int hook_register(struct magnet_probe *p, bool enabled,
 			kprobe_error(err, extack);
 		return err;
 	case MAGNET_PROBE_TRACEPOINT:
-		for_each_kernel_tracepoint(tracepoint_match, &l);
-		if (!l.tp) {
+		p->tp = tracepoint_find(p->target);
+		if (!p->tp) {
 			NL_SET_ERR_MSG(extack,
 				       "no such tracepoint in the kernel (module tracepoints are not supported)");
 			return -ENOENT;
 		}
-		p->tp = l.tp;
 		if (!enabled)
 			return 0;
 		err = probe_enable(&p->ev);

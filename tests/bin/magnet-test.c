@@ -10,6 +10,8 @@
  *   magnet-test kreader [BUFFER [ARGS]] the in-kernel reader API, checked
  *                                  against the buffer's counters
  *   magnet-test format             control/format matches the uapi header
+ *   magnet-test predefs NAME=ID... the predefined probes' records say what
+ *                                  this program did
  *
  * Every test prints "ok - name" or "not ok - name: why"; each command ends
  * with "N passed, N failed" and exits non-zero if anything failed.
@@ -38,6 +40,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1421,6 +1424,319 @@ static int cmd_insmod_nth(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+/* ---- the predefined probes' records ------------------------------------ */
+
+/* What "predefs" did, to be found in the records. */
+struct predef_truth {
+	pid_t self, child;
+	char comm[MAGNET_COMM_LEN];
+	int drop_reason;		/* NO_SOCKET on this kernel, -1: unknown */
+	bool sw_out, sw_in, fork, exit, sys_enter, sys_exit;
+	bool rx, start_xmit, xmit, drop, tcp_send;
+	uint64_t xmit_skb;		/* net_start_xmit's skb, for net_xmit */
+	uint32_t drop_found;		/* reason of a NO_SOCKET-sized drop */
+};
+
+struct predef_ids {
+	int sched_switch, process_fork, process_exit, syscall_enter,
+	    syscall_exit, netif_receive, net_start_xmit, net_xmit, skb_free,
+	    tcp_send;
+};
+
+#define PREDEF_UDP_PAYLOAD	100
+#define PREDEF_TCP_SIZE		1234
+#define PREDEF_LSEEK_OFFSET	0x1122334455LL
+
+/*
+ * The number this kernel gives SKB_DROP_REASON_NO_SOCKET, from the
+ * kfree_skb tracepoint's format ("{ 3, "NO_SOCKET" }"): the numbering is
+ * the running kernel's and differs between releases.
+ */
+static int drop_reason_no_socket(void)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/events/skb/kfree_skb/format",
+		DEBUGFS "tracing/events/skb/kfree_skb/format",
+	};
+	static char text[65536];
+	size_t i, n;
+	char *p;
+	FILE *f;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		f = fopen(paths[i], "r");
+		if (!f)
+			continue;
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[n] = '\0';
+		p = strstr(text, "\"NO_SOCKET\"");
+		if (!p)
+			return -1;
+		while (p > text && *p != '{')
+			p--;
+		return *p == '{' ? atoi(p + 1) : -1;
+	}
+	return -1;
+}
+
+static void predef_record(const struct magnet_record *r,
+			  const struct predef_ids *ids, struct predef_truth *t)
+{
+	const void *pl = r->payload;
+	uint32_t len = r->size - sizeof(*r);
+
+	if (r->event == ids->sched_switch && len == sizeof(struct magnet_sched_switch)) {
+		const struct magnet_sched_switch *e = pl;
+
+		if (e->prev_pid == (uint32_t)t->self && e->prev_tgid == (uint32_t)t->self &&
+		    e->prev_state && !e->preempt && r->id == e->next_pid &&
+		    !strncmp(e->prev_comm, t->comm, MAGNET_COMM_LEN))
+			t->sw_out = true;
+		if (e->next_pid == (uint32_t)t->self && r->id == (uint64_t)t->self &&
+		    !strncmp(e->next_comm, t->comm, MAGNET_COMM_LEN))
+			t->sw_in = true;
+	} else if (r->event == ids->process_fork && len == sizeof(struct magnet_process_fork)) {
+		const struct magnet_process_fork *e = pl;
+
+		if (e->parent_pid == (uint32_t)t->self && e->parent_tgid == (uint32_t)t->self &&
+		    e->child_pid == (uint32_t)t->child && e->child_tgid == (uint32_t)t->child &&
+		    r->id == (uint64_t)t->child && !strncmp(e->comm, t->comm, MAGNET_COMM_LEN))
+			t->fork = true;
+	} else if (r->event == ids->process_exit && len == sizeof(struct magnet_process_exit)) {
+		const struct magnet_process_exit *e = pl;
+
+		/* exit(7): the kernel's exit code is the status << 8 */
+		if (e->pid == (uint32_t)t->child && e->tgid == (uint32_t)t->child &&
+		    e->exit_code == 7 << 8 && r->id == (uint64_t)t->child &&
+		    r->tgid == (uint32_t)t->child)
+			t->exit = true;
+	} else if (r->event == ids->syscall_enter && len == sizeof(struct magnet_syscall_enter)) {
+		const struct magnet_syscall_enter *e = pl;
+
+		if (r->tid == (uint32_t)t->self && e->nr == SYS_lseek && r->id == SYS_lseek &&
+		    e->args[0] == (uint64_t)-1 && e->args[1] == PREDEF_LSEEK_OFFSET &&
+		    e->args[2] == SEEK_CUR)
+			t->sys_enter = true;
+	} else if (r->event == ids->syscall_exit && len == sizeof(struct magnet_syscall_exit)) {
+		const struct magnet_syscall_exit *e = pl;
+
+		if (r->tid == (uint32_t)t->self && e->nr == SYS_lseek && r->id == SYS_lseek &&
+		    e->ret == -EBADF)
+			t->sys_exit = true;
+	} else if (len == sizeof(struct magnet_skb) &&
+		   (r->event == ids->netif_receive || r->event == ids->net_start_xmit ||
+		    r->event == ids->net_xmit || r->event == ids->skb_free)) {
+		const struct magnet_skb *e = pl;
+		/* lo: Ethernet, IPv4 and UDP headers around the payload */
+		uint32_t frame = 14 + 20 + 8 + PREDEF_UDP_PAYLOAD;
+
+		if (r->event == ids->net_start_xmit && e->ifindex == 1 &&
+		    e->protocol == 0x0800 && e->len == frame && r->id) {
+			t->start_xmit = true;
+			t->xmit_skb = r->id;
+		}
+		/* net_dev_xmit runs after start_xmit, on the same skb */
+		if (r->event == ids->net_xmit && e->ifindex == 1 && e->result == 0 &&
+		    e->len == frame && r->id && r->id == t->xmit_skb)
+			t->xmit = true;
+		if (r->event == ids->netif_receive && e->ifindex == 1 &&
+		    e->protocol == 0x0800 && e->len == frame - 14)
+			t->rx = true;
+		/* dropped by UDP for want of a socket: UDP header and data left */
+		if (r->event == ids->skb_free && e->protocol == 0x0800 &&
+		    e->len == 8 + PREDEF_UDP_PAYLOAD && e->location && r->id) {
+			t->drop_found = e->result;
+			if (t->drop_reason < 0 ? e->result > 0 :
+			    e->result == t->drop_reason)
+				t->drop = true;
+		}
+	} else if (r->event == ids->tcp_send && len == sizeof(struct magnet_tcp_send)) {
+		const struct magnet_tcp_send *e = pl;
+
+		if (r->tid == (uint32_t)t->self && e->size == PREDEF_TCP_SIZE && r->id)
+			t->tcp_send = true;
+	}
+}
+
+/* Every probe named has its record. */
+static bool predef_all_found(const struct predef_ids *ids,
+			     const struct predef_truth *t)
+{
+	return (ids->sched_switch < 0 || (t->sw_out && t->sw_in)) &&
+	       (ids->process_fork < 0 || t->fork) &&
+	       (ids->process_exit < 0 || t->exit) &&
+	       (ids->syscall_enter < 0 || t->sys_enter) &&
+	       (ids->syscall_exit < 0 || t->sys_exit) &&
+	       (ids->netif_receive < 0 || t->rx) &&
+	       (ids->net_start_xmit < 0 || t->start_xmit) &&
+	       (ids->net_xmit < 0 || t->xmit) &&
+	       (ids->skb_free < 0 || t->drop) &&
+	       (ids->tcp_send < 0 || t->tcp_send);
+}
+
+/* One UDP datagram to a port nobody listens on, over loopback. */
+static int predef_udp_drop(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(9) };	/* discard */
+	char payload[PREDEF_UDP_PAYLOAD] = "magnet predefs";
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || sendto(fd, payload, sizeof(payload), 0,
+			     (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -1;
+	usleep(100000);
+	close(fd);
+	return 0;
+}
+
+/* A TCP connection to ourselves over loopback, one write of 1234 bytes. */
+static int predef_tcp(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(sa);
+	char buf[PREDEF_TCP_SIZE] = "magnet predefs";
+	int l, c, a;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || c < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(l, 1) || getsockname(l, (struct sockaddr *)&sa, &alen) ||
+	    connect(c, (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	a = accept(l, NULL, NULL);
+	if (a < 0 || write(c, buf, sizeof(buf)) != (ssize_t)sizeof(buf) ||
+	    recv(a, buf, sizeof(buf), MSG_WAITALL) != (ssize_t)sizeof(buf))
+		return -1;
+	close(a);
+	close(c);
+	close(l);
+	return 0;
+}
+
+/*
+ * predefs NAME=ID...: the predefined probes NAME (sched_switch,
+ * process_fork, process_exit, syscall_enter, syscall_exit, netif_receive,
+ * net_start_xmit, net_xmit, skb_free, tcp_send), added by the caller as
+ * event ID into buffer "default": drain it, do what each probe sees (fork
+ * a child that exits with 7 while we wait, a failing lseek, a UDP datagram
+ * to a closed loopback port, a TCP write over loopback), then read the
+ * buffer and find a record of each probe whose every field says exactly
+ * what was done. One test per probe named.
+ */
+static int cmd_predefs(int argc, char **argv)
+{
+	struct predef_ids ids = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct predef_truth t = { .self = getpid() };
+	static char buf[1 << 20];
+	int fd, i, status;
+	double deadline;
+	ssize_t n;
+	FILE *f;
+
+	for (i = 1; i < argc; i++) {
+		char name[32];
+		int id;
+
+		if (sscanf(argv[i], "%31[^=]=%d", name, &id) != 2) {
+			fprintf(stderr, "magnet-test predefs: %s: NAME=ID\n", argv[i]);
+			return 2;
+		}
+#define PREDEF_ID(n) if (!strcmp(name, #n)) ids.n = id; else
+		PREDEF_ID(sched_switch) PREDEF_ID(process_fork)
+		PREDEF_ID(process_exit) PREDEF_ID(syscall_enter)
+		PREDEF_ID(syscall_exit) PREDEF_ID(netif_receive)
+		PREDEF_ID(net_start_xmit) PREDEF_ID(net_xmit)
+		PREDEF_ID(skb_free) PREDEF_ID(tcp_send) {
+			fprintf(stderr, "magnet-test predefs: no predefined probe %s\n", name);
+			return 2;
+		}
+#undef PREDEF_ID
+	}
+	f = fopen("/proc/self/comm", "r");
+	if (!f || !fgets(t.comm, sizeof(t.comm), f))
+		return 1;
+	fclose(f);
+	t.comm[strcspn(t.comm, "\n")] = '\0';
+	t.drop_reason = drop_reason_no_socket();
+	fd = open_data("default", O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		perror("magnet-test predefs: open");
+		return 1;
+	}
+	/*
+	 * Drain what is there. The probes log our own reads as we go, so
+	 * this stops at a short read, not at an empty buffer.
+	 */
+	deadline = now_ms() + 2000;
+	while (now_ms() < deadline && read(fd, buf, sizeof(buf)) > 4096)
+		;
+
+	t.child = fork();
+	if (t.child == 0) {
+		usleep(50000);
+		_exit(7);
+	}
+	result(t.child > 0 && waitpid(t.child, &status, 0) == t.child &&
+	       WEXITSTATUS(status) == 7, "child exits with 7", "%s",
+	       strerror(errno));
+	errno = 0;
+	result(syscall(SYS_lseek, -1L, PREDEF_LSEEK_OFFSET, (long)SEEK_CUR) == -1 &&
+	       errno == EBADF, "lseek(-1) fails with EBADF", "%s", strerror(errno));
+	result(!predef_udp_drop(), "UDP datagram to a closed port", "%s",
+	       strerror(errno));
+	result(!predef_tcp(), "TCP write over loopback", "%s", strerror(errno));
+	usleep(200000);
+
+	/*
+	 * Our own reads make syscall and sched_switch records as we go: read
+	 * until every record is found, for at most 5 s, not until the buffer
+	 * is empty.
+	 */
+	deadline = now_ms() + 5000;
+	while (!predef_all_found(&ids, &t) && now_ms() < deadline &&
+	       (n = read(fd, buf, sizeof(buf))) > 0) {
+		size_t off = 0;
+
+		while (off + sizeof(struct magnet_record) <= (size_t)n) {
+			const struct magnet_record *r = (const void *)(buf + off);
+
+			if (r->size < sizeof(*r) || off + r->size > (size_t)n)
+				break;
+			predef_record(r, &ids, &t);
+			off += (r->size + 7) & ~7UL;
+		}
+	}
+	close(fd);
+
+	if (ids.sched_switch >= 0) {
+		result(t.sw_out, "sched_switch: we went to sleep (prev: our pid, tgid, comm, a sleeping state)", "no such record");
+		result(t.sw_in, "sched_switch: we came back (next: our pid and comm, id = next pid)", "no such record");
+	}
+	if (ids.process_fork >= 0)
+		result(t.fork, "process_fork: parent and child pids, tgids, comm, id = child", "no such record");
+	if (ids.process_exit >= 0)
+		result(t.exit, "process_exit: the child, exit code 7 << 8, id = pid", "no such record");
+	if (ids.syscall_enter >= 0)
+		result(t.sys_enter, "syscall_enter: lseek's number and its three arguments", "no such record");
+	if (ids.syscall_exit >= 0)
+		result(t.sys_exit, "syscall_exit: lseek's number and -EBADF", "no such record");
+	if (ids.net_start_xmit >= 0)
+		result(t.start_xmit, "net_start_xmit: the datagram's frame on lo, IPv4", "no such record");
+	if (ids.net_xmit >= 0)
+		result(t.xmit, "net_xmit: the same skb, its length, driver's verdict 0", "no such record");
+	if (ids.netif_receive >= 0)
+		result(t.rx, "netif_receive: the datagram received on lo, IPv4", "no such record");
+	if (ids.skb_free >= 0)
+		result(t.drop, "skb_free: dropped for want of a socket (the kernel's NO_SOCKET reason), where", "reason %u, NO_SOCKET is %d here", t.drop_found, t.drop_reason);
+	if (ids.tcp_send >= 0)
+		result(t.tcp_send, "tcp_send: our write's size, id = the socket", "no such record");
+	return summary();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "insmod-nth"))
@@ -1447,6 +1763,8 @@ int main(int argc, char **argv)
 		return cmd_kreader(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "format"))
 		return cmd_format();
+	if (argc > 1 && !strcmp(argv[1], "predefs"))
+		return cmd_predefs(argc - 1, argv + 1);
 	fprintf(stderr,
 		"usage: magnet-test stream [--buffer B] [--run ARGS] [--io read|poll|epoll|sigio|uring]\n"
 		"                          [--size-wm N] [--count-wm N] [--timeout-us N] [--read-size N]\n"
@@ -1460,6 +1778,7 @@ int main(int argc, char **argv)
 		"       magnet-test tcp-recv ADDR PORT\n"
 		"       magnet-test kreader [BUFFER [RUN ARGS]]\n"
 		"       magnet-test format\n"
+		"       magnet-test predefs NAME=ID...\n"
 		"       magnet-test syscalls N [RATE]\n"
 		"       magnet-test spin SECONDS\n"
 		"       magnet-test insmod-nth N MODULE [PARAMS]\n");

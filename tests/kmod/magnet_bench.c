@@ -34,6 +34,8 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "../../kmod/magnet/compat.h"
+
 #define BATCH	1000
 #define ROUNDS	5
 
@@ -76,7 +78,7 @@ static u64 bench_batch(int method, struct magnet_buffer *mb,
 			if (ev) {
 				memcpy(ring_buffer_event_data(ev), payload,
 				       run_size);
-				ring_buffer_unlock_commit(tb, ev);
+				magnet_ring_buffer_commit(tb, ev);
 			}
 			break;
 		}

@@ -27,6 +27,17 @@ magnetctl probe add-set udp-send,udp-recv,tcp-send,tcp-recv snaplen 4000 > /tmp/
 cat /tmp/add.txt
 check "add-set installs the layers" grep -q 'udp-send.dev-xmit' /tmp/add.txt
 check "add-set names the function used" grep -q 'udp_sendmsg' /tmp/add.txt
+# What each layer uses on this kernel, as probe sets says it before any
+# probe is added, is what add-set then puts each probe on.
+cat /tmp/sets.txt
+check "probe sets: every layer has its function in this kernel" \
+	sh -c '! grep -q "not in this kernel" /tmp/sets.txt'
+mismatch=$(awk 'NR == FNR { if (FNR > 1) uses[$1 "." $2] = $5; next }
+	FNR > 1 && $1 ~ /\./ && uses[$1] != $3 { print $1 ": sets say " uses[$1] ", add-set used " $3 }' \
+	/tmp/sets.txt /tmp/add.txt)
+echo "$mismatch"
+check "probe sets' USES is what add-set used, layer by layer" \
+	sh -c "[ -z '$mismatch' ] && [ \$(grep -c '\.' /tmp/add.txt) -eq 28 ]"
 n=$(magnetctl probe list | grep -c -E '^ *[0-9]+ +(udp|tcp)-(send|recv)\.')
 magnetctl probe list | grep -E '(udp|tcp)-(send|recv)\.' | head -40
 check "28 packet probes listed ($n)" [ "$n" -eq 28 ]

@@ -102,6 +102,20 @@ magnet-read -N > /tmp/recs.txt 2>/dev/null
 check "snaplen 8: 10 records of 8 bytes" test "$(grep " ev $se $who id 0x6e " /tmp/recs.txt | grep -c 'len 8$')" -eq 10
 magnetctl probe del sw; magnetctl probe del se; magnetctl probe del fk
 
+# --- every predefined probe's record, field by field ---------------------------
+# The same on every kernel magnet supports: each record says exactly what
+# magnet-test did (a child's fork and exit code, a failing lseek and its
+# arguments, a datagram sent, received and dropped on lo, a TCP write).
+ip link set lo up
+predefs="sched_switch process_fork process_exit syscall_enter syscall_exit netif_receive net_start_xmit net_xmit skb_free tcp_send"
+pairs=
+for p in $predefs; do
+	check "add predefined $p" magnetctl probe add pd_$p $p
+	pairs="$pairs $p=$(probe_id pd_$p)"
+done
+run_c magnet-test predefs $pairs
+for p in $predefs; do magnetctl probe del pd_$p; done
+
 # --- buffers at run time ----------------------------------------------------------
 check "buffer add" magnetctl buffer add b1 size 64K mode overwrite
 check "its data file appears" test -e $DBG/magnet/data/b1

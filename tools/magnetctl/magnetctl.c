@@ -110,8 +110,10 @@ static const char help_probe[] =
 "      enabled), LOGGED (records written), LOST (records the buffer\n"
 "      refused) and SAMPLE (sampling in force, e.g. every 10 interval 1ms).\n"
 "  magnetctl probe catalog\n"
-"      List the predefined probes: NAME, KIND, TARGET, DESCRIPTION. A\n"
-"      TARGET A|B means the first of A and B the running kernel has.\n"
+"      List the predefined probes: NAME, KIND, TARGET, USES, DESCRIPTION.\n"
+"      A TARGET A|B means the first of A and B the running kernel has;\n"
+"      USES is the one it has (each function is tried with a disabled\n"
+"      kprobe), or \"not in this kernel\".\n"
 "\n"
 "Probe sets (packet probes along the network stack, one per layer):\n"
 "  magnetctl probe add-set SET[,SET...] [buffer B] [snaplen N] [disabled]\n"
@@ -129,7 +131,8 @@ static const char help_probe[] =
 "      and print how many.\n"
 "  magnetctl probe sets\n"
 "      List the probe sets and their layers from the catalog: SET, LAYER,\n"
-"      KIND, TARGET, DESCRIPTION.\n";
+"      KIND, TARGET, USES (what the running kernel uses, as for probe\n"
+"      catalog), DESCRIPTION.\n";
 
 static const char help_filter[] =
 "Filter rules (which hits of a probe are logged):\n"
@@ -1213,7 +1216,7 @@ static int probe_list(struct args *a)
  * of A and B the running kernel has; JSON also has the alternatives as
  * an array, "targets".
  */
-static void print_catalog_target(const char *target)
+static void print_catalog_targets(const char *target)
 {
 	const char *p = target, *end;
 	char name[MAGNET_TARGET_LEN];
@@ -1234,6 +1237,18 @@ static void print_catalog_target(const char *target)
 	print_close_array();
 }
 
+/*
+ * The target, then what the running kernel uses for it ("uses"; in JSON
+ * absent, in text "not in this kernel", if it has none).
+ */
+static void print_catalog_target(const char *target, const char *used)
+{
+	print_catalog_targets(target);
+	print_string(PRINT_JSON, "uses", NULL, used);
+	print_string(PRINT_TEXT, "uses", NULL,
+		     used ? used : "not in this kernel");
+}
+
 static int catalog_row_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[MAGNET_A_MAX + 1];
@@ -1247,7 +1262,8 @@ static int catalog_row_cb(const struct nlmsghdr *nlh, void *data)
 		     attr_str(tb[MAGNET_A_PROBE_PREDEF]));
 	print_string(PRINT_ANY, "kind", NULL,
 		     VALUE_NAME(probe_kinds, tb[MAGNET_A_PROBE_KIND], kind));
-	print_catalog_target(attr_str(tb[MAGNET_A_PROBE_TARGET]));
+	print_catalog_target(attr_str(tb[MAGNET_A_PROBE_TARGET]),
+			     attr_str(tb[MAGNET_A_PROBE_TARGET_USED]));
 	print_string(PRINT_ANY, "description", NULL,
 		     attr_str(tb[MAGNET_A_PROBE_DESC]));
 	print_row_end();
@@ -1259,7 +1275,8 @@ static int probe_catalog(struct args *a)
 	struct request req;
 
 	no_more_args(a);
-	request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP);
+	mnl_attr_put(request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP),
+		     MAGNET_A_CATALOG_RESOLVE, 0, NULL);
 	return list(&req, catalog_row_cb);
 }
 
@@ -1391,7 +1408,7 @@ static int probe_del_set(struct args *a)
 
 /* A catalog entry of a set, kept until the whole catalog is in. */
 struct set_entry {
-	char *name, *target, *desc;
+	char *name, *target, *used, *desc;
 	int kind;			/* enum magnet_probe_kind, -1: none */
 };
 
@@ -1427,6 +1444,7 @@ static int set_entry_cb(const struct nlmsghdr *nlh, void *data)
 	e = &c->entry[c->count - 1];
 	e->name = copy_str(tb[MAGNET_A_PROBE_PREDEF]);
 	e->target = copy_str(tb[MAGNET_A_PROBE_TARGET]);
+	e->used = copy_str(tb[MAGNET_A_PROBE_TARGET_USED]);
 	e->desc = copy_str(tb[MAGNET_A_PROBE_DESC]);
 	e->kind = tb[MAGNET_A_PROBE_KIND] ?
 		  (int)attr_uint(tb[MAGNET_A_PROBE_KIND]) : -1;
@@ -1452,7 +1470,7 @@ static void print_set_entry(const struct set_entry *e)
 	print_string(PRINT_ANY, "layer", NULL, e->name + len + 1);
 	print_string(PRINT_JSON, "name", NULL, e->name);
 	print_string(PRINT_ANY, "kind", NULL, kind_name);
-	print_catalog_target(e->target);
+	print_catalog_target(e->target, e->used);
 	print_string(PRINT_ANY, "description", NULL, e->desc);
 	print_row_end();
 }
@@ -1489,13 +1507,15 @@ static int probe_sets(struct args *a)
 	int ret;
 
 	no_more_args(a);
-	request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP);
+	mnl_attr_put(request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP),
+		     MAGNET_A_CATALOG_RESOLVE, 0, NULL);
 	ret = nl_request(&req, set_entry_cb, &c);
 	if (!ret)
 		print_sets(&c);
 	for (i = 0; i < c.count; i++) {
 		free(c.entry[i].name);
 		free(c.entry[i].target);
+		free(c.entry[i].used);
 		free(c.entry[i].desc);
 	}
 	free(c.entry);

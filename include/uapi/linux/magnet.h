@@ -259,7 +259,12 @@ struct magnet_skb {
 	__u16 protocol;		/* ethertype, host byte order */
 	__u16 __reserved;
 	__s32 result;		/* net_xmit: driver's return code; skb_free:
-				 * the drop reason (enum skb_drop_reason)
+				 * the drop reason, the running kernel's
+				 * enum skb_drop_reason: its numbers differ
+				 * between kernel releases (6.1 and 6.12 do),
+				 * the kfree_skb tracepoint's format file
+				 * (tracefs events/skb/kfree_skb/format)
+				 * names them
 				 */
 	__u64 location;		/* skb_free: address of the dropping code */
 };
@@ -486,7 +491,8 @@ enum magnet_cmd {
 	MAGNET_CMD_NOTIFY,
 	/*
 	 * The predefined probes, as a dump: PROBE_PREDEF, PROBE_KIND,
-	 * PROBE_TARGET, PROBE_DESC.
+	 * PROBE_TARGET, PROBE_DESC; with CATALOG_RESOLVE in the request,
+	 * also PROBE_TARGET_USED.
 	 */
 	MAGNET_CMD_CATALOG_GET,
 
@@ -602,6 +608,17 @@ enum magnet_attr {
 				 * killed (a buffer only once no probe logs
 				 * into it). In replies: the object is owned.
 				 */
+	MAGNET_A_CATALOG_RESOLVE, /* flag, CATALOG_GET: also say what the
+				   * running kernel uses for each entry
+				   * (PROBE_TARGET_USED). Slower: each function
+				   * is tried with a disabled kprobe.
+				   */
+	MAGNET_A_PROBE_TARGET_USED, /* string, CATALOG_GET reply with
+				     * CATALOG_RESOLVE: the tracepoint, or the
+				     * first function of PROBE_TARGET's list,
+				     * that a probe of the entry uses on the
+				     * running kernel; absent if it has none
+				     */
 
 	__MAGNET_A_MAX,
 	MAGNET_A_MAX = __MAGNET_A_MAX - 1

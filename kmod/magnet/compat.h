@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * magnet: the kernel interfaces that differ between the kernels magnet
+ * supports, Linux 6.1 to 6.12 (tested on Debian's 6.1 and 6.12).
+ *
+ * Each difference is one wrapper here, named after what it does, with the
+ * kernel release and the change that made it. The rest of the module calls
+ * the wrapper and never tests a kernel version itself. kmod/kernels.mk
+ * refuses other kernels before anything is compiled; the check below is
+ * its backstop for builds that bypass Kbuild's files.
+ *
+ * Differences that are not about C interfaces (a function a probe set
+ * hooks that is inlined or renamed on one kernel, a tracepoint whose
+ * arguments changed) are settled at run time by what the running kernel
+ * has, in packet.c's and probe.c's catalogs; they are listed there.
+ */
+#ifndef _MAGNET_COMPAT_H
+#define _MAGNET_COMPAT_H
+
+#include <linux/ring_buffer.h>
+#include <linux/uio.h>
+#include <linux/version.h>
+#include <net/genetlink.h>
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0) || \
+	LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#error "magnet builds on Linux 6.1 to 6.12 only"
+#endif
+
+/*
+ * 6.2, "genetlink: use split ops in pre_doit/post_doit": a family's
+ * pre_doit gets the operation as a struct genl_split_ops. Used as
+ * "const struct magnet_genl_pre_doit_ops *".
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define magnet_genl_pre_doit_ops genl_split_ops
+#else
+#define magnet_genl_pre_doit_ops genl_ops
+#endif
+
+/*
+ * 6.2, "genetlink: inline genl_dumpit_info... / add struct genl_info to
+ * dumpit info": a dump's parsed request attributes moved from
+ * genl_dumpit_info->attrs to genl_dumpit_info->info.attrs.
+ */
+static inline struct nlattr **magnet_genl_dump_attrs(struct netlink_callback *cb)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	return genl_dumpit_info(cb)->info.attrs;
+#else
+	return genl_dumpit_info(cb)->attrs;
+#endif
+}
+
+/*
+ * 6.4, "iov_iter: rename iov to __iov" (with the iter_iov() accessor):
+ * the current segment of an ITER_IOVEC is read through iter_iov().
+ */
+static inline const struct iovec *magnet_iter_iov(const struct iov_iter *it)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return iter_iov(it);
+#else
+	return it->iov;
+#endif
+}
+
+/*
+ * 6.3, "ring-buffer: Remove the unused event parameter": the kernel's
+ * ring buffer commits without being handed the event. Used by the
+ * benchmark module that compares magnet with it (tests/kmod).
+ */
+static inline void magnet_ring_buffer_commit(struct trace_buffer *buffer,
+					     struct ring_buffer_event *event)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	ring_buffer_unlock_commit(buffer);
+#else
+	ring_buffer_unlock_commit(buffer, event);
+#endif
+}
+
+#endif /* _MAGNET_COMPAT_H */
