@@ -39,13 +39,13 @@
 #endif
 
 /*
- * 6.2, "genetlink: inline genl_dumpit_info... / add struct genl_info to
- * dumpit info": a dump's parsed request attributes moved from
- * genl_dumpit_info->attrs to genl_dumpit_info->info.attrs.
+ * 6.6, "genetlink: add struct genl_info to struct genl_dumpit_info": a
+ * dump's parsed request attributes moved from genl_dumpit_info->attrs to
+ * genl_dumpit_info->info.attrs.
  */
 static inline struct nlattr **magnet_genl_dump_attrs(struct netlink_callback *cb)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
 	return genl_dumpit_info(cb)->info.attrs;
 #else
 	return genl_dumpit_info(cb)->attrs;
@@ -66,14 +66,15 @@ static inline const struct iovec *magnet_iter_iov(const struct iov_iter *it)
 }
 
 /*
- * 6.3, "ring-buffer: Remove the unused event parameter": the kernel's
- * ring buffer commits without being handed the event. Used by the
- * benchmark module that compares magnet with it (tests/kmod).
+ * 6.2, "ring-buffer: Remove the unused event parameter of
+ * ring_buffer_unlock_commit()": the kernel's ring buffer commits without
+ * being handed the event. Used by the benchmark module that compares
+ * magnet with it (tests/kmod).
  */
 static inline void magnet_ring_buffer_commit(struct trace_buffer *buffer,
 					     struct ring_buffer_event *event)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 	ring_buffer_unlock_commit(buffer);
 #else
 	ring_buffer_unlock_commit(buffer, event);

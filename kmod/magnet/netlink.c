@@ -833,6 +833,13 @@ static int catalog_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	bool have;
 	void *hdr;
 
+	/* Resolving registers kprobes: not for everyone, as changes. */
+	if (resolve && !netlink_capable(cb->skb, CAP_NET_ADMIN) &&
+	    !netlink_capable(cb->skb, CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG(cb->extack,
+			       "resolving the catalog's targets needs CAP_NET_ADMIN or CAP_SYS_ADMIN");
+		return -EPERM;
+	}
 	for (; (p = magnet_predef_at(cb->args[0])); cb->args[0]++) {
 		have = resolve && !magnet_predef_resolve(p, used);
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,

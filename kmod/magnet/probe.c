@@ -495,12 +495,8 @@ static bool target_next(const char **next, char *sym)
 
 	if (!**next)
 		return false;
-	len = min_t(size_t, len, MAGNET_TARGET_LEN - 1);
-	memcpy(sym, *next, len);
-	sym[len] = '\0';
-	*next += strcspn(*next, "|");
-	if (**next == '|')
-		(*next)++;
+	strscpy(sym, *next, min_t(size_t, len + 1, MAGNET_TARGET_LEN));
+	*next += len + ((*next)[len] == '|');
 	return true;
 }
 
@@ -552,11 +548,13 @@ static struct tracepoint *tracepoint_find(const char *name)
  * The same choice a probe of the entry makes when it is added: each
  * function is tried with a disabled kprobe, registered and removed again
  * (which waits for an RCU grace period). Process context.
- * Return: 0, or -ENOENT if the kernel has none of them.
+ * Return: 0, -ENOENT if the kernel has none of them, or kprobes' error
+ * for the first it has (a probe of the entry would fail with it too).
  */
 int magnet_predef_resolve(const struct magnet_predef *p, char *used)
 {
 	const char *next = p->target;
+	int err = -ENOENT;
 	struct kprobe kp;
 
 	if (p->kind == MAGNET_PROBE_TRACEPOINT) {
@@ -565,16 +563,15 @@ int magnet_predef_resolve(const struct magnet_predef *p, char *used)
 		strscpy(used, p->target, MAGNET_TARGET_LEN);
 		return 0;
 	}
-	while (target_next(&next, used)) {
+	while (err == -ENOENT && target_next(&next, used)) {
 		memset(&kp, 0, sizeof(kp));
 		kp.symbol_name = used;
 		kp.flags = KPROBE_FLAG_DISABLED;	/* never fires */
-		if (!register_kprobe(&kp)) {
+		err = register_kprobe(&kp);
+		if (!err)
 			unregister_kprobe(&kp);
-			return 0;
-		}
 	}
-	return -ENOENT;
+	return err;
 }
 
 /* noinline: a fault-injection point (fail_function), see below */

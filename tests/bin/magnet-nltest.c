@@ -101,6 +101,20 @@ static void parse_ack(const struct nlmsghdr *nlh, struct reply *r)
 	}
 }
 
+/* A dump's NLMSG_DONE with error @err: its code and the kernel's message. */
+static void parse_done(const struct nlmsghdr *nlh, int err, struct reply *r)
+{
+	const struct nlattr *attr;
+
+	r->err = err;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	mnl_attr_for_each(attr, nlh, sizeof(int))
+		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG)
+			snprintf(r->msg, sizeof(r->msg), "%s",
+				 mnl_attr_get_str(attr));
+}
+
 /*
  * /proc/thread-self/fail-nth, opened once: opening it between arming and
  * reading would itself pass fault points. Reading and writing it copy
@@ -177,8 +191,15 @@ static void transact(struct nlmsghdr *nlh, struct reply *r)
 				parse_ack(h, r);
 				return;
 			}
-			if (h->nlmsg_type == NLMSG_DONE)
+			if (h->nlmsg_type == NLMSG_DONE) {
+				/* its payload is the dump's error code */
+				int *err = mnl_nlmsg_get_payload(h);
+
+				if (mnl_nlmsg_get_payload_len(h) >= sizeof(*err) &&
+				    *err < 0)
+					parse_done(h, -*err, r);
 				return;
+			}
 			data_cb(h, r);
 		}
 	}
@@ -676,6 +697,12 @@ static int unprivileged(void)
 		      changes[i].what, strerror(r.err), r.msg[0] ? ": " : "",
 		      r.msg);
 	}
+	/* Resolving the catalog registers kprobes: refused as a change. */
+	transact(build(buf, &(const struct tcase){ "catalog resolve",
+		MAGNET_CMD_CATALOG_GET, NLM_F_DUMP,
+		{ { MAGNET_A_CATALOG_RESOLVE, FLAG, 0, NULL } } }), &r);
+	check(r.err == EPERM && r.msg[0], "unprivileged catalog resolve: %s%s%s",
+	      strerror(r.err), r.msg[0] ? ": " : "", r.msg);
 	snapshot(after);
 	check(!strcmp(before, after) && strlen(before) > 0,
 	      "unprivileged: listing works and nothing changed");

@@ -193,6 +193,11 @@ magnetctl probe del nl_rx
 check "unprivileged: refused, nothing changed" run_nl su nobody -s /bin/sh -c "/magnet/bin/magnet-nltest unpriv"
 su nobody -s /bin/sh -c "/magnet/bin/magnetctl probe del nl_keep" 2> /tmp/err.txt
 check "magnetctl as nobody: EPERM with the reason" grep -q 'CAP_NET_ADMIN' /tmp/err.txt
+su nobody -s /bin/sh -c "/magnet/bin/magnetctl probe sets" > /tmp/sets.txt 2> /tmp/err.txt
+check "magnetctl probe sets as nobody: the sets, without USES (resolving is privileged)" \
+	sh -c 'grep -q "^udp-send  *socket" /tmp/sets.txt && ! grep -q USES /tmp/sets.txt && [ ! -s /tmp/err.txt ]'
+magnetctl probe sets > /tmp/sets.txt
+check "magnetctl probe sets as root: with USES" grep -q '^SET  *LAYER  *KIND  *TARGET  *USES' /tmp/sets.txt
 su nobody -s /bin/sh -c "/magnet/bin/magnet-read -N -q" > /dev/null 2> /tmp/err.txt
 check "nobody cannot read records" grep -q 'Permission denied' /tmp/err.txt
 check_fails "nor the control files" su nobody -s /bin/sh -c "cat $DBG/magnet/control/stats" 2> /dev/null

@@ -113,7 +113,8 @@ static const char help_probe[] =
 "      List the predefined probes: NAME, KIND, TARGET, USES, DESCRIPTION.\n"
 "      A TARGET A|B means the first of A and B the running kernel has;\n"
 "      USES is the one it has (each function is tried with a disabled\n"
-"      kprobe), or \"not in this kernel\".\n"
+"      kprobe), or \"not in this kernel\"; with CAP_NET_ADMIN or\n"
+"      CAP_SYS_ADMIN only, without them the column is left out.\n"
 "\n"
 "Probe sets (packet probes along the network stack, one per layer):\n"
 "  magnetctl probe add-set SET[,SET...] [buffer B] [snaplen N] [disabled]\n"
@@ -1238,12 +1239,49 @@ static void print_catalog_targets(const char *target)
 }
 
 /*
+ * The kernel says what it uses for each catalog entry only to callers who
+ * may change magnet (it tries each function with a kprobe): CAP_NET_ADMIN
+ * or CAP_SYS_ADMIN in effect. Others get the catalog without it.
+ */
+static bool may_resolve(void)
+{
+	static int may = -1;
+	unsigned long long caps = 0;
+	char line[256];
+	FILE *f;
+
+	if (may >= 0)
+		return may;
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	if (f)
+		fclose(f);
+	may = !!(caps & (1ULL << 12 | 1ULL << 21));	/* NET_ADMIN, SYS_ADMIN */
+	return may;
+}
+
+/* A catalog request, resolving the targets if we may. */
+static void catalog_request(struct request *req)
+{
+	struct nlmsghdr *nlh = request_start(req, MAGNET_CMD_CATALOG_GET,
+					     NLM_F_DUMP);
+
+	if (may_resolve())
+		mnl_attr_put(nlh, MAGNET_A_CATALOG_RESOLVE, 0, NULL);
+}
+
+/*
  * The target, then what the running kernel uses for it ("uses"; in JSON
- * absent, in text "not in this kernel", if it has none).
+ * absent, in text "not in this kernel", if it has none), when the kernel
+ * was asked (the column is left out otherwise).
  */
 static void print_catalog_target(const char *target, const char *used)
 {
 	print_catalog_targets(target);
+	if (!may_resolve())
+		return;
 	print_string(PRINT_JSON, "uses", NULL, used);
 	print_string(PRINT_TEXT, "uses", NULL,
 		     used ? used : "not in this kernel");
@@ -1275,8 +1313,7 @@ static int probe_catalog(struct args *a)
 	struct request req;
 
 	no_more_args(a);
-	mnl_attr_put(request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP),
-		     MAGNET_A_CATALOG_RESOLVE, 0, NULL);
+	catalog_request(&req);
 	return list(&req, catalog_row_cb);
 }
 
@@ -1507,8 +1544,7 @@ static int probe_sets(struct args *a)
 	int ret;
 
 	no_more_args(a);
-	mnl_attr_put(request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP),
-		     MAGNET_A_CATALOG_RESOLVE, 0, NULL);
+	catalog_request(&req);
 	ret = nl_request(&req, set_entry_cb, &c);
 	if (!ret)
 		print_sets(&c);

@@ -611,7 +611,9 @@ enum magnet_attr {
 	MAGNET_A_CATALOG_RESOLVE, /* flag, CATALOG_GET: also say what the
 				   * running kernel uses for each entry
 				   * (PROBE_TARGET_USED). Slower: each function
-				   * is tried with a disabled kprobe.
+				   * is tried with a disabled kprobe, so it
+				   * needs CAP_NET_ADMIN or CAP_SYS_ADMIN
+				   * (EPERM)
 				   */
 	MAGNET_A_PROBE_TARGET_USED, /* string, CATALOG_GET reply with
 				     * CATALOG_RESOLVE: the tracepoint, or the
