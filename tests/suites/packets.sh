@@ -56,6 +56,12 @@ capture() {
 	magnet-read -n -w /tmp/$name.mtr --print --pcapng /tmp/$name.pcapng \
 		$filter > /tmp/$name-live.txt 2> /tmp/$name-read.err &
 	mr=$!
+	# tcpdump captures once it says it listens (late on a slow kernel)
+	i=0
+	while [ $i -lt 200 ] && ! grep -q 'listening on' /tmp/$name-tcpdump.err; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	sleep 1
 	"$@"
 	sleep 1
