@@ -6,6 +6,8 @@
 # and bench/report turns them into added cost per call, ratios and spread.
 # Tools missing from the rig, or that cannot work in this kernel, print
 #	BENCH-UNAVAILABLE TOOL REASON
+# and the clocksource in use (bench/run boots with the TSC's) as
+#	BENCH-INFO clocksource NAME
 . /magnet/lib.sh
 
 N=${BENCH_N:-200000}
@@ -59,12 +61,21 @@ ftrace_reader() {	# EVENT: trace-cmd records it into a file
 }
 have() { command -v "$1" > /dev/null; }
 
+CS=/sys/devices/system/clocksource/clocksource0
+echo "BENCH-INFO clocksource $(cat $CS/current_clocksource)"
+echo "BENCH: clocksources available: $(cat $CS/available_clocksource)"
+
 run none
 
 # The floor of a kprobe-based sensor: a handler that does nothing.
 echo $SYM > $DBG/magnet_bench/empty_kprobe
 run kprobe-empty
 echo - > $DBG/magnet_bench/empty_kprobe
+
+# The floor at a function's entry: an ftrace_ops callback that does nothing.
+echo $SYM > $DBG/magnet_bench/empty_ftrace
+run ftrace-ops-empty
+echo - > $DBG/magnet_bench/empty_ftrace
 
 # magnet's generic kprobe (a 40-byte header, no argument), the event
 # dropped by a filter rule, then logged while magnet-read drains.
@@ -149,11 +160,66 @@ else
 	echo "BENCH-UNAVAILABLE bpftrace not in the rig (scripts/install-deps installs it)"
 fi
 
-# LTTng needs its kernel modules (lttng-modules) for this kernel.
-if modprobe lttng-tracer 2>/dev/null || [ -d /sys/module/lttng_tracer ]; then
-	echo "BENCH-UNAVAILABLE lttng modules load, but the rig has no LTTng session daemon yet"
+# LTTng: its kernel modules (bench/run builds them for this kernel) and
+# its session daemon, a kprobe event recorded by its consumer daemon into
+# a tmpfs file, as trace-cmd's.
+lttng_load() {
+	[ -d /magnet/extra-kmods ] && have lttng-sessiond || return 1
+	# They depend on each other: load in passes until no more load (a
+	# few probes for subsystems this kernel lacks never do).
+	left=$(ls /magnet/extra-kmods/*.ko)
+	while [ -n "$left" ]; do
+		next=
+		for ko in $left; do
+			insmod $ko 2>/dev/null || next="$next $ko"
+		done
+		[ "$(echo $next)" = "$(echo $left)" ] && break
+		left=$next
+	done
+	[ -d /sys/module/lttng_tracer ] || return 1
+	mkdir -p /var/run /dev/shm
+	export HOME=/tmp LTTNG_HOME=/tmp
+	lttng-sessiond -d --consumerd64-path=/magnet/bin/lttng-consumerd \
+		> /tmp/lttng-sessiond.log 2>&1 || return 1
+	sleep 2
+}
+if lttng_load; then
+	rm -rf /tmp/lttng-out
+	if lttng create bench --output=/tmp/lttng-out > /tmp/lttng.log 2>&1 &&
+	   lttng enable-event -k --probe=$SYM getppid >> /tmp/lttng.log 2>&1 &&
+	   lttng start >> /tmp/lttng.log 2>&1; then
+		CASE=lttng-kprobe
+		run lttng-kprobe
+		lttng stop > /tmp/bench.err 2>&1
+		echo "BENCH: lttng-kprobe, reader: $(grep -i 'discard\|lost' /tmp/bench.err | tr -s ' \n' ' ')$(du -s /tmp/lttng-out | awk '{ print $1 }') KiB recorded"
+		lttng destroy bench > /dev/null 2>&1
+	else
+		echo "BENCH-UNAVAILABLE lttng could not set up its session: $(tail -n 3 /tmp/lttng.log /tmp/lttng-sessiond.log | tr -s ' \n' ' ' | head -c 300)"
+	fi
+	rm -rf /tmp/lttng-out
+	killall lttng-sessiond 2>/dev/null
+	sleep 1
 else
-	echo "BENCH-UNAVAILABLE lttng no lttng-modules in the rig for $(uname -r): Debian's lttng-modules-dkms 2.13.9 does not build against Debian's 6.1 kernels (their hrtimer_start tracepoint gained an argument); not attempted here"
+	echo "BENCH-UNAVAILABLE lttng no LTTng in the rig for $(uname -r): bench/run builds its modules where Debian's lttng-tools is installed"
+fi
+
+# What the HPET clocksource would add, in this boot: magnet's kprobe event
+# again with the clock switched to the HPET (the clocksource under TCG
+# when the TSC is not declared reliable), then back.
+if [ "$(cat $CS/current_clocksource)" = tsc ] && grep -qw hpet $CS/available_clocksource; then
+	echo hpet > $CS/current_clocksource
+	sleep 1
+	if [ "$(cat $CS/current_clocksource)" = hpet ]; then
+		run none-hpet
+		magnetctl probe add kp kprobe $SYM > /dev/null
+		magnet_reader
+		run magnet-kprobe-hpet
+		reader_stop
+		magnetctl probe del kp
+	fi
+	echo tsc > $CS/current_clocksource
+	sleep 1
+	echo "BENCH-INFO clocksource-after $(cat $CS/current_clocksource)"
 fi
 
 run none-after

@@ -18,12 +18,15 @@
  *
  * It also places probes for the per-call benchmarks (tests/bench/cost.sh):
  * empty_kprobe (a kprobe that does nothing: the floor of any kprobe-based
- * sensor) and log_kprobe (a kprobe logging a record of a chosen size
+ * sensor), empty_ftrace (an ftrace_ops callback that does nothing, without
+ * saved registers: the floor of any sensor at a function's entry) and
+ * log_kprobe (a kprobe logging a record of a chosen size
  * through a magnet event of this module, "bench_log").
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/ftrace.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/magnet.h>
@@ -226,6 +229,70 @@ static const struct file_operations empty_kprobe_fops = {
 };
 
 /*
+ * The floor at a function's entry: an ftrace_ops of its own on the
+ * function, whose callback does nothing. No FTRACE_OPS_FL_SAVE_REGS (the
+ * callback gets ftrace_regs, not a full pt_regs) and no
+ * FTRACE_OPS_FL_RECURSION (it cannot recurse), so when it is the only
+ * ops there ftrace calls it straight from the function's trampoline.
+ * Write a symbol to /sys/kernel/debug/magnet_bench/empty_ftrace to place
+ * it, "-" to remove it.
+ */
+static void empty_ftrace_func(unsigned long ip, unsigned long parent_ip,
+			      struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+}
+
+static struct ftrace_ops empty_ops = {
+	.func = empty_ftrace_func,
+};
+
+static bool empty_ops_on;
+
+static void empty_ftrace_remove(void)
+{
+	if (empty_ops_on) {
+		unregister_ftrace_function(&empty_ops);
+		ftrace_free_filter(&empty_ops);
+		empty_ops_on = false;
+	}
+}
+
+static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
+				  size_t len, loff_t *ppos)
+{
+	static char symbol[KSYM_NAME_LEN];
+	int err = 0;
+
+	if (len >= sizeof(symbol))
+		return -EINVAL;
+	mutex_lock(&bench_lock);
+	if (copy_from_user(symbol, ubuf, len)) {
+		err = -EFAULT;
+		goto out;
+	}
+	symbol[len] = '\0';
+	strim(symbol);
+	empty_ftrace_remove();
+	if (!strcmp(symbol, "-"))
+		goto out;
+	/* reset: the filter holds this one function, nothing else */
+	err = ftrace_set_filter(&empty_ops, symbol, strlen(symbol), 1);
+	if (!err)
+		err = register_ftrace_function(&empty_ops);
+	if (err)
+		ftrace_free_filter(&empty_ops);
+	empty_ops_on = !err;
+out:
+	mutex_unlock(&bench_lock);
+	return err ?: len;
+}
+
+static const struct file_operations empty_ftrace_fops = {
+	.owner = THIS_MODULE,
+	.write = empty_ftrace_write,
+};
+
+/*
  * A kprobe that logs @size payload bytes through magnet event "bench_log"
  * (in buffer "default"; enable it with magnetctl) on every hit. Write "SYMBOL
  * SIZE" to /sys/kernel/debug/magnet_bench/log_kprobe to place it, "-" to
@@ -308,6 +375,8 @@ static int __init bench_init(void)
 	debugfs_create_file("result", 0400, bench_dir, NULL, &result_fops);
 	debugfs_create_file("empty_kprobe", 0200, bench_dir, NULL,
 			    &empty_kprobe_fops);
+	debugfs_create_file("empty_ftrace", 0200, bench_dir, NULL,
+			    &empty_ftrace_fops);
 	debugfs_create_file("log_kprobe", 0200, bench_dir, NULL,
 			    &log_kprobe_fops);
 	return 0;
@@ -318,6 +387,7 @@ static void __exit bench_exit(void)
 	debugfs_remove_recursive(bench_dir);
 	if (empty_kp_on)
 		unregister_kprobe(&empty_kp);
+	empty_ftrace_remove();
 	log_kprobe_remove();
 }
 
