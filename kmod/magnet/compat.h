@@ -17,6 +17,7 @@
 #ifndef _MAGNET_COMPAT_H
 #define _MAGNET_COMPAT_H
 
+#include <linux/ftrace.h>
 #include <linux/ring_buffer.h>
 #include <linux/uio.h>
 #include <linux/version.h>
@@ -78,6 +79,27 @@ static inline void magnet_ring_buffer_commit(struct trace_buffer *buffer,
 	ring_buffer_unlock_commit(buffer);
 #else
 	ring_buffer_unlock_commit(buffer, event);
+#endif
+}
+
+/*
+ * 6.13, "ftrace: Make ftrace_regs abstract from direct use" (also in 6.12
+ * from its stable updates, hence the test for the accessor rather than
+ * the version): struct ftrace_regs is opaque and the registers saved at a
+ * function's entry are reached through arch_ftrace_regs(). Before, x86's
+ * struct ftrace_regs held them as a pt_regs member.
+ *
+ * Returns that pt_regs: without FTRACE_OPS_FL_SAVE_REGS only the argument
+ * registers, the stack and instruction pointers and the return value
+ * register are filled in, enough for regs_get_kernel_argument().
+ */
+static __always_inline struct pt_regs *
+magnet_fregs_args(struct ftrace_regs *fregs)
+{
+#ifdef arch_ftrace_regs
+	return &arch_ftrace_regs(fregs)->regs;
+#else
+	return &fregs->regs;
 #endif
 }
 

@@ -226,6 +226,7 @@ struct magnet_probe_spec {
 	enum magnet_probe_kind kind;
 	u8 nargs;
 	u8 id_arg;
+	u8 dispatch;		/* enum magnet_probe_dispatch */
 	u32 snaplen;
 	bool enabled;
 	bool notify;
@@ -336,6 +337,31 @@ const char *magnet_probe_target(struct magnet_event *ev);
 const struct magnet_predef *magnet_probe_predef(struct magnet_event *ev);
 void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg);
 u64 magnet_probe_missed(struct magnet_event *ev);
+int magnet_probe_dispatch(struct magnet_event *ev);
+
+/* fentry.c */
+struct magnet_fentry;
+
+/*
+ * struct magnet_fentry_user - a probe's hook on a function's ftrace_ops
+ * @hit:	called on every entry of the function while attached, with
+ *		the argument registers (preemption off, RCU watching)
+ * @fe, @node:	the function's ops and the place in its list; @fe is NULL
+ *		while detached
+ * @missed:	hits missed in earlier attachments
+ * @missed_start: the function's missed count when this one attached
+ */
+struct magnet_fentry_user {
+	void (*hit)(struct magnet_fentry_user *u, struct pt_regs *regs);
+	struct magnet_fentry *fe;
+	struct list_head node;
+	u64 missed;
+	long missed_start;
+};
+
+int magnet_fentry_attach(struct magnet_fentry_user *u, unsigned long ip);
+void magnet_fentry_detach(struct magnet_fentry_user *u);
+u64 magnet_fentry_missed(const struct magnet_fentry_user *u);
 
 /* notify.c */
 int magnet_notify_init(void);

@@ -96,6 +96,8 @@ static const struct nla_policy probe_new_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_PROBE_ENABLED] = POL_FLAG_U8,
 	[MAGNET_A_PROBE_NOTIFY] = POL_FLAG_U8,
 	[MAGNET_A_OWNED] = { .type = NLA_FLAG },
+	[MAGNET_A_PROBE_DISPATCH] = NLA_POLICY_MAX(NLA_U8,
+						   MAGNET_DISPATCH_FTRACE),
 };
 
 static const struct nla_policy probe_set_policy[MAGNET_A_MAX + 1] = {
@@ -372,6 +374,7 @@ static int fill_probe(struct sk_buff *skb, struct magnet_event *ev, u8 cmd,
 	const struct magnet_predef *predef = magnet_probe_predef(ev);
 	const char *target = magnet_probe_target(ev);
 	void *hdr = genlmsg_put(skb, portid, seq, &magnet_family, flags, cmd);
+	int dispatch = magnet_probe_dispatch(ev);
 	u8 nargs, id_arg;
 
 	if (!hdr)
@@ -399,7 +402,9 @@ static int fill_probe(struct sk_buff *skb, struct magnet_event *ev, u8 cmd,
 	     nla_put_u32(skb, MAGNET_A_SAMPLE_EVERY, ev->sample_every) ||
 	     nla_put_u64_64bit(skb, MAGNET_A_SAMPLE_INTERVAL,
 			       ev->sample_interval, MAGNET_A_PAD) ||
-	     (ev->owner_portid && nla_put_flag(skb, MAGNET_A_OWNED))))
+	     (ev->owner_portid && nla_put_flag(skb, MAGNET_A_OWNED)) ||
+	     (dispatch >= 0 &&
+	      nla_put_u8(skb, MAGNET_A_PROBE_DISPATCH, dispatch))))
 		goto cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -517,6 +522,8 @@ static int probe_new_doit(struct sk_buff *skb, struct genl_info *info)
 		spec.enabled = nla_get_u8(a[MAGNET_A_PROBE_ENABLED]);
 	if (a[MAGNET_A_PROBE_NOTIFY])
 		spec.notify = nla_get_u8(a[MAGNET_A_PROBE_NOTIFY]);
+	if (a[MAGNET_A_PROBE_DISPATCH])
+		spec.dispatch = nla_get_u8(a[MAGNET_A_PROBE_DISPATCH]);
 	spec.owner_portid = owner_of(info);
 
 	mutex_lock(&magnet_events_lock);

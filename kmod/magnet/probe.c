@@ -43,6 +43,8 @@ struct magnet_probe {
 	struct tracepoint *tp;
 	struct kprobe kp;
 	struct kretprobe rp;
+	struct magnet_fentry_user fentry;	/* FTRACE dispatch */
+	u8 dispatch;			/* kprobes: KPROBE or FTRACE */
 	char target[MAGNET_TARGET_LEN];
 	char symbol[MAGNET_TARGET_LEN];	/* target without "+offset" */
 };
@@ -103,6 +105,14 @@ static int kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
 		return 0;
 	}
 	return p->predef->kp_handler(kp, regs);
+}
+
+/* The same hit, from magnet's ftrace_ops on the function (fentry.c). */
+static void fentry_hit(struct magnet_fentry_user *u, struct pt_regs *regs)
+{
+	struct magnet_probe *p = container_of(u, struct magnet_probe, fentry);
+
+	kprobe_hit(&p->kp, regs);
 }
 
 static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -391,6 +401,9 @@ static int probe_enable(struct magnet_event *ev)
 
 	switch (ev->kind) {
 	case MAGNET_PROBE_KPROBE:
+		if (p->dispatch == MAGNET_DISPATCH_FTRACE)
+			return magnet_fentry_attach(&p->fentry,
+						    (unsigned long)p->kp.addr);
 		return enable_kprobe(&p->kp);
 	case MAGNET_PROBE_KRETPROBE:
 		return enable_kretprobe(&p->rp);
@@ -410,7 +423,10 @@ static void probe_disable(struct magnet_event *ev)
 
 	switch (ev->kind) {
 	case MAGNET_PROBE_KPROBE:
-		disable_kprobe(&p->kp);
+		if (p->dispatch != MAGNET_DISPATCH_FTRACE)
+			disable_kprobe(&p->kp);
+		else if (p->fentry.fe)
+			magnet_fentry_detach(&p->fentry);
 		break;
 	case MAGNET_PROBE_KRETPROBE:
 		disable_kretprobe(&p->rp);
@@ -503,9 +519,9 @@ static bool target_next(const char **next, char *sym)
 /*
  * A kprobe on p->target, which for a predefined probe may list
  * alternatives ("a|b"): the first symbol the kernel has. p->target then
- * names it.
+ * names it. It is registered disabled: it resolves and vets the address.
  */
-static int kprobe_register_first(struct magnet_probe *p, bool enabled,
+static int kprobe_register_first(struct magnet_probe *p,
 				 struct netlink_ext_ack *extack)
 {
 	char list[MAGNET_TARGET_LEN];
@@ -519,8 +535,7 @@ static int kprobe_register_first(struct magnet_probe *p, bool enabled,
 		if (err)
 			return err;
 		p->kp.pre_handler = kprobe_hit;
-		if (!enabled)
-			p->kp.flags = KPROBE_FLAG_DISABLED;
+		p->kp.flags = KPROBE_FLAG_DISABLED;
 		err = register_kprobe(&p->kp);
 	}
 	if (err == -ENOENT && strchr(list, '|'))
@@ -528,6 +543,44 @@ static int kprobe_register_first(struct magnet_probe *p, bool enabled,
 			       "none of the probe's functions is in this kernel");
 	else if (err)
 		kprobe_error(err, extack);
+	return err;
+}
+
+/*
+ * A kprobe probe: the kprobe, then how its handler is called (enum
+ * magnet_probe_dispatch), then, if @enabled, armed that way.
+ */
+static int kprobe_hook_register(struct magnet_probe *p, u8 dispatch,
+				bool enabled, struct netlink_ext_ack *extack)
+{
+	bool ftrace;
+	int err;
+
+	err = kprobe_register_first(p, extack);
+	if (err)
+		return err;
+	/* kprobes put it on the function's ftrace call site: our ops can. */
+	ftrace = !p->kp.offset && (p->kp.flags & KPROBE_FLAG_FTRACE);
+	if (dispatch == MAGNET_DISPATCH_FTRACE && !ftrace) {
+		NL_SET_ERR_MSG(extack,
+			       "ftrace dispatch needs a function's entry with an ftrace call site (no offset); use kprobe");
+		err = -EOPNOTSUPP;
+		goto unregister;
+	}
+	p->dispatch = ftrace && dispatch != MAGNET_DISPATCH_KPROBE ?
+		      MAGNET_DISPATCH_FTRACE : MAGNET_DISPATCH_KPROBE;
+	p->fentry.hit = fentry_hit;
+	if (!enabled)
+		return 0;
+	err = probe_enable(&p->ev);
+	if (!err)
+		return 0;
+	if (p->dispatch == MAGNET_DISPATCH_FTRACE)
+		NL_SET_ERR_MSG(extack, "ftrace could not attach to the function");
+	else
+		NL_SET_ERR_MSG(extack, "kprobes could not arm the probe");
+unregister:
+	unregister_kprobe(&p->kp);
 	return err;
 }
 
@@ -575,14 +628,14 @@ int magnet_predef_resolve(const struct magnet_predef *p, char *used)
 }
 
 /* noinline: a fault-injection point (fail_function), see below */
-static noinline int hook_register(struct magnet_probe *p, bool enabled,
-				  struct netlink_ext_ack *extack)
+static noinline int hook_register(struct magnet_probe *p, u8 dispatch,
+				  bool enabled, struct netlink_ext_ack *extack)
 {
 	int err;
 
 	switch (p->ev.kind) {
 	case MAGNET_PROBE_KPROBE:
-		return kprobe_register_first(p, enabled, extack);
+		return kprobe_hook_register(p, dispatch, enabled, extack);
 	case MAGNET_PROBE_KRETPROBE:
 		err = parse_target(p, &p->rp.kp, extack);
 		if (err)
@@ -629,6 +682,8 @@ static void hook_unregister(struct magnet_probe *p)
 {
 	switch (p->ev.kind) {
 	case MAGNET_PROBE_KPROBE:
+		if (p->fentry.fe)
+			magnet_fentry_detach(&p->fentry); /* waits too */
 		unregister_kprobe(&p->kp);	/* waits for handlers */
 		break;
 	case MAGNET_PROBE_KRETPROBE:
@@ -657,12 +712,21 @@ static int spec_check(const struct magnet_probe_spec *spec,
 				       "no predefined probe of that name (see the catalog)");
 			return -ENOENT;
 		}
+		if (spec->dispatch && (*predef)->kind != MAGNET_PROBE_KPROBE) {
+			NL_SET_ERR_MSG(extack,
+				       "dispatch is for kprobes only: this predefined probe is not one");
+			return -EINVAL;
+		}
 		if (spec->nargs || spec->id_arg) {
 			NL_SET_ERR_MSG(extack,
 				       "argument recording is for generic probes only");
 			return -EINVAL;
 		}
 		return 0;
+	}
+	if (spec->dispatch && spec->kind != MAGNET_PROBE_KPROBE) {
+		NL_SET_ERR_MSG(extack, "dispatch is for kprobes only");
+		return -EINVAL;
 	}
 	if (spec->kind == MAGNET_PROBE_TRACEPOINT)
 		max_args = MAGNET_TRACEPOINT_ARGS_MAX;
@@ -730,7 +794,7 @@ struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 	}
 	/* Logging is on before the hook is armed: no early hit is ignored. */
 	p->ev.enabled = spec->enabled;
-	err = hook_register(p, spec->enabled, extack);
+	err = hook_register(p, spec->dispatch, spec->enabled, extack);
 	if (err) {
 		p->ev.enabled = false;
 		magnet_event_del(&p->ev);
@@ -813,10 +877,20 @@ u64 magnet_probe_missed(struct magnet_event *ev)
 	p = to_probe(ev);
 	switch (ev->kind) {
 	case MAGNET_PROBE_KPROBE:
+		if (p->dispatch == MAGNET_DISPATCH_FTRACE)
+			return magnet_fentry_missed(&p->fentry);
 		return p->kp.nmissed;
 	case MAGNET_PROBE_KRETPROBE:
 		return p->rp.kp.nmissed + p->rp.nmissed;
 	default:
 		return 0;
 	}
+}
+
+/* How a kprobe probe's handler is called; -1 for anything else. */
+int magnet_probe_dispatch(struct magnet_event *ev)
+{
+	if (ev->kind != MAGNET_PROBE_KPROBE)
+		return -1;
+	return to_probe(ev)->dispatch;
 }

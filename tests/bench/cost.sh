@@ -77,14 +77,23 @@ echo $SYM > $DBG/magnet_bench/empty_ftrace
 run ftrace-ops-empty
 echo - > $DBG/magnet_bench/empty_ftrace
 
-# magnet's generic kprobe (a 40-byte header, no argument), the event
-# dropped by a filter rule, then logged while magnet-read drains.
+# magnet's generic kprobe (a 40-byte header, no argument; at a function's
+# entry, so through magnet's own ftrace_ops), the event dropped by a
+# filter rule, then logged while magnet-read drains.
 magnetctl probe add kp kprobe $SYM > /dev/null
 magnetctl filter add kp tgid 1 > /dev/null
 run magnet-kprobe-filtered
 magnetctl filter del "$(magnetctl -j filter list | sed -n 's/.*"id":\([0-9]*\),"probe_id".*/\1/p')"
 magnet_reader
 run magnet-kprobe
+reader_stop
+magnetctl probe del kp
+
+# The same through the kernel's kprobe (magnet's dispatch before its own
+# ftrace_ops): what the ftrace_ops saves.
+magnetctl probe add kp kprobe $SYM dispatch kprobe > /dev/null
+magnet_reader
+run magnet-kprobe-kdispatch
 reader_stop
 magnetctl probe del kp
 

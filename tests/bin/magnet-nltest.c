@@ -413,6 +413,20 @@ static const struct tcase cases[] = {
 	{ "probe add: snaplen too large", MAGNET_CMD_PROBE_NEW, 0,
 	  { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "sched_switch"),
 	    A(PROBE_SNAPLEN, U32, MAGNET_RECORD_MAX + 1) }, ERANGE },
+	{ "probe add: dispatch 3", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, "vfs_read"), A(PROBE_DISPATCH, U8, 3) }, ERANGE },
+	{ "probe add: dispatch on a tracepoint", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_TRACEPOINT),
+	    S(PROBE_TARGET, "sched_switch"),
+	    A(PROBE_DISPATCH, U8, MAGNET_DISPATCH_FTRACE) }, EINVAL },
+	{ "probe add: dispatch on a kretprobe", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KRETPROBE),
+	    S(PROBE_TARGET, "vfs_read"),
+	    A(PROBE_DISPATCH, U8, MAGNET_DISPATCH_KPROBE) }, EINVAL },
+	{ "probe add: dispatch on a predefined tracepoint", MAGNET_CMD_PROBE_NEW,
+	  0, { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "sched_switch"),
+	       A(PROBE_DISPATCH, U8, MAGNET_DISPATCH_FTRACE) }, EINVAL },
 	{ "probe add: enabled = 2", MAGNET_CMD_PROBE_NEW, 0,
 	  { S(PROBE_NAME, "p1"), S(PROBE_PREDEF, "sched_switch"),
 	    A(PROBE_ENABLED, U8, 2) }, ERANGE },
@@ -1010,6 +1024,8 @@ static struct nlmsghdr *fz_valid(char *buf)
 			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_NOTIFY, below(3));
 		if (below(4) == 0)
 			mnl_attr_put(nlh, MAGNET_A_OWNED, 0, NULL);
+		if (below(3) == 0)	/* 3 is out of range */
+			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_DISPATCH, below(4));
 		return nlh;
 	case 7:
 		nlh = genl_start(buf, family_id, MAGNET_CMD_PROBE_DEL, NLM_F_ACK);
@@ -1674,6 +1690,15 @@ static int churn(long n, const char *symbol)
 					MAGNET_PROBE_KPROBE);
 		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_TARGET, symbol);
 		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ARGS, 2);
+		/*
+		 * The kernel's kprobes, aggregated on the load's kprobe, so
+		 * that the function's call site is not repatched under load
+		 * (which TCG does not survive; see tests/suites/dispatch.sh,
+		 * which churns magnet's ftrace dispatch).
+		 */
+		if (!(i % 2))
+			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_DISPATCH,
+					MAGNET_DISPATCH_KPROBE);
 		transact(nlh, &r);
 		if (r.err || !id) {
 			fprintf(stderr, "churn %ld: add: %s %s\n", i,

@@ -261,6 +261,8 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 				  size_t len, loff_t *ppos)
 {
 	static char symbol[KSYM_NAME_LEN];
+	struct kprobe kp;
+	unsigned long ip;
 	int err = 0;
 
 	if (len >= sizeof(symbol))
@@ -275,8 +277,21 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 	empty_ftrace_remove();
 	if (!strcmp(symbol, "-"))
 		goto out;
+	/*
+	 * The function's ftrace call site, found as magnet finds it: by a
+	 * disabled kprobe on the symbol (ftrace may know the function by an
+	 * alias, e.g. __do_sys_getppid for __x64_sys_getppid).
+	 */
+	memset(&kp, 0, sizeof(kp));
+	kp.symbol_name = symbol;
+	kp.flags = KPROBE_FLAG_DISABLED;
+	err = register_kprobe(&kp);
+	if (err)
+		goto out;
+	ip = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
 	/* reset: the filter holds this one function, nothing else */
-	err = ftrace_set_filter(&empty_ops, symbol, strlen(symbol), 1);
+	err = ftrace_set_filter_ip(&empty_ops, ip, 0, 1);
 	if (!err)
 		err = register_ftrace_function(&empty_ops);
 	if (err)

@@ -92,6 +92,12 @@ static const char help_probe[] =
 "                    at most 65536)\n"
 "        notify      multicast every hit (see monitor)\n"
 "        disabled    add the probe disabled\n"
+"        dispatch D  kprobes only, how the handler is called: auto (the\n"
+"                    default) is ftrace at a function's entry (no offset)\n"
+"                    where ftrace can hook it, else kprobe; kprobe is the\n"
+"                    kernel's kprobe; ftrace is magnet's own ftrace_ops on\n"
+"                    the function (cheaper per hit, the same records), an\n"
+"                    error where it cannot be\n"
 "  magnetctl probe del PROBE\n"
 "      Remove a probe. Events other modules registered cannot be removed.\n"
 "  magnetctl probe enable PROBE\n"
@@ -104,7 +110,8 @@ static const char help_probe[] =
 "      limit; at most 1 hour). The hits left out count as sampled.\n"
 "  magnetctl probe list\n"
 "  magnetctl probe show [PROBE]\n"
-"      List the probes, or one: ID, NAME, KIND, TARGET (predef:NAME for a\n"
+"      List the probes, or one: ID, NAME, KIND, DISPATCH (a kprobe's: kprobe\n"
+"      or ftrace, see dispatch), TARGET (predef:NAME for a\n"
 "      predefined probe), OWNER (module that registered the event), BUFFER,\n"
 "      ARGS, SNAPLEN, ENABLED, NOTIFY, HITS (times it fired while\n"
 "      enabled), LOGGED (records written), LOST (records the buffer\n"
@@ -571,6 +578,12 @@ static const char *const probe_kinds[] = {
 	[MAGNET_PROBE_EXTERNAL]		= "external",
 };
 
+static const char *const probe_dispatches[] = {
+	[MAGNET_DISPATCH_AUTO]		= "auto",
+	[MAGNET_DISPATCH_KPROBE]	= "kprobe",
+	[MAGNET_DISPATCH_FTRACE]	= "ftrace",
+};
+
 static const char *const filter_actions[] = {
 	[MAGNET_FILTER_INCLUDE]		= "include",
 	[MAGNET_FILTER_EXCLUDE]		= "exclude",
@@ -909,6 +922,20 @@ static void put_probe_option(struct nlmsghdr *nlh, struct args *a,
 	} else if (!strcmp(key, "disabled")) {
 		refuse_repeat(nlh, MAGNET_A_PROBE_ENABLED, key);
 		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, 0);
+	} else if (!strcmp(key, "dispatch")) {
+		int d;
+
+		if (kind >= 0 && kind != MAGNET_PROBE_KPROBE)
+			usage_error("%s: \"dispatch\" is for kprobes only",
+				    command);
+		refuse_repeat(nlh, MAGNET_A_PROBE_DISPATCH, key);
+		value = take_value(a, key);
+		d = word_index(probe_dispatches, MAGNET_DISPATCH_FTRACE + 1,
+			       value);
+		if (d < 0)
+			usage_error("%s: dispatch is auto, kprobe or ftrace, not \"%s\"",
+				    command, value);
+		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_DISPATCH, d);
 	} else if (!strcmp(key, "args") || !strcmp(key, "id-arg")) {
 		bool args = !strcmp(key, "args");
 		int max = kind == MAGNET_PROBE_TRACEPOINT ?
@@ -1158,7 +1185,7 @@ static int probe_row_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[MAGNET_A_MAX + 1];
 	const struct nlattr *st[MAGNET_STAT_MAX + 1] = { NULL };
-	char kind[24], target[MAGNET_NAME_LEN + 16];
+	char kind[24], dispatch[24], target[MAGNET_NAME_LEN + 16];
 
 	(void)data;
 	if (parse_magnet_attrs(nlh, tb) || (tb[MAGNET_A_PROBE_STATS] &&
@@ -1170,6 +1197,10 @@ static int probe_row_cb(const struct nlmsghdr *nlh, void *data)
 		     attr_str(tb[MAGNET_A_PROBE_NAME]));
 	print_string(PRINT_ANY, "kind", NULL,
 		     VALUE_NAME(probe_kinds, tb[MAGNET_A_PROBE_KIND], kind));
+	print_string(PRINT_ANY, "dispatch", NULL,
+		     tb[MAGNET_A_PROBE_DISPATCH] ?
+		     VALUE_NAME(probe_dispatches, tb[MAGNET_A_PROBE_DISPATCH],
+				dispatch) : NULL);
 	print_string(PRINT_JSON, "target", NULL,
 		     attr_str(tb[MAGNET_A_PROBE_TARGET]));
 	print_string(PRINT_JSON, "predef", NULL,

@@ -443,10 +443,12 @@ enum magnet_cmd {
 	 * PROBE_KIND, PROBE_TARGET, PROBE_PREDEF (if predefined), PROBE_OWNER
 	 * (module, external events), BUFFER_NAME, PROBE_ARGS, PROBE_ID_ARG,
 	 * PROBE_SNAPLEN, PROBE_ENABLED, PROBE_NOTIFY, PROBE_MISSED,
-	 * PROBE_STATS, SAMPLE_EVERY and SAMPLE_INTERVAL.
+	 * PROBE_STATS, SAMPLE_EVERY, SAMPLE_INTERVAL and, for kprobes,
+	 * PROBE_DISPATCH.
 	 * NEW: PROBE_NAME and either PROBE_PREDEF or PROBE_KIND + PROBE_TARGET;
 	 * optional BUFFER_NAME (default "default"), PROBE_ARGS, PROBE_ID_ARG,
-	 * PROBE_SNAPLEN, PROBE_ENABLED (default 1), PROBE_NOTIFY (default 0).
+	 * PROBE_SNAPLEN, PROBE_ENABLED (default 1), PROBE_NOTIFY (default 0),
+	 * PROBE_DISPATCH (kprobes, default AUTO).
 	 * The reply (a PROBE_NEW message) carries the new PROBE_ID.
 	 * -ENOENT: no such symbol or tracepoint; -EINVAL with a message: kprobes
 	 * refuses the address (blacklisted, not at an instruction boundary);
@@ -546,9 +548,10 @@ enum magnet_attr {
 	MAGNET_A_PROBE_OWNER,	/* string, module that registered the
 				 * event ("magnet" for probes); reply only
 				 */
-	MAGNET_A_PROBE_MISSED,	/* u64, hits the kernel's kprobe or kretprobe
-				 * machinery could not deliver (kretprobe
-				 * instances exhausted, recursion); reply only
+	MAGNET_A_PROBE_MISSED,	/* u64, hits the kernel's kprobe, kretprobe
+				 * or ftrace machinery could not deliver
+				 * (kretprobe instances exhausted, recursion,
+				 * see enum magnet_probe_dispatch); reply only
 				 */
 	MAGNET_A_PROBE_STATS,	/* nest, enum magnet_stat_attr; reply only */
 	MAGNET_A_PROBE_DESC,	/* string, what a predefined probe records;
@@ -621,6 +624,11 @@ enum magnet_attr {
 				     * that a probe of the entry uses on the
 				     * running kernel; absent if it has none
 				     */
+	MAGNET_A_PROBE_DISPATCH, /* u8, enum magnet_probe_dispatch, kprobes
+				  * only: PROBE_NEW, how to call the handler
+				  * (default AUTO); PROBE_GET reply, how it is
+				  * called (KPROBE or FTRACE)
+				  */
 
 	__MAGNET_A_MAX,
 	MAGNET_A_MAX = __MAGNET_A_MAX - 1
@@ -675,6 +683,33 @@ enum magnet_probe_kind {
 	MAGNET_PROBE_KRETPROBE,
 	MAGNET_PROBE_TRACEPOINT,
 	MAGNET_PROBE_EXTERNAL,	/* registered by another module; reply only */
+};
+
+/*
+ * How a kprobe's handler is called (MAGNET_A_PROBE_DISPATCH). A kprobe at
+ * a function's entry (no offset) on a function that has an ftrace call
+ * site is, by default, not a kernel kprobe at all: magnet registers an
+ * ftrace_ops of its own on the function, shared by its probes there,
+ * whose callback reads the argument registers and logs. That skips the
+ * full register save and kprobes' lookup, and records exactly what the
+ * kprobe would (same payload, same hits). A kernel kprobe is still
+ * registered there, disabled, to resolve and vet the address (it shows as
+ * [DISABLED] in the kernel's kprobes/list); the function shows in
+ * tracing/enabled_functions while the probe is enabled. Hits ftrace
+ * cannot hand to magnet (recursion on a CPU, a function that runs where
+ * RCU does not watch, such as parts of the idle loop) are counted in
+ * MAGNET_A_PROBE_MISSED.
+ * Every other kprobe (an offset, a function without an ftrace call site)
+ * and every kretprobe goes through kprobes.
+ */
+enum magnet_probe_dispatch {
+	MAGNET_DISPATCH_AUTO,	/* request only: FTRACE where it can be,
+				 * else KPROBE (the default)
+				 */
+	MAGNET_DISPATCH_KPROBE,	/* the kernel's kprobe */
+	MAGNET_DISPATCH_FTRACE,	/* magnet's ftrace_ops; requested where it
+				 * cannot be: EOPNOTSUPP with a message
+				 */
 };
 
 /*

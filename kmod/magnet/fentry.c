@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: function-entry probes through magnet's own ftrace_ops.
+ *
+ * A kprobe at a function's entry is, on kernels with KPROBES_ON_FTRACE,
+ * placed on the function's ftrace call site anyway: every hit goes through
+ * ftrace's register-saving trampoline (a full pt_regs, flags included) and
+ * kprobes' handler, which looks the kprobe up in a hash and calls ours
+ * indirectly. Here magnet registers an ftrace_ops of its own instead, one
+ * per probed function, shared by every magnet probe there:
+ *
+ * - no FTRACE_OPS_FL_SAVE_REGS: the callback gets ftrace_regs, in which
+ *   the argument registers, the stack pointer and the instruction pointer
+ *   are saved, and nothing else;
+ * - no FTRACE_OPS_FL_RECURSION and no FTRACE_OPS_FL_RCU: the callback
+ *   protects itself from recursion (ftrace_test_recursion_trylock(), which
+ *   also disables preemption) and checks that RCU is watching, so that
+ *   when it is a function's only ops, ftrace calls it straight from the
+ *   function's own trampoline, with nothing in between;
+ * - the callback walks the function's probes, an RCU list.
+ *
+ * Hits that cannot be taken (recursion on this CPU, or a function that
+ * runs where RCU does not watch, such as parts of the idle loop) are
+ * counted as missed, as kprobes counts its own.
+ *
+ * Lifetime, under magnet_events_lock: enabling a probe attaches it to its
+ * function's ops (registered when the first probe attaches); disabling
+ * detaches it. The last one out unregisters the ops, which waits until no
+ * CPU runs its callback (ftrace waits for every task for an ops in a
+ * module's memory), and frees it. Otherwise a detach waits an RCU grace
+ * period, after which no callback still walks the probe.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ftrace.h>
+#include <linux/list.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+#include <linux/trace_recursion.h>
+
+#include "compat.h"
+#include "magnet.h"
+
+/*
+ * struct magnet_fentry - magnet's ftrace_ops on one function
+ * @ops:	registered while @users is not empty
+ * @ip:		the function's ftrace call site
+ * @users:	the probes attached, RCU list of magnet_fentry_user
+ * @node:	in fentries
+ * @missed:	hits not delivered to the probes
+ */
+struct magnet_fentry {
+	struct ftrace_ops ops;
+	unsigned long ip;
+	struct list_head users;
+	struct list_head node;
+	atomic_long_t missed;
+};
+
+/* Every function magnet's probes are on; under magnet_events_lock. */
+static LIST_HEAD(fentries);
+
+static void notrace fentry_func(unsigned long ip, unsigned long parent_ip,
+				struct ftrace_ops *op,
+				struct ftrace_regs *fregs)
+{
+	struct magnet_fentry *fe = container_of(op, struct magnet_fentry, ops);
+	struct magnet_fentry_user *u;
+	struct pt_regs *regs;
+	int bit;
+
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (unlikely(bit < 0)) {
+		atomic_long_inc(&fe->missed);
+		return;
+	}
+	if (likely(rcu_is_watching())) {
+		regs = magnet_fregs_args(fregs);
+		list_for_each_entry_rcu(u, &fe->users, node)
+			u->hit(u, regs);
+	} else {
+		atomic_long_inc(&fe->missed);
+	}
+	ftrace_test_recursion_unlock(bit);
+}
+
+static struct magnet_fentry *fentry_find(unsigned long ip)
+{
+	struct magnet_fentry *fe;
+
+	list_for_each_entry(fe, &fentries, node)
+		if (fe->ip == ip)
+			return fe;
+	return NULL;
+}
+
+/**
+ * magnet_fentry_attach - start calling @u->hit on every entry of a function
+ * @u:		the probe's hook, @hit set, not attached
+ * @ip:		the function's ftrace call site (a kprobe's address there)
+ *
+ * Caller holds magnet_events_lock.
+ * Return: 0, -ENOMEM, or ftrace's error (-EINVAL: no ftrace call site at
+ * @ip; -EBUSY: a function another ftrace user holds exclusively).
+ */
+int magnet_fentry_attach(struct magnet_fentry_user *u, unsigned long ip)
+{
+	struct magnet_fentry *fe;
+	int err;
+
+	lockdep_assert_held(&magnet_events_lock);
+	fe = fentry_find(ip);
+	if (fe) {
+		u->fe = fe;
+		u->missed_start = atomic_long_read(&fe->missed);
+		list_add_tail_rcu(&u->node, &fe->users);
+		return 0;
+	}
+	fe = kzalloc(sizeof(*fe), GFP_KERNEL);
+	if (!fe)
+		return -ENOMEM;
+	fe->ip = ip;
+	fe->ops.func = fentry_func;
+	INIT_LIST_HEAD(&fe->users);
+	err = ftrace_set_filter_ip(&fe->ops, ip, 0, 0);
+	if (err)
+		goto free;
+	/* In the list before the first hit can come. */
+	u->fe = fe;
+	u->missed_start = 0;
+	list_add_tail_rcu(&u->node, &fe->users);
+	err = register_ftrace_function(&fe->ops);
+	if (err) {
+		u->fe = NULL;
+		goto free_filter;
+	}
+	list_add(&fe->node, &fentries);
+	return 0;
+
+free_filter:
+	ftrace_free_filter(&fe->ops);
+free:
+	kfree(fe);
+	return err;
+}
+
+/**
+ * magnet_fentry_detach - stop calling @u->hit
+ * @u:		an attached probe hook
+ *
+ * Returns once no CPU runs @u->hit any more. Caller holds
+ * magnet_events_lock; sleeps.
+ */
+void magnet_fentry_detach(struct magnet_fentry_user *u)
+{
+	struct magnet_fentry *fe = u->fe;
+
+	lockdep_assert_held(&magnet_events_lock);
+	u->missed += atomic_long_read(&fe->missed) - u->missed_start;
+	list_del_rcu(&u->node);
+	u->fe = NULL;
+	if (!list_empty(&fe->users)) {
+		synchronize_rcu();
+		return;
+	}
+	/* Waits for every callback, then frees ftrace's trampoline for it. */
+	unregister_ftrace_function(&fe->ops);
+	ftrace_free_filter(&fe->ops);
+	list_del(&fe->node);
+	kfree(fe);
+}
+
+/* Hits @u missed, attached or not. Caller holds magnet_events_lock. */
+u64 magnet_fentry_missed(const struct magnet_fentry_user *u)
+{
+	lockdep_assert_held(&magnet_events_lock);
+	if (!u->fe)
+		return u->missed;
+	return u->missed + atomic_long_read(&u->fe->missed) - u->missed_start;
+}
