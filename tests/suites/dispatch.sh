@@ -124,28 +124,47 @@ check "magnet's probe on the function" magnetctl probe add pf kprobe $SYM
 check "the function tracer's filter: the function alone" sh -c "echo $FN > $T/set_ftrace_filter && test \"\$(cat $T/set_ftrace_filter)\" = $FN"
 check "the function tracer on it" sh -c "grep -qx $FN $T/set_ftrace_filter && echo function > $T/current_tracer"
 check "an ftrace kprobe event on it" sh -c "echo 'p:coexist/getppid $SYM' >> $T/kprobe_events && echo 1 > $T/events/coexist/getppid/enable"
-bt=
-if command -v bpftrace > /dev/null; then
-	bpftrace -e "kprobe:$SYM { @[tid] = count(); }" > /tmp/bt.out 2>&1 &
-	bt=$!
-	# It compiles its program first (slow under TCG).
-	wait_for 300 grep -q Attaching /tmp/bt.out
-	check "bpftrace attached to it" grep -q Attaching /tmp/bt.out
-else
-	fail "bpftrace attached to it" "no bpftrace in the VM (tests/rig/vm-run puts it in for this suite)"
-fi
 echo > $T/trace
 drain
-set -- $(magnet-test syscalls 1000); who="$2/$4"; tid=$4
+set -- $(magnet-test syscalls 1000); who="$2/$4"
 magnet-read -N > /tmp/recs.txt 2>/dev/null
 check "magnet: 1000 records" test "$(grep -c " ev $(field pf id) $who " /tmp/recs.txt)" -eq 1000
 check "the function tracer: 1000 calls" test "$(grep -c "$FN <-" $T/trace)" -eq 1000
 check "the kprobe event: 1000 hits" test "$(grep -c 'getppid: (' $T/trace)" -eq 1000
-if [ -n "$bt" ]; then
-	kill -INT $bt
-	wait $bt
-	check "bpftrace: 1000 hits from $tid" grep -q "^@\[$tid\]: 1000$" /tmp/bt.out
-	grep "^@\[$tid\]" /tmp/bt.out
+
+# bpftrace joins them. Which name of the function its kprobe counts under
+# differs between kernels (nothing under __x64_sys_getppid on the 6.1
+# debug kernel; on Debian's 6.12 it stalled attaching __do_sys_getppid),
+# so each name is tried in turn, and bpftrace must count the calls under
+# one. Not all of them: perf, which carries bpftrace's kprobes, throttles
+# them on a slow kernel (837 of 1000 on the 6.1 debug kernel). magnet must
+# log every call each time.
+if command -v bpftrace > /dev/null; then
+	seen=
+	for fn in $(echo $SYM $FN | tr ' ' '\n' | sort -u); do
+		bpftrace -e "kprobe:$fn { @[tid] = count(); }" > /tmp/bt.out 2>&1 &
+		bt=$!
+		# It compiles its program first (slow under TCG), or gives up.
+		wait_for 300 sh -c "grep -q Attaching /tmp/bt.out || ! kill -0 $bt"
+		drain
+		set -- $(magnet-test syscalls 1000); who="$2/$4"; tid=$4
+		magnet-read -N > /tmp/recs.txt 2>/dev/null
+		kill -INT $bt 2>/dev/null
+		wait_for 60 sh -c "! kill -0 $bt"
+		kill -KILL $bt 2>/dev/null
+		wait $bt
+		check "bpftrace on $fn beside them: magnet still logs 1000 records" \
+			test "$(grep -c " ev $(field pf id) $who " /tmp/recs.txt)" -eq 1000
+		n=$(sed -n "s/^@\[$tid\]: \([0-9]*\)$/\1/p" /tmp/bt.out)
+		[ "${n:-0}" -gt 0 ] && seen="$seen $fn:$n"
+		# What bpftrace said (its "WARNING:" would read as the kernel's
+		# to the rig).
+		grep -v '^@\[' /tmp/bt.out | sed 's/WARNING/warning/'
+		echo "# bpftrace on $fn: ${n:-nothing} of 1000"
+	done
+	check "bpftrace counted the calls (under:$seen)" test -n "$seen"
+else
+	fail "bpftrace beside them" "no bpftrace in the VM (tests/rig/vm-run puts it in for this suite)"
 fi
 echo nop > $T/current_tracer
 echo 0 > $T/events/coexist/getppid/enable

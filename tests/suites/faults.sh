@@ -21,7 +21,12 @@ insmod $M/magnet_pktfilter.ko
 insmod $M/magnet_correlate.ko
 magnetctl probe add fi_rx netif_receive
 magnetctl probe add fi_tx net_start_xmit
+# A slab failure inside vmalloc (ftrace allocating the trampoline of
+# magnet's ops for a function) makes vmalloc warn with a stack dump: the
+# markers tell the rig it is expected.
+echo "magnet-rig: injected allocation failures begin" > /dev/kmsg
 check "every fault point fails cleanly or is survived" run_nl magnet-nltest faults
+echo "magnet-rig: injected allocation failures end" > /dev/kmsg
 # The same sweep with the page allocator's fault points too, of every
 # order, allocations that may sleep included: a ring's pages, vmalloc's,
 # the kernel's own on the way. Page-allocation failures other than
