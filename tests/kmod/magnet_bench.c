@@ -179,6 +179,19 @@ static int result_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(result);
 
+/* A line written to one of our files, into @buf, without trailing blanks. */
+static int read_line(char *buf, size_t size, const char __user *ubuf,
+		     size_t len)
+{
+	if (len >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	strim(buf);
+	return 0;
+}
+
 /*
  * The floor of any kprobe-based sensor: a kprobe whose handler does
  * nothing. Write a symbol to /sys/kernel/debug/magnet_bench/empty_kprobe
@@ -198,15 +211,10 @@ static ssize_t empty_kprobe_write(struct file *file, const char __user *ubuf,
 	static char symbol[KSYM_NAME_LEN];
 	int err = 0;
 
-	if (len >= sizeof(symbol))
-		return -EINVAL;
 	mutex_lock(&bench_lock);
-	if (copy_from_user(symbol, ubuf, len)) {
-		err = -EFAULT;
+	err = read_line(symbol, sizeof(symbol), ubuf, len);
+	if (err)
 		goto out;
-	}
-	symbol[len] = '\0';
-	strim(symbol);
 	if (empty_kp_on) {
 		unregister_kprobe(&empty_kp);
 		empty_kp_on = false;
@@ -265,15 +273,10 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 	unsigned long ip;
 	int err = 0;
 
-	if (len >= sizeof(symbol))
-		return -EINVAL;
 	mutex_lock(&bench_lock);
-	if (copy_from_user(symbol, ubuf, len)) {
-		err = -EFAULT;
+	err = read_line(symbol, sizeof(symbol), ubuf, len);
+	if (err)
 		goto out;
-	}
-	symbol[len] = '\0';
-	strim(symbol);
 	empty_ftrace_remove();
 	if (!strcmp(symbol, "-"))
 		goto out;
@@ -339,15 +342,10 @@ static ssize_t log_kprobe_write(struct file *file, const char __user *ubuf,
 	unsigned int size;
 	int err = 0;
 
-	if (len >= sizeof(line))
-		return -EINVAL;
 	mutex_lock(&bench_lock);
-	if (copy_from_user(line, ubuf, len)) {
-		err = -EFAULT;
+	err = read_line(line, sizeof(line), ubuf, len);
+	if (err)
 		goto out;
-	}
-	line[len] = '\0';
-	strim(line);
 	log_kprobe_remove();
 	if (!strcmp(line, "-"))
 		goto out;
