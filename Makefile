@@ -6,7 +6,8 @@
 #                         (Debian's 6.1 and 6.12 headers; only KDIR if
 #                         given), checkpatch --strict: any finding fails; and
 #                         check-host: magnet-read on made-up trace files,
-#                         magnetd's parts, libmagnet, magnet-supermon
+#                         magnetd's parts, libmagnet, magnet-supermon, the
+#                         module's filter gate against its full rules
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
@@ -161,6 +162,13 @@ build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ tests/host/libmagnet-unit.c libmagnet/libmagnet.c
 
+# The module's filter gate, built from its own source in user space.
+build/test-bin/rules-unit: tests/host/rules-unit.c kmod/magnet/rules.c kmod/magnet/rules.h \
+		$(wildcard tests/host/kshim/linux/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Wall -Wextra -Itests/host/kshim -Iinclude -Iinclude/uapi -Ikmod/magnet \
+		-o $@ tests/host/rules-unit.c kmod/magnet/rules.c
+
 build/test-bin/magnetd-client: tests/bin/magnetd-client.c
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $<
@@ -176,13 +184,14 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h incl
 # --- checks ------------------------------------------------------------------
 
 check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
-		build/test-bin/libmagnet-unit build/bin/magnet-supermon build/bin/magnetd \
-		build/bin/magnetctl
+		build/test-bin/libmagnet-unit build/test-bin/rules-unit build/bin/magnet-supermon \
+		build/bin/magnetd build/bin/magnetctl
 	tests/host/magnet-read.sh
 	tests/host/kernels.sh
 	build/test-bin/metrics-unit $(CURDIR)
 	build/test-bin/config-unit $(CURDIR)
 	build/test-bin/libmagnet-unit
+	build/test-bin/rules-unit
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
 
 # The kernel checks run against each series magnet supports (Debian's

@@ -5,8 +5,11 @@
  * An event is anything that logs under an event id: magnet's own probes
  * (probe.c) and events other modules register here. The registry maps ids
  * and names to events; magnet_event_log() is the one path from a hit to a
- * record: count the hit, cut to the snap length, filter and sample
- * (filter.c), log, and copy to the notification queue if asked.
+ * record: test the hit against the event's gate (filter.c), cut to the
+ * snap length, log, count the outcome, and copy to the notification
+ * queue if asked. Handlers of magnet's own probes take the same path in
+ * two steps, magnet_event_admit() first, so that a hit filtered out by
+ * who or where it runs costs them nothing more.
  *
  * Ids are handed out cyclically, so an id is not reused soon after its
  * event goes away and records still in a buffer are not mistaken for a
@@ -136,25 +139,22 @@ void magnet_event_stats_sum(struct magnet_event *ev,
 	for_each_possible_cpu(cpu) {
 		const struct magnet_event_stats *s = per_cpu_ptr(ev->stats, cpu);
 
-		sum->hits += READ_ONCE(s->hits);
+		sum->logged += READ_ONCE(s->logged);
 		sum->filtered += READ_ONCE(s->filtered);
 		sum->sampled += READ_ONCE(s->sampled);
 		sum->lost += READ_ONCE(s->lost);
 	}
-	/*
-	 * A hit under way is counted before its outcome: while events fire
-	 * this can run ahead by the hits in flight; exact once they stop.
-	 */
-	sum->logged = sum->hits - sum->filtered - sum->sampled - sum->lost;
+	/* A hit is counted once, by its outcome: hits are the sum. */
+	sum->hits = sum->logged + sum->filtered + sum->sampled + sum->lost;
 }
 
 /*
- * Filters and sampling, out of the common path: build the hit as the
- * record header would describe it and let filter.c decide.
+ * The full rules, for a hit the gate could not decide alone: build the hit
+ * as the record header would describe it and let filter.c decide.
  */
-static noinline bool event_gate(struct magnet_event *ev, u64 id,
-				const void *payload, u32 size,
-				const void *object)
+static noinline bool event_evaluate(struct magnet_event *ev, u64 id,
+				    const void *payload, u32 size,
+				    const void *object)
 {
 	struct magnet_hit hit = {
 		.event = ev,
@@ -168,12 +168,14 @@ static noinline bool event_gate(struct magnet_event *ev, u64 id,
 		.object = object,
 	};
 
-	return magnet_event_gate(ev, &hit);
+	return magnet_gate_evaluate(ev, &hit);
 }
 
 /**
  * magnet_event_reserve - reserve the record of one hit, to fill in place
  * @ev:		the event
+ * @admit:	what magnet_event_admit() said of the hit, not
+ *		MAGNET_ADMIT_NO
  * @id:		the record's abstract id
  * @head:	the start of the payload as filters see it (the fixed part)
  * @head_size:	bytes at @head
@@ -184,22 +186,21 @@ static noinline bool event_gate(struct magnet_event *ev, u64 id,
  * For payloads too big to build on the stack (packet probes). The caller
  * fills the record (rec->size says how much was reserved) and calls
  * magnet_event_commit(). The event's snap length is the caller's business.
+ * Probe context, preemption disabled.
  *
- * Return: the record; NULL if the hit is not to be logged (disabled,
- * filtered, sampled away); or an ERR_PTR (counted as lost).
+ * Return: the record; NULL if the full rules or sampling drop the hit; or
+ * an ERR_PTR (counted as lost).
  */
-struct magnet_record *magnet_event_reserve(struct magnet_event *ev, u64 id,
+struct magnet_record *magnet_event_reserve(struct magnet_event *ev,
+					   enum magnet_admit admit, u64 id,
 					   const void *head, u32 head_size,
 					   u32 size, const void *object)
 {
 	struct magnet_buffer *buf = ev->buf;
 	struct magnet_record *rec;
 
-	if (!READ_ONCE(ev->enabled))
-		return NULL;
-	this_cpu_inc(ev->stats->hits);
-	if (READ_ONCE(ev->gated) &&
-	    !event_gate(ev, id, head, head_size, object))
+	if (admit == MAGNET_ADMIT_ASK &&
+	    !event_evaluate(ev, id, head, head_size, object))
 		return NULL;
 	/* A record never exceeds its buffer's limit: cut rather than lose. */
 	if (size > buf->max_record - sizeof(*rec))
@@ -207,6 +208,8 @@ struct magnet_record *magnet_event_reserve(struct magnet_event *ev, u64 id,
 	rec = magnet_reserve(buf, ev->id, id, size);
 	if (IS_ERR(rec))
 		this_cpu_inc(ev->stats->lost);
+	else
+		this_cpu_inc(ev->stats->logged);
 	return rec;
 }
 
@@ -216,6 +219,40 @@ void magnet_event_commit(struct magnet_event *ev, struct magnet_record *rec)
 	if (READ_ONCE(ev->notify))
 		magnet_notify_queue(rec);
 	magnet_commit(ev->buf, rec);
+}
+
+/**
+ * magnet_event_log_admitted - log a hit that magnet_event_admit() let in
+ * @ev:		the event
+ * @admit:	what magnet_event_admit() said, not MAGNET_ADMIT_NO
+ * @id:		the record's abstract id
+ * @payload:	event data
+ * @payload_size: bytes at @payload, cut here to the event's snap length
+ * @object:	what the hit is about, for filter modules; or NULL
+ *
+ * Probe context, preemption disabled. Return: as magnet_event_log_object().
+ */
+int magnet_event_log_admitted(struct magnet_event *ev,
+			      enum magnet_admit admit, u64 id,
+			      const void *payload, u32 payload_size,
+			      const void *object)
+{
+	struct magnet_record *rec;
+	u32 keep = payload_size;
+	u32 snaplen;
+
+	snaplen = READ_ONCE(ev->snaplen);
+	if (snaplen && keep > snaplen)
+		keep = snaplen;
+	rec = magnet_event_reserve(ev, admit, id, payload, keep, keep, object);
+	if (IS_ERR_OR_NULL(rec))
+		return PTR_ERR_OR_ZERO(rec);
+	keep = rec->size - sizeof(*rec);
+	memcpy(rec->payload, payload, keep);
+	if (keep < payload_size)
+		rec->flags |= MAGNET_RF_TRUNCATED;
+	magnet_event_commit(ev, rec);
+	return 0;
 }
 
 /**
@@ -239,22 +276,17 @@ int magnet_event_log_object(struct magnet_event *ev, u64 id,
 			    const void *payload, u32 payload_size,
 			    const void *object)
 {
-	struct magnet_record *rec;
-	u32 keep = payload_size;
-	u32 snaplen;
+	enum magnet_admit admit;
+	int ret = 0;
 
-	snaplen = READ_ONCE(ev->snaplen);
-	if (snaplen && keep > snaplen)
-		keep = snaplen;
-	rec = magnet_event_reserve(ev, id, payload, keep, keep, object);
-	if (IS_ERR_OR_NULL(rec))
-		return PTR_ERR_OR_ZERO(rec);
-	keep = rec->size - sizeof(*rec);
-	memcpy(rec->payload, payload, keep);
-	if (keep < payload_size)
-		rec->flags |= MAGNET_RF_TRUNCATED;
-	magnet_event_commit(ev, rec);
-	return 0;
+	/* Callers may be preemptible: the gate is read under RCU-sched. */
+	preempt_disable_notrace();
+	admit = magnet_event_admit(ev);
+	if (admit != MAGNET_ADMIT_NO)
+		ret = magnet_event_log_admitted(ev, admit, id, payload,
+						payload_size, object);
+	preempt_enable_notrace();
+	return ret;
 }
 EXPORT_SYMBOL_GPL(magnet_event_log_object);
 

@@ -3,12 +3,19 @@
  * magnet: filter rules and sampling, evaluated in probe context before a
  * record takes any buffer space.
  *
- * Each event has an ordered rule list (struct magnet_ruleset) that probe
- * context reads under RCU without a lock. Lists are never changed in
- * place: adding or removing a rule builds a new list, publishes it with
- * one pointer store, and frees the old one after a grace period. Rules
- * themselves are immutable once published, so a hit sees a whole old rule
- * list or a whole new one, never a half-updated rule.
+ * Each event has an ordered rule list (struct magnet_ruleset) and a gate
+ * compiled from it and the sampling settings (struct magnet_gate, see
+ * rules.c): the gate is what probe context reads, without a lock, with
+ * preemption disabled (an RCU-sched reader). Neither is changed in place:
+ * adding or removing a rule builds a new list and a new gate, publishes
+ * the gate with one pointer store, and frees the old ones after a grace
+ * period. Rules themselves are immutable once published, so a hit sees a
+ * whole old gate or a whole new one, never a half-updated rule.
+ *
+ * A handler tests its hit's CPU and task against the gate before it
+ * builds anything (magnet_event_admit()); only rules on ids or of filter
+ * modules need the payload, and only hits they might match go on to the
+ * full rules (magnet_gate_evaluate()).
  *
  * A rule is a conjunction of predicates on the record header (CPU set,
  * tgid set, tid, abstract id set or range) and optionally a filter
@@ -36,116 +43,23 @@
 
 #include "magnet.h"
 
-#define MATCH_CPU	BIT(0)
-#define MATCH_TGID	BIT(1)
-#define MATCH_TID	BIT(2)
-#define MATCH_IDS	BIT(3)
-#define MATCH_ID_RANGE	BIT(4)
-
-/* Events a rule can span: its own, a correlation's end and intermediates. */
-#define RULE_EVENTS_MAX	10
-
-/*
- * struct magnet_filter_rule - one rule, immutable once published
- * @events:	events whose lists hold the rule; @events[0] is the one it
- *		was created on.
- * @state:	the filter type's instance, NULL for header-only rules.
- */
-struct magnet_filter_rule {
-	u32 id;
-	u8 action;
-	u8 match;
-	u16 ntgids;
-	u16 nids;
-	u16 ncpu_bytes;		/* length of the CPU set as given */
-	u32 tid;
-	u64 id_min;
-	u64 id_max;
-	u64 *tgids;		/* sorted (u64: one search for both sets) */
-	u64 *ids;		/* sorted */
-	unsigned long *cpus;
-	const struct magnet_filter_type *type;
-	void *state;
-	unsigned int nevents;
-	struct magnet_event *events[RULE_EVENTS_MAX];
-};
-
-struct magnet_ruleset {
-	struct rcu_head rcu;
-	unsigned int count;
-	bool has_include;
-	struct magnet_filter_rule *rules[];
-};
-
 static DEFINE_IDR(magnet_rules);
 static LIST_HEAD(magnet_filter_types);
 
 /* --- probe context ------------------------------------------------------- */
 
-/* Is @v in the sorted set @set of @n values? (Binary search, any context.) */
-static bool in_set(const u64 *set, unsigned int n, u64 v)
+/*
+ * 1 in N of this CPU's hits (its 1st, N+1th, ...), then at most one per
+ * interval. The per-CPU count is one unlocked instruction, exact under
+ * nesting; only a kept hit with an interval touches shared state.
+ */
+static bool sample_keep(struct magnet_event *ev, const struct magnet_gate *gate)
 {
-	unsigned int lo = 0, hi = n;
-
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
-
-		if (set[mid] == v)
-			return true;
-		if (set[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
-static bool rule_matches(const struct magnet_filter_rule *r,
-			 const struct magnet_hit *hit)
-{
-	if ((r->match & MATCH_CPU) && !test_bit(hit->cpu, r->cpus))
-		return false;
-	if ((r->match & MATCH_TGID) && !in_set(r->tgids, r->ntgids, hit->tgid))
-		return false;
-	if ((r->match & MATCH_TID) && hit->tid != r->tid)
-		return false;
-	if ((r->match & MATCH_ID_RANGE) &&
-	    (hit->id < r->id_min || hit->id > r->id_max))
-		return false;
-	if ((r->match & MATCH_IDS) && !in_set(r->ids, r->nids, hit->id))
-		return false;
-	return !r->type || r->type->match(r->state, hit);
-}
-
-/* Do the rules let this hit through? Exclude wins; include needs a match. */
-static bool rules_pass(const struct magnet_ruleset *rs,
-		       const struct magnet_hit *hit)
-{
-	bool included = !rs->has_include;
-	unsigned int i;
-
-	for (i = 0; i < rs->count; i++) {
-		const struct magnet_filter_rule *r = rs->rules[i];
-
-		if (included && r->action == MAGNET_FILTER_INCLUDE)
-			continue;
-		if (!rule_matches(r, hit))
-			continue;
-		if (r->action == MAGNET_FILTER_EXCLUDE)
-			return false;
-		included = true;
-	}
-	return included;
-}
-
-/* 1 in N (the 1st, the N+1th, ...), then at most one per interval. */
-static bool sample_keep(struct magnet_event *ev)
-{
-	u32 every = READ_ONCE(ev->sample_every);
-	u64 interval = READ_ONCE(ev->sample_interval);
+	u32 every = gate->sample_every;
+	u64 interval = gate->sample_interval;
 
 	if (every > 1 &&
-	    (atomic64_inc_return(&ev->sample_seen) - 1) % every)
+	    (this_cpu_inc_return(ev->stats->sample_seen) - 1) % every)
 		return false;
 	if (interval) {
 		u64 now = ktime_get_mono_fast_ns();
@@ -160,30 +74,58 @@ static bool sample_keep(struct magnet_event *ev)
 }
 
 /**
- * magnet_event_gate - filter and sample a hit
- * @ev:		the event (it has rules or sampling: ev->gated)
- * @hit:	the hit, with its header fields filled in
+ * magnet_gate_admit - a hit against its event's gate (the part after
+ *	magnet_event_admit()'s inline checks)
+ * @ev:		the event
+ * @gate:	its gate
  *
- * Called from magnet_event_log() in the hit's context. Counts the hit as
- * filtered or sampled if it is dropped.
+ * Counts the hit as filtered or sampled if it is dropped here.
+ */
+enum magnet_admit magnet_gate_admit(struct magnet_event *ev,
+				    const struct magnet_gate *gate)
+{
+	if (gate->nflat) {
+		switch (magnet_gate_flat(gate, raw_smp_processor_id(),
+					 current->tgid, current->pid)) {
+		case MAGNET_VERDICT_DROP:
+			this_cpu_inc(ev->stats->filtered);
+			return MAGNET_ADMIT_NO;
+		case MAGNET_VERDICT_EVALUATE:
+			return MAGNET_ADMIT_ASK;
+		case MAGNET_VERDICT_PASS:
+			break;
+		}
+	}
+	if (!sample_keep(ev, gate)) {
+		this_cpu_inc(ev->stats->sampled);
+		return MAGNET_ADMIT_NO;
+	}
+	return MAGNET_ADMIT_YES;
+}
+
+/**
+ * magnet_gate_evaluate - decide a hit the gate could not (MAGNET_ADMIT_ASK)
+ * @ev:		the event
+ * @hit:	the hit, with its header fields, id and payload
+ *
+ * The full rules, then sampling; counts the hit as filtered or sampled if
+ * it is dropped. Probe context, preemption disabled.
  *
  * Return: true if the hit goes on to be logged.
  */
-bool magnet_event_gate(struct magnet_event *ev, const struct magnet_hit *hit)
+bool magnet_gate_evaluate(struct magnet_event *ev,
+			  const struct magnet_hit *hit)
 {
-	const struct magnet_ruleset *rs;
-	bool pass = true;
+	/* Maybe a newer gate than the one that asked: a whole one still. */
+	const struct magnet_gate *gate = rcu_dereference_sched(ev->gate);
 
-	rcu_read_lock();
-	rs = rcu_dereference(ev->rules);
-	if (rs)
-		pass = rules_pass(rs, hit);
-	rcu_read_unlock();
-	if (!pass) {
+	if (!gate)
+		return true;
+	if (gate->rules && !magnet_rules_pass(gate->rules, hit)) {
 		this_cpu_inc(ev->stats->filtered);
 		return false;
 	}
-	if (!sample_keep(ev)) {
+	if (!sample_keep(ev, gate)) {
 		this_cpu_inc(ev->stats->sampled);
 		return false;
 	}
@@ -192,35 +134,77 @@ bool magnet_event_gate(struct magnet_event *ev, const struct magnet_hit *hit)
 
 /* --- configuration -------------------------------------------------------- */
 
-static void event_update_gate(struct magnet_event *ev)
+/*
+ * A gate for @rs and the given sampling, not yet published; NULL when
+ * there is nothing to test, ERR_PTR(-ENOMEM). @gfp: __GFP_NOFAIL where
+ * the change undoes something and must not fail.
+ */
+static struct magnet_gate *gate_build(const struct magnet_ruleset *rs,
+				      u32 every, u64 interval, gfp_t gfp)
 {
-	WRITE_ONCE(ev->gated, rcu_access_pointer(ev->rules) ||
-		   ev->sample_every > 1 || ev->sample_interval);
+	struct magnet_gate *gate;
+
+	if (!rs && every <= 1 && !interval)
+		return NULL;
+	gate = kzalloc(struct_size(gate, flat, rs ? rs->count : 0), gfp);
+	if (!gate)
+		return ERR_PTR(-ENOMEM);
+	magnet_gate_fill(gate, rs);
+	gate->sample_every = every;
+	gate->sample_interval = interval;
+	return gate;
+}
+
+/* Publish @gate as @ev's; the old one goes after a grace period. */
+static void gate_publish(struct magnet_event *ev, struct magnet_gate *gate)
+{
+	struct magnet_gate *old;
+
+	old = rcu_replace_pointer(ev->gate, gate,
+				  lockdep_is_held(&magnet_events_lock));
+	if (old)
+		kfree_rcu(old, rcu);
 }
 
 /**
- * magnet_event_set_sampling - change an event's sampling
+ * magnet_sampling_prepare - the gate an event would have with new sampling
  * @ev:		the event (caller holds magnet_events_lock)
- * @every:	keep 1 in @every hits, 0 or 1 = all
+ * @every:	keep 1 in @every hits of each CPU, 0 or 1 = all
  * @interval:	keep at most one hit per @interval ns, 0 = off
  *
- * Restarts the count, so the next hit is kept.
+ * The one step of a sampling change that can fail, taken before anything
+ * changes. Return: the gate for magnet_sampling_set() (NULL: none is
+ * needed), or ERR_PTR(-ENOMEM).
  */
-void magnet_event_set_sampling(struct magnet_event *ev, u32 every,
-			       u64 interval)
+struct magnet_gate *magnet_sampling_prepare(struct magnet_event *ev,
+					    u32 every, u64 interval)
 {
 	lockdep_assert_held(&magnet_events_lock);
-	atomic64_set(&ev->sample_seen, 0);
-	atomic64_set(&ev->sample_last, 0);
-	WRITE_ONCE(ev->sample_every, every);
-	WRITE_ONCE(ev->sample_interval, interval);
-	event_update_gate(ev);
+	return gate_build(ev->rules, every, interval, GFP_KERNEL);
 }
 
-static struct magnet_ruleset *ruleset_of(struct magnet_event *ev)
+/**
+ * magnet_sampling_set - change an event's sampling
+ * @ev:		the event (caller holds magnet_events_lock, and has not let
+ *		it go since magnet_sampling_prepare())
+ * @gate:	what magnet_sampling_prepare() returned for the same values
+ * @every:	as given to it
+ * @interval:	as given to it
+ *
+ * Restarts the counts, so each CPU's next hit is kept.
+ */
+void magnet_sampling_set(struct magnet_event *ev, struct magnet_gate *gate,
+			 u32 every, u64 interval)
 {
-	return rcu_dereference_protected(ev->rules,
-					 lockdep_is_held(&magnet_events_lock));
+	unsigned int cpu;
+
+	lockdep_assert_held(&magnet_events_lock);
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(per_cpu_ptr(ev->stats, cpu)->sample_seen, 0);
+	atomic64_set(&ev->sample_last, 0);
+	ev->sample_every = every;
+	ev->sample_interval = interval;
+	gate_publish(ev, gate);
 }
 
 /*
@@ -237,24 +221,26 @@ static noinline struct magnet_ruleset *ruleset_alloc_for_add(unsigned int count)
 ALLOW_ERROR_INJECTION(ruleset_alloc_for_add, NULL);
 
 /*
- * Publish @ev's rule list with @add appended and/or @del left out. The old
- * list is freed after a grace period; the caller waits for one before
- * freeing @del.
+ * Publish @ev's rule list with @add appended and/or @del left out, and the
+ * gate compiled from it. The old list and gate are freed after a grace
+ * period; the caller waits for one before freeing @del. Taking a rule out
+ * cannot fail: it undoes and unloads.
  */
 static int ruleset_replace(struct magnet_event *ev,
 			   struct magnet_filter_rule *add,
 			   struct magnet_filter_rule *del)
 {
-	struct magnet_ruleset *old = ruleset_of(ev), *new = NULL;
+	gfp_t gfp = add ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL;
+	struct magnet_ruleset *old = ev->rules, *new = NULL;
 	unsigned int n = old ? old->count : 0, i;
+	struct magnet_gate *gate;
 
+	lockdep_assert_held(&magnet_events_lock);
 	if (add && n >= MAGNET_FILTER_RULES_MAX)
 		return -ENOSPC;
 	if (n + !!add - (del ? 1 : 0) > 0) {
-		/* Taking a rule out must not fail: it undoes and unloads. */
 		new = add ? ruleset_alloc_for_add(n + 1) :
-			    kzalloc(struct_size(new, rules, n + 1), GFP_KERNEL |
-				    __GFP_NOFAIL);
+			    kzalloc(struct_size(new, rules, n + 1), gfp);
 		if (!new)
 			return -ENOMEM;
 		for (i = 0; i < n; i++)
@@ -270,8 +256,14 @@ static int ruleset_replace(struct magnet_event *ev,
 			new = NULL;
 		}
 	}
-	rcu_assign_pointer(ev->rules, new);
-	event_update_gate(ev);
+	gate = gate_build(new, ev->sample_every, ev->sample_interval, gfp);
+	if (IS_ERR(gate)) {
+		kfree(new);
+		return PTR_ERR(gate);
+	}
+	ev->rules = new;
+	gate_publish(ev, gate);
+	/* Gates still being read may point to the old list. */
 	if (old)
 		kfree_rcu(old, rcu);
 	return 0;
@@ -366,11 +358,15 @@ static unsigned int rules_remove_matching(const struct magnet_event *ev,
 	return total;
 }
 
-/* The event is going: its rules (and rules spanning it) go first. */
+/*
+ * The event is going, no hit can reach it any more: its rules (and rules
+ * spanning it) go, then its gate.
+ */
 void magnet_filters_remove_event(struct magnet_event *ev)
 {
 	lockdep_assert_held(&magnet_events_lock);
 	rules_remove_matching(ev, NULL);
+	gate_publish(ev, NULL);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -456,22 +452,22 @@ static int rule_parse_header(struct magnet_filter_rule *r,
 			return -EINVAL;
 		}
 		r->ncpu_bytes = len;
-		r->match |= MATCH_CPU;
+		r->match |= MAGNET_MATCH_CPU;
 	}
 
 	err = collect_set(info, MAGNET_A_FILTER_TGID, &r->tgids, &r->ntgids);
 	if (!err && r->ntgids)
-		r->match |= MATCH_TGID;
+		r->match |= MAGNET_MATCH_TGID;
 	if (!err)
 		err = collect_set(info, MAGNET_A_FILTER_IDS, &r->ids, &r->nids);
 	if (!err && r->nids)
-		r->match |= MATCH_IDS;
+		r->match |= MAGNET_MATCH_IDS;
 	if (err)
 		return err;
 
 	if (a[MAGNET_A_FILTER_TID]) {
 		r->tid = nla_get_u32(a[MAGNET_A_FILTER_TID]);
-		r->match |= MATCH_TID;
+		r->match |= MAGNET_MATCH_TID;
 	}
 
 	if (a[MAGNET_A_FILTER_ID_MIN] || a[MAGNET_A_FILTER_ID_MAX]) {
@@ -482,7 +478,7 @@ static int rule_parse_header(struct magnet_filter_rule *r,
 					    "an id range needs both FILTER_ID_MIN and FILTER_ID_MAX");
 			return -EINVAL;
 		}
-		if (r->match & MATCH_IDS) {
+		if (r->match & MAGNET_MATCH_IDS) {
 			NL_SET_ERR_MSG_ATTR(extack, a[MAGNET_A_FILTER_ID_MIN],
 					    "give an id set or an id range, not both");
 			return -EINVAL;
@@ -494,7 +490,7 @@ static int rule_parse_header(struct magnet_filter_rule *r,
 					    "the id range ends before it starts");
 			return -EINVAL;
 		}
-		r->match |= MATCH_ID_RANGE;
+		r->match |= MAGNET_MATCH_ID_RANGE;
 	}
 	return 0;
 }
@@ -591,7 +587,7 @@ int magnet_filter_attach(struct magnet_filter_ctx *ctx, u16 event_id,
 		NL_SET_ERR_MSG(extack, "a probe appears twice in the rule");
 		return -EEXIST;
 	}
-	if (r->nevents >= RULE_EVENTS_MAX) {
+	if (r->nevents >= MAGNET_RULE_EVENTS_MAX) {
 		NL_SET_ERR_MSG(extack, "the rule spans too many probes");
 		return -ENOSPC;
 	}
@@ -644,7 +640,7 @@ int magnet_filter_new(struct magnet_event *ev, struct genl_info *info)
 		goto fail;
 	}
 	for (i = 0; i < r->nevents; i++) {
-		struct magnet_ruleset *rs = ruleset_of(r->events[i]);
+		struct magnet_ruleset *rs = r->events[i]->rules;
 
 		if (rs && rs->count >= MAGNET_FILTER_RULES_MAX) {
 			NL_SET_ERR_MSG(extack,
@@ -700,7 +696,7 @@ int magnet_filter_fill(struct sk_buff *skb, const struct magnet_filter_rule *r)
 	if (nla_put_u32(skb, MAGNET_A_FILTER_ID, r->id) ||
 	    nla_put_u8(skb, MAGNET_A_FILTER_ACTION, r->action))
 		return -EMSGSIZE;
-	if (r->match & MATCH_CPU) {
+	if (r->match & MAGNET_MATCH_CPU) {
 		u8 *bytes;
 
 		nest = nla_reserve(skb, MAGNET_A_FILTER_CPUS, r->ncpu_bytes);
@@ -715,14 +711,14 @@ int magnet_filter_fill(struct sk_buff *skb, const struct magnet_filter_rule *r)
 	for (i = 0; i < r->ntgids; i++)
 		if (nla_put_u32(skb, MAGNET_A_FILTER_TGID, r->tgids[i]))
 			return -EMSGSIZE;
-	if ((r->match & MATCH_TID) &&
+	if ((r->match & MAGNET_MATCH_TID) &&
 	    nla_put_u32(skb, MAGNET_A_FILTER_TID, r->tid))
 		return -EMSGSIZE;
 	for (i = 0; i < r->nids; i++)
 		if (nla_put_u64_64bit(skb, MAGNET_A_FILTER_IDS, r->ids[i],
 				      MAGNET_A_PAD))
 			return -EMSGSIZE;
-	if ((r->match & MATCH_ID_RANGE) &&
+	if ((r->match & MAGNET_MATCH_ID_RANGE) &&
 	    (nla_put_u64_64bit(skb, MAGNET_A_FILTER_ID_MIN, r->id_min,
 			       MAGNET_A_PAD) ||
 	     nla_put_u64_64bit(skb, MAGNET_A_FILTER_ID_MAX, r->id_max,

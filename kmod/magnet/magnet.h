@@ -14,7 +14,10 @@
 #include <linux/mutex.h>
 #include <linux/wait.h>
 #include <linux/magnet.h>
+#include <linux/rcupdate.h>
 #include <asm/local.h>
+
+#include "rules.h"
 
 #if BITS_PER_LONG != 64
 #error "magnet's ring positions are 64-bit; 32-bit kernels are not supported"
@@ -158,14 +161,17 @@ struct magnet_sink {
 /*
  * Per-CPU counters of an event, summed when read (see enum
  * magnet_stat_attr). Every hit ends in exactly one of logged, filtered,
- * sampled or lost, so logged is not counted but derived in
- * magnet_event_stats_sum(): one increment less per hit.
+ * sampled or lost and bumps only that counter: hits are their sum
+ * (magnet_event_stats_sum()).
+ * @sample_seen: hits that reached sampling on this CPU (1 in N is kept
+ *		of each CPU's hits)
  */
 struct magnet_event_stats {
-	u64 hits;
+	u64 logged;
 	u64 filtered;
 	u64 sampled;
 	u64 lost;
+	u64 sample_seen;
 };
 
 /* An event's counters as reported. */
@@ -181,13 +187,18 @@ struct magnet_event_totals {
  * struct magnet_event - anything that logs records under an event id:
  * magnet's probes and other modules' events.
  * @id:		event id, the record's @event field.
- * @enabled:	logging on; read locklessly by magnet_event_log().
+ * @enabled:	logging on; read locklessly by magnet_event_admit().
  * @notify:	copy each record to the notification queue.
- * @gated:	has rules or sampling: hits go through magnet_event_gate().
  * @snaplen:	payload bytes kept, 0 = all.
  * @object_type: what its hits are about, for filter modules.
- * @rules:	filter rules (filter.c), read under RCU.
- * @sample_every, @sample_interval: sampling, see MAGNET_A_SAMPLE_*.
+ * @gate:	its rules and sampling compiled for the hot path (rules.c),
+ *		NULL when it has neither; read with preemption disabled
+ *		(RCU-sched), replaced whole.
+ * @rules:	its filter rules as configured (filter.c), under
+ *		magnet_events_lock; hits see them through @gate.
+ * @sample_every, @sample_interval: sampling as configured (see
+ *		MAGNET_A_SAMPLE_*), under magnet_events_lock.
+ * @sample_last: when the last hit was kept, for SAMPLE_INTERVAL.
  * @buf:	where its records go; the event holds it (buffer->events).
  * @ops:	enable/disable hooks, NULL for none.
  * @owner:	the module that registered it (magnet itself for probes).
@@ -199,14 +210,13 @@ struct magnet_event {
 	u16 id;
 	bool enabled;
 	bool notify;
-	bool gated;
 	u32 snaplen;
 	enum magnet_probe_kind kind;
 	enum magnet_object_type object_type;
-	struct magnet_ruleset __rcu *rules;
+	struct magnet_gate __rcu *gate;
+	struct magnet_ruleset *rules;
 	u32 sample_every;
 	u64 sample_interval;
-	atomic64_t sample_seen;
 	atomic64_t sample_last;
 	struct magnet_buffer *buf;
 	struct magnet_event_stats __percpu *stats;
@@ -270,11 +280,52 @@ void magnet_reader_detach(struct magnet_reader *reader);
 long magnet_read_records(struct magnet_reader *reader,
 			 struct magnet_sink *sink);
 
+/* What a hit's handler learns before it builds the payload. */
+enum magnet_admit {
+	MAGNET_ADMIT_NO,	/* disabled, filtered or sampled away (counted) */
+	MAGNET_ADMIT_YES,	/* to be logged */
+	MAGNET_ADMIT_ASK,	/* the full rules decide, from the payload too */
+};
+
+enum magnet_admit magnet_gate_admit(struct magnet_event *ev,
+				    const struct magnet_gate *gate);
+
+/**
+ * magnet_event_admit - the first thing a hit's handler does
+ * @ev:		the hit's event
+ *
+ * Tests the hit against the event's gate: enabled, then the rules that
+ * the CPU and the current task decide, then sampling. Anything else the
+ * rules ask (ids, filter modules) is left for magnet_event_log_admitted()
+ * or magnet_event_reserve() (MAGNET_ADMIT_ASK).
+ *
+ * Probe context, preemption disabled: the gate is freed an RCU grace
+ * period after it is replaced, and a preemption-disabled region holds
+ * that off.
+ */
+static __always_inline enum magnet_admit
+magnet_event_admit(struct magnet_event *ev)
+{
+	const struct magnet_gate *gate;
+
+	if (!READ_ONCE(ev->enabled))
+		return MAGNET_ADMIT_NO;
+	gate = rcu_dereference_sched(ev->gate);
+	if (likely(!gate))
+		return MAGNET_ADMIT_YES;
+	return magnet_gate_admit(ev, gate);
+}
+
 /* event.c */
-struct magnet_record *magnet_event_reserve(struct magnet_event *ev, u64 id,
+struct magnet_record *magnet_event_reserve(struct magnet_event *ev,
+					   enum magnet_admit admit, u64 id,
 					   const void *head, u32 head_size,
 					   u32 size, const void *object);
 void magnet_event_commit(struct magnet_event *ev, struct magnet_record *rec);
+int magnet_event_log_admitted(struct magnet_event *ev,
+			      enum magnet_admit admit, u64 id,
+			      const void *payload, u32 payload_size,
+			      const void *object);
 extern struct mutex magnet_events_lock;
 int magnet_event_add(struct magnet_event *ev, const char *buffer);
 void magnet_event_del(struct magnet_event *ev);
@@ -285,11 +336,13 @@ void magnet_event_stats_sum(struct magnet_event *ev,
 			    struct magnet_event_totals *sum);
 
 /* filter.c */
-struct magnet_ruleset;
 struct genl_info;
-bool magnet_event_gate(struct magnet_event *ev, const struct magnet_hit *hit);
-void magnet_event_set_sampling(struct magnet_event *ev, u32 every,
-			       u64 interval);
+bool magnet_gate_evaluate(struct magnet_event *ev,
+			  const struct magnet_hit *hit);
+struct magnet_gate *magnet_sampling_prepare(struct magnet_event *ev,
+					    u32 every, u64 interval);
+void magnet_sampling_set(struct magnet_event *ev, struct magnet_gate *gate,
+			 u32 every, u64 interval);
 int magnet_filter_new(struct magnet_event *ev, struct genl_info *info);
 int magnet_filter_del(u32 id);
 struct magnet_filter_rule *magnet_filter_next(u32 *id);

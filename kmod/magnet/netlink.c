@@ -20,6 +20,7 @@
 
 #include <linux/capability.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
 #include <net/sock.h>
@@ -563,7 +564,11 @@ static int probe_del_doit(struct sk_buff *skb, struct genl_info *info)
 static int probe_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
+	bool sampling = a[MAGNET_A_SAMPLE_EVERY] || a[MAGNET_A_SAMPLE_INTERVAL];
+	struct magnet_gate *gate = NULL;
 	struct magnet_event *ev;
+	u32 every = 0;
+	u64 interval = 0;
 	int err = 0;
 
 	mutex_lock(&magnet_events_lock);
@@ -572,7 +577,19 @@ static int probe_set_doit(struct sk_buff *skb, struct genl_info *info)
 		err = PTR_ERR(ev);
 		goto out;
 	}
-	/* The one change that can fail goes first. */
+	/* The changes that can fail go first, undone if the next one fails. */
+	if (sampling) {
+		every = a[MAGNET_A_SAMPLE_EVERY] ?
+			nla_get_u32(a[MAGNET_A_SAMPLE_EVERY]) : ev->sample_every;
+		interval = a[MAGNET_A_SAMPLE_INTERVAL] ?
+			   nla_get_u64(a[MAGNET_A_SAMPLE_INTERVAL]) :
+			   ev->sample_interval;
+		gate = magnet_sampling_prepare(ev, every, interval);
+		if (IS_ERR(gate)) {
+			err = PTR_ERR(gate);
+			goto out;
+		}
+	}
 	if (a[MAGNET_A_PROBE_ENABLED]) {
 		err = magnet_event_set_enabled(ev,
 					       nla_get_u8(a[MAGNET_A_PROBE_ENABLED]));
@@ -580,6 +597,7 @@ static int probe_set_doit(struct sk_buff *skb, struct genl_info *info)
 			NL_SET_ERR_MSG_ATTR(info->extack,
 					    a[MAGNET_A_PROBE_ENABLED],
 					    "the probe could not be enabled");
+			kfree(gate);	/* never published */
 			goto out;
 		}
 	}
@@ -587,14 +605,8 @@ static int probe_set_doit(struct sk_buff *skb, struct genl_info *info)
 		WRITE_ONCE(ev->notify, nla_get_u8(a[MAGNET_A_PROBE_NOTIFY]));
 	if (a[MAGNET_A_PROBE_SNAPLEN])
 		WRITE_ONCE(ev->snaplen, nla_get_u32(a[MAGNET_A_PROBE_SNAPLEN]));
-	if (a[MAGNET_A_SAMPLE_EVERY] || a[MAGNET_A_SAMPLE_INTERVAL])
-		magnet_event_set_sampling(ev,
-					  a[MAGNET_A_SAMPLE_EVERY] ?
-					  nla_get_u32(a[MAGNET_A_SAMPLE_EVERY]) :
-					  ev->sample_every,
-					  a[MAGNET_A_SAMPLE_INTERVAL] ?
-					  nla_get_u64(a[MAGNET_A_SAMPLE_INTERVAL]) :
-					  ev->sample_interval);
+	if (sampling)
+		magnet_sampling_set(ev, gate, every, interval);
 out:
 	mutex_unlock(&magnet_events_lock);
 	return err;

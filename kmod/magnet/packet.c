@@ -371,9 +371,14 @@ void magnet_packet_hit(struct magnet_event *ev,
 	struct packet_hit h = {};
 	struct magnet_record *rec;
 	struct magnet_packet *pk;
+	enum magnet_admit admit;
 	u32 want, snaplen;
 
+	/* Parsed first: a hit that is no IP packet is not a hit at all. */
 	if (!READ_ONCE(ev->enabled) || !packet_parse(pt, a0, a1, a2, &h))
+		return;
+	admit = magnet_event_admit(ev);
+	if (admit == MAGNET_ADMIT_NO)
 		return;
 	if (h.msg) {
 		msg_data(h.msg, &want);
@@ -386,8 +391,9 @@ void magnet_packet_hit(struct magnet_event *ev,
 	want = min_t(u32, want, U16_MAX);
 
 	static_assert(sizeof(*pk) == offsetof(struct magnet_packet, data));
-	rec = magnet_event_reserve(ev, h.skb ? h.pk.skb : h.pk.sock, &h.pk,
-				   sizeof(h.pk), sizeof(h.pk) + want, h.object);
+	rec = magnet_event_reserve(ev, admit, h.skb ? h.pk.skb : h.pk.sock,
+				   &h.pk, sizeof(h.pk), sizeof(h.pk) + want,
+				   h.object);
 	if (IS_ERR_OR_NULL(rec))
 		return;
 	rec->flags |= MAGNET_RF_PACKET;

@@ -80,14 +80,29 @@ static void read_args(struct pt_regs *regs, u64 *args, unsigned int n)
 		args[i] = regs_get_kernel_argument(regs, i);
 }
 
-static int kprobe_generic(struct kprobe *kp, struct pt_regs *regs)
+/*
+ * Handlers test the hit against the event's gate first (magnet.h), and
+ * build the payload in a function of its own: a hit filtered out by its
+ * CPU or task then never pays for the payload, nor for the zeroing that
+ * the kernel's automatic stack initialisation gives its variables.
+ */
+static void kprobe_generic_log(struct magnet_probe *p, enum magnet_admit admit,
+			       struct pt_regs *regs)
 {
-	struct magnet_probe *p = container_of(kp, struct magnet_probe, kp);
 	u64 args[MAGNET_PROBE_ARGS_MAX];
 
 	read_args(regs, args, p->nargs);
-	magnet_event_log(&p->ev, probe_id(p, args), args,
-			 p->nargs * sizeof(u64));
+	magnet_event_log_admitted(&p->ev, admit, probe_id(p, args), args,
+				  p->nargs * sizeof(u64), NULL);
+}
+
+static int kprobe_generic(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct magnet_probe *p = container_of(kp, struct magnet_probe, kp);
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
+
+	if (admit != MAGNET_ADMIT_NO)
+		kprobe_generic_log(p, admit, regs);
 	return 0;
 }
 
@@ -126,13 +141,9 @@ static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-static int kretprobe_return(struct kretprobe_instance *ri,
-			    struct pt_regs *regs)
+static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
+			  struct ret_entry *e, struct pt_regs *regs, u64 now)
 {
-	u64 now = ktime_get_mono_fast_ns();
-	struct kretprobe *rp = get_kretprobe(ri);
-	struct magnet_probe *p = container_of(rp, struct magnet_probe, rp);
-	struct ret_entry *e = (struct ret_entry *)ri->data;
 	struct {
 		struct magnet_ret_payload ret;
 		u64 args[MAGNET_PROBE_ARGS_MAX];
@@ -143,8 +154,22 @@ static int kretprobe_return(struct kretprobe_instance *ri,
 	pl.ret.retval = (s64)regs_return_value(regs);
 	pl.ret.duration_ns = now - e->start;
 	memcpy(pl.args, e->args, p->nargs * sizeof(u64));
-	magnet_event_log(&p->ev, probe_id(p, e->args), &pl,
-			 sizeof(pl.ret) + p->nargs * sizeof(u64));
+	magnet_event_log_admitted(&p->ev, admit, probe_id(p, e->args), &pl,
+				  sizeof(pl.ret) + p->nargs * sizeof(u64),
+				  NULL);
+}
+
+static int kretprobe_return(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	u64 now = ktime_get_mono_fast_ns();
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct magnet_probe *p = container_of(rp, struct magnet_probe, rp);
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
+
+	if (admit != MAGNET_ADMIT_NO)
+		kretprobe_log(p, admit, (struct ret_entry *)ri->data, regs,
+			      now);
 	return 0;
 }
 
@@ -172,10 +197,12 @@ static void tracepoint_generic(void *data, unsigned long a0, unsigned long a1,
 			       unsigned long a4)
 {
 	struct magnet_probe *p = data;
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
 	u64 args[MAGNET_TRACEPOINT_ARGS_MAX] = { a0, a1, a2, a3, a4 };
 
-	magnet_event_log(&p->ev, probe_id(p, args), args,
-			 p->nargs * sizeof(u64));
+	if (admit != MAGNET_ADMIT_NO)
+		magnet_event_log_admitted(&p->ev, admit, probe_id(p, args),
+					  args, p->nargs * sizeof(u64), NULL);
 }
 
 /* --- predefined handlers --------------------------------------------------- */

@@ -783,6 +783,16 @@ static int undo(const struct tcase *c)
 	struct reply r = {};
 	struct nlmsghdr *del;
 
+	if (c->cmd == MAGNET_CMD_PROBE_SET) {
+		/* Sampling back off (the probe had none). */
+		del = genl_start(buf, family_id, MAGNET_CMD_PROBE_SET,
+				 NLM_F_ACK);
+		mnl_attr_put_strz(del, c->a[0].type, c->a[0].str);
+		mnl_attr_put_u32(del, MAGNET_A_SAMPLE_EVERY, 0);
+		mnl_attr_put_u64(del, MAGNET_A_SAMPLE_INTERVAL, 0);
+		transact(del, &r);
+		return r.err;
+	}
 	if (c->cmd == MAGNET_CMD_FILTER_NEW) {
 		/* The newest rule of the probe is the one made. */
 		uint32_t id = last_filter(c->a[0].str);
@@ -810,7 +820,8 @@ static int undo(const struct tcase *c)
  * another vCPU executes all the time (sched_switch) can livelock that
  * vCPU on a breakpoint already removed, hanging the text patcher's IPI.
  *
- * For each creating request: fail its 1st, 2nd, ... fault point (slab
+ * For each creating request (and the sampling change, which builds the
+ * probe's gate): fail its 1st, 2nd, ... fault point (slab
  * allocations and the like) until it goes through without reaching the
  * injected one. A failed request must leave the configuration as it was;
  * one that succeeds despite the fault (a fallback took over) is undone.
@@ -846,6 +857,9 @@ static int fault_sweep(void)
 		{ "correlating filter add", MAGNET_CMD_FILTER_NEW, 0,
 		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "correlate"),
 		    CONFIG, CORR(END, U16, 0), ENDNEST } },
+		{ "sampling set", MAGNET_CMD_PROBE_SET, 0,
+		  { S(PROBE_NAME, "fi_rx"), A(SAMPLE_EVERY, U32, 10),
+		    A(SAMPLE_INTERVAL, U64, 1000000) } },
 	};
 	static char before[SNAP_MAX], after[SNAP_MAX];
 	char buf[MNL_SOCKET_BUFFER_SIZE];

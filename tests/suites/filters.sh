@@ -135,17 +135,37 @@ check "packet filter on an event without packets: refused" grep -q 'packet or so
 check_count "no rule was left behind" "" "$(magnetctl filter list)"
 
 # --- sampling ----------------------------------------------------------------------
+# 1 in N is counted per CPU: the hits are fired from one CPU at a time
+# (pinned, so that a preemptible kernel cannot move the loop).
+fire_on() { taskset -c $1 sh -c "echo $2 > $FIRE"; }
+# The ids of event $1's records from CPU $2, on one line.
+ids_on() { grep "^[0-9.]* cpu $2 ev $1[ (]" /tmp/recs.txt | sed 's/.* id \(0x[0-9a-f]*\|0\) .*/\1/' | while read h; do printf '%d ' "$h"; done; }
 check "sample every 10" magnetctl probe set sample_hello sample every 10
-echo 1000 > $FIRE; drain
+fire_on 0 1000; drain
 check_count "1 in 10: exactly 100 of 1000" 100 "$(nrecs $hello)"
 check_count "1 in 10: ids 1, 11, 21, ..." 0 "$(ids_of $hello | awk '$1 % 10 != 1' | wc -l)"
 check_count "1 in 10: 900 sampled away" 900 "$(stat_of sample_hello sampled)"
 
 magnetctl filter add sample_hello id 1-500
-echo 1000 > $FIRE; drain
+fire_on 0 1000; drain
 check_count "rule then sampling: 1 in 10 of 500 = 50" 50 "$(nrecs $hello)"
 check_count "... 450 more sampled away" 1350 "$(stat_of sample_hello sampled)"
 clear_rules
+
+# Each CPU keeps its own 1st, 11th, ...: 7 hits on CPU 0, then 7 on CPU 1,
+# keep the 1st of each (with one count for all it would be the 1st only).
+magnetctl probe set sample_hello sample every 10
+fire_on 0 7; fire_on 1 7; drain
+check_count "1 in 10 per CPU: one of 7 kept on each of 2 CPUs" 2 "$(nrecs $hello)"
+check_count "... the first of each CPU's: cpu 0 id 1, cpu 1 id 1" "1 1 " \
+	"$(ids_on $hello 0)$(ids_on $hello 1)"
+fire_on 0 3; fire_on 1 4; drain
+check_count "... then each CPU's 11th: cpu 0's 3rd hit, cpu 1's 4th" "3 4 " \
+	"$(ids_on $hello 0)$(ids_on $hello 1)"
+check "setting it again restarts the counts" magnetctl probe set sample_hello sample every 10
+fire_on 1 1; drain
+check_count "... cpu 1's next hit is kept" 1 "$(nrecs $hello)"
+magnetctl probe set sample_hello sample every 0
 
 magnetctl probe set sample_hello sample every 0 interval 20ms
 for i in $(seq 30); do echo 50 > $FIRE; sleep 0.01; done

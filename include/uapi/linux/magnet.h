@@ -574,8 +574,8 @@ enum magnet_attr {
 				 * FILTER_IDS
 				 */
 	MAGNET_A_FILTER_ID_MAX,	/* u64 */
-	MAGNET_A_SAMPLE_EVERY,	/* u32, keep 1 event in N after filtering,
-				 * 0 or 1 = all (default)
+	MAGNET_A_SAMPLE_EVERY,	/* u32, keep 1 event in N of each CPU's
+				 * after filtering, 0 or 1 = all (default)
 				 */
 	MAGNET_A_SAMPLE_INTERVAL, /* u64, nanoseconds, at most
 				   * MAGNET_SAMPLE_INTERVAL_MAX: keep at most
@@ -725,13 +725,16 @@ enum magnet_probe_dispatch {
  * rules); otherwise it goes on. Rules are evaluated in probe context,
  * before buffer space is reserved, without taking a lock; a change
  * replaces the event's whole rule list at once, so a hit sees either the
- * old list or the new one.
+ * old list or the new one. Rules on the CPU, tgid and tid are tested
+ * before the probe builds its payload: a hit they drop costs little.
  *
  * Then sampling (PROBE_SET SAMPLE_EVERY, SAMPLE_INTERVAL): of the hits
- * that passed the rules, keep one in N (exactly: the 1st, the N+1th, ...
- * across all CPUs), and at most one per interval (the first hit at least
- * an interval after the last one kept). Dropped hits count as filtered
- * or sampled in the event's statistics.
+ * that passed the rules, keep one in N of each CPU's hits (exactly: that
+ * CPU's 1st, N+1th, ...; counted per CPU, so that sampling costs no
+ * shared write), and at most one per interval across all CPUs (the first
+ * hit at least an interval after the last one kept). Setting either
+ * restarts the counts. Dropped hits count as filtered or sampled in the
+ * event's statistics.
  *
  * Filter modules (filters/ in the source) add predicate types:
  *
