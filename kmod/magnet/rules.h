@@ -120,7 +120,70 @@ bool magnet_rules_pass(const struct magnet_ruleset *rs,
 		       const struct magnet_hit *hit);
 void magnet_gate_fill(struct magnet_gate *gate,
 		      const struct magnet_ruleset *rs);
-enum magnet_verdict magnet_gate_flat(const struct magnet_gate *gate,
-				     u32 cpu, u32 tgid, u32 tid);
+
+/* Is @v in the sorted set @set of @n values? (Binary search, any context.) */
+static inline bool magnet_in_set(const u64 *set, unsigned int n, u64 v)
+{
+	unsigned int lo = 0, hi = n;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (set[mid] == v)
+			return true;
+		if (set[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/**
+ * magnet_gate_flat - test a hit's context against the gate's rules
+ * @gate:	the event's gate
+ * @cpu:	the CPU the hit runs on
+ * @tgid:	the current task's process
+ * @tid:	the current task
+ *
+ * Any context; inline, as the first test of every hit of a gated event.
+ * rules.c says what the verdicts mean and why they are exact.
+ */
+static inline enum magnet_verdict
+magnet_gate_flat(const struct magnet_gate *gate, u32 cpu, u32 tgid, u32 tid)
+{
+	bool included = !gate->has_include, maybe = false;
+	unsigned int i;
+
+	for (i = 0; i < gate->nflat; i++) {
+		const struct magnet_gate_rule *g = &gate->flat[i];
+
+		/* Once included, only exclude rules can change the verdict. */
+		if (included && g->action == MAGNET_FILTER_INCLUDE)
+			continue;
+		if ((g->match & MAGNET_MATCH_TID) && tid != g->tid)
+			continue;
+		if ((g->match & MAGNET_MATCH_CPU) && !test_bit(cpu, g->cpus))
+			continue;
+		if ((g->match & MAGNET_MATCH_TGID) &&
+		    !magnet_in_set(g->tgids, g->ntgids, tgid))
+			continue;
+		if (!g->final) {
+			maybe = true;
+			continue;
+		}
+		/*
+		 * A rule before this one may be a filter module's that
+		 * takes or counts what it matches: it must still see it.
+		 */
+		if (g->action == MAGNET_FILTER_EXCLUDE)
+			return maybe ? MAGNET_VERDICT_EVALUATE :
+				       MAGNET_VERDICT_DROP;
+		included = true;
+	}
+	if (maybe)
+		return MAGNET_VERDICT_EVALUATE;
+	return included ? MAGNET_VERDICT_PASS : MAGNET_VERDICT_DROP;
+}
 
 #endif /* _MAGNET_RULES_H */

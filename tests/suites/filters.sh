@@ -152,15 +152,14 @@ check_count "rule then sampling: 1 in 10 of 500 = 50" 50 "$(nrecs $hello)"
 check_count "... 450 more sampled away" 1350 "$(stat_of sample_hello sampled)"
 clear_rules
 
-# Each CPU keeps its own 1st, 11th, ...: 7 hits on CPU 0, then 7 on CPU 1,
-# keep the 1st of each (with one count for all it would be the 1st only).
+# Each CPU keeps its own 1st, 11th, ...: 7 hits on CPU 0, then 2 on CPU 1
+# keep the 1st of each (one count for all would keep CPU 0's 1st only).
 magnetctl probe set sample_hello sample every 10
-fire_on 0 7; fire_on 1 7; drain
-check_count "1 in 10 per CPU: one of 7 kept on each of 2 CPUs" 2 "$(nrecs $hello)"
-check_count "... the first of each CPU's: cpu 0 id 1, cpu 1 id 1" "1 1 " \
+fire_on 0 7; fire_on 1 2; drain
+check_count "1 in 10 per CPU: the first of each CPU's hits: cpu 0 id 1, cpu 1 id 1" "1 1 " \
 	"$(ids_on $hello 0)$(ids_on $hello 1)"
-fire_on 0 3; fire_on 1 4; drain
-check_count "... then each CPU's 11th: cpu 0's 3rd hit, cpu 1's 4th" "3 4 " \
+fire_on 0 4; fire_on 1 9; drain
+check_count "... then each CPU's 11th: cpu 0's 4th hit now, cpu 1's 9th" "4 9 " \
 	"$(ids_on $hello 0)$(ids_on $hello 1)"
 check "setting it again restarts the counts" magnetctl probe set sample_hello sample every 10
 fire_on 1 1; drain
