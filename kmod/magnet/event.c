@@ -248,7 +248,7 @@ int magnet_event_log_admitted(struct magnet_event *ev,
 	if (IS_ERR_OR_NULL(rec))
 		return PTR_ERR_OR_ZERO(rec);
 	keep = rec->size - sizeof(*rec);
-	memcpy(rec->payload, payload, keep);
+	magnet_payload_copy(rec->payload, payload, keep);
 	if (keep < payload_size)
 		rec->flags |= MAGNET_RF_TRUNCATED;
 	magnet_event_commit(ev, rec);

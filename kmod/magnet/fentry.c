@@ -17,7 +17,9 @@
  *   also disables preemption) and checks that RCU is watching, so that
  *   when it is a function's only ops, ftrace calls it straight from the
  *   function's own trampoline, with nothing in between;
- * - the callback walks the function's probes, an RCU list.
+ * - the callback walks the function's probes, an RCU list, and calls
+ *   probe.c for each directly: an indirect call would go through a
+ *   retpoline on Debian's kernels.
  *
  * Hits that cannot be taken (recursion on this CPU, or a function that
  * runs where RCU does not watch, such as parts of the idle loop) are
@@ -78,7 +80,7 @@ static void notrace fentry_func(unsigned long ip, unsigned long parent_ip,
 	if (likely(rcu_is_watching())) {
 		regs = magnet_fregs_args(fregs);
 		list_for_each_entry_rcu(u, &fe->users, node)
-			u->hit(u, regs);
+			magnet_probe_fentry_hit(u, regs);
 	} else {
 		atomic_long_inc(&fe->missed);
 	}
@@ -96,7 +98,7 @@ static struct magnet_fentry *fentry_find(unsigned long ip)
 }
 
 /**
- * magnet_fentry_attach - start calling @u->hit on every entry of a function
+ * magnet_fentry_attach - start calling magnet_probe_fentry_hit() with @u on every entry of a function
  * @u:		the probe's hook, @hit set, not attached
  * @ip:		the function's ftrace call site (a kprobe's address there)
  *
@@ -146,10 +148,10 @@ free:
 }
 
 /**
- * magnet_fentry_detach - stop calling @u->hit
+ * magnet_fentry_detach - stop calling magnet_probe_fentry_hit() with @u
  * @u:		an attached probe hook
  *
- * Returns once no CPU runs @u->hit any more. Caller holds
+ * Returns once no CPU runs magnet_probe_fentry_hit() with @u any more. Caller holds
  * magnet_events_lock; sleeps.
  */
 void magnet_fentry_detach(struct magnet_fentry_user *u)

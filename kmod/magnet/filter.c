@@ -74,28 +74,16 @@ static bool sample_keep(struct magnet_event *ev, const struct magnet_gate *gate)
 }
 
 /**
- * magnet_gate_admit - a hit against its event's gate (the part after
- *	magnet_event_admit()'s inline checks)
+ * magnet_gate_sample - sampling, for a hit the rules let through
  * @ev:		the event
- * @gate:	its gate
+ * @gate:	its gate, which samples
  *
- * Counts the hit as filtered or sampled if it is dropped here.
+ * The out-of-line end of magnet_event_admit(). Counts the hit as sampled
+ * if it is dropped.
  */
-enum magnet_admit magnet_gate_admit(struct magnet_event *ev,
-				    const struct magnet_gate *gate)
+enum magnet_admit magnet_gate_sample(struct magnet_event *ev,
+				     const struct magnet_gate *gate)
 {
-	if (gate->nflat) {
-		switch (magnet_gate_flat(gate, raw_smp_processor_id(),
-					 current->tgid, current->pid)) {
-		case MAGNET_VERDICT_DROP:
-			this_cpu_inc(ev->stats->filtered);
-			return MAGNET_ADMIT_NO;
-		case MAGNET_VERDICT_EVALUATE:
-			return MAGNET_ADMIT_ASK;
-		case MAGNET_VERDICT_PASS:
-			break;
-		}
-	}
 	if (!sample_keep(ev, gate)) {
 		this_cpu_inc(ev->stats->sampled);
 		return MAGNET_ADMIT_NO;

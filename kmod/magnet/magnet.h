@@ -14,8 +14,12 @@
 #include <linux/mutex.h>
 #include <linux/wait.h>
 #include <linux/magnet.h>
+#include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/string.h>
 #include <asm/local.h>
+#include <asm/unaligned.h>
 
 #include "rules.h"
 
@@ -287,8 +291,8 @@ enum magnet_admit {
 	MAGNET_ADMIT_ASK,	/* the full rules decide, from the payload too */
 };
 
-enum magnet_admit magnet_gate_admit(struct magnet_event *ev,
-				    const struct magnet_gate *gate);
+enum magnet_admit magnet_gate_sample(struct magnet_event *ev,
+				     const struct magnet_gate *gate);
 
 /**
  * magnet_event_admit - the first thing a hit's handler does
@@ -301,7 +305,9 @@ enum magnet_admit magnet_gate_admit(struct magnet_event *ev,
  *
  * Probe context, preemption disabled: the gate is freed an RCU grace
  * period after it is replaced, and a preemption-disabled region holds
- * that off.
+ * that off. Inline, and calling nothing unless the event samples: under
+ * emulation every call and return is dear, and a hit dropped here should
+ * cost no more than reaching the handler did.
  */
 static __always_inline enum magnet_admit
 magnet_event_admit(struct magnet_event *ev)
@@ -313,7 +319,46 @@ magnet_event_admit(struct magnet_event *ev)
 	gate = rcu_dereference_sched(ev->gate);
 	if (likely(!gate))
 		return MAGNET_ADMIT_YES;
-	return magnet_gate_admit(ev, gate);
+	if (gate->nflat) {
+		switch (magnet_gate_flat(gate, raw_smp_processor_id(),
+					 current->tgid, current->pid)) {
+		case MAGNET_VERDICT_DROP:
+			this_cpu_inc(ev->stats->filtered);
+			return MAGNET_ADMIT_NO;
+		case MAGNET_VERDICT_EVALUATE:
+			return MAGNET_ADMIT_ASK;
+		case MAGNET_VERDICT_PASS:
+			break;
+		}
+	}
+	if (gate->sample_every > 1 || gate->sample_interval)
+		return magnet_gate_sample(ev, gate);
+	return MAGNET_ADMIT_YES;
+}
+
+/**
+ * magnet_payload_copy - copy a payload into its record
+ * @to:		the record's payload (8-byte aligned)
+ * @from:	the payload
+ * @len:	bytes
+ *
+ * Payloads are mostly a few words: those are copied by words, as a string
+ * instruction (what memcpy() is on x86) costs more to start than it saves,
+ * and far more under emulation. The copy of each word is a separate
+ * access, so the compiler does not turn the loop back into memcpy().
+ */
+static __always_inline void magnet_payload_copy(void *to, const void *from,
+						u32 len)
+{
+	if (len <= 64 && IS_ALIGNED(len, sizeof(u64))) {
+		u64 *d = to;
+		const u64 *s = from;
+
+		for (; len; len -= sizeof(u64))
+			WRITE_ONCE(*d++, get_unaligned(s++));
+	} else {
+		memcpy(to, from, len);
+	}
 }
 
 /* event.c */
@@ -390,22 +435,25 @@ const char *magnet_probe_target(struct magnet_event *ev);
 const struct magnet_predef *magnet_probe_predef(struct magnet_event *ev);
 void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg);
 u64 magnet_probe_missed(struct magnet_event *ev);
+struct magnet_fentry_user;
+void magnet_probe_fentry_hit(struct magnet_fentry_user *u,
+			     struct pt_regs *regs);
 int magnet_probe_dispatch(struct magnet_event *ev);
 
 /* fentry.c */
 struct magnet_fentry;
 
 /*
- * struct magnet_fentry_user - a probe's hook on a function's ftrace_ops
- * @hit:	called on every entry of the function while attached, with
- *		the argument registers (preemption off, RCU watching)
+ * struct magnet_fentry_user - a probe's hook on a function's ftrace_ops:
+ *	while it is attached, every entry of the function calls
+ *	magnet_probe_fentry_hit() with it and the argument registers
+ *	(preemption off, RCU watching)
  * @fe, @node:	the function's ops and the place in its list; @fe is NULL
  *		while detached
  * @missed:	hits missed in earlier attachments
  * @missed_start: the function's missed count when this one attached
  */
 struct magnet_fentry_user {
-	void (*hit)(struct magnet_fentry_user *u, struct pt_regs *regs);
 	struct magnet_fentry *fe;
 	struct list_head node;
 	u64 missed;

@@ -86,14 +86,48 @@ static void read_args(struct pt_regs *regs, u64 *args, unsigned int n)
  * CPU or task then never pays for the payload, nor for the zeroing that
  * the kernel's automatic stack initialisation gives its variables.
  */
-static void kprobe_generic_log(struct magnet_probe *p, enum magnet_admit admit,
-			       struct pt_regs *regs)
+/* A hit for the full rules, which see the payload: built first. */
+static noinline void kprobe_generic_ask(struct magnet_probe *p,
+					struct pt_regs *regs)
 {
 	u64 args[MAGNET_PROBE_ARGS_MAX];
 
 	read_args(regs, args, p->nargs);
-	magnet_event_log_admitted(&p->ev, admit, probe_id(p, args), args,
-				  p->nargs * sizeof(u64), NULL);
+	magnet_event_log_admitted(&p->ev, MAGNET_ADMIT_ASK, probe_id(p, args),
+				  args, p->nargs * sizeof(u64), NULL);
+}
+
+/* The arguments go from the registers straight into the record. */
+static void kprobe_generic_log(struct magnet_probe *p, enum magnet_admit admit,
+			       struct pt_regs *regs)
+{
+	u32 size = p->nargs * sizeof(u64), snaplen, keep, i;
+	struct magnet_record *rec;
+	u64 id = 0, arg;
+
+	if (admit == MAGNET_ADMIT_ASK) {
+		kprobe_generic_ask(p, regs);
+		return;
+	}
+	if (p->id_arg)
+		id = regs_get_kernel_argument(regs, p->id_arg - 1);
+	snaplen = READ_ONCE(p->ev.snaplen);
+	if (snaplen && size > snaplen)
+		size = snaplen;
+	rec = magnet_event_reserve(&p->ev, admit, id, NULL, 0, size, NULL);
+	if (IS_ERR_OR_NULL(rec))
+		return;
+	keep = rec->size - sizeof(*rec);
+	for (i = 0; i < keep / sizeof(u64); i++)
+		((u64 *)rec->payload)[i] = regs_get_kernel_argument(regs, i);
+	if (keep % sizeof(u64)) {
+		arg = regs_get_kernel_argument(regs, i);
+		memcpy(rec->payload + i * sizeof(u64), &arg,
+		       keep % sizeof(u64));
+	}
+	if (keep < p->nargs * sizeof(u64))
+		rec->flags |= MAGNET_RF_TRUNCATED;
+	magnet_event_commit(&p->ev, rec);
 }
 
 static int kprobe_generic(struct kprobe *kp, struct pt_regs *regs)
@@ -123,11 +157,19 @@ static int kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
 }
 
 /* The same hit, from magnet's ftrace_ops on the function (fentry.c). */
-static void fentry_hit(struct magnet_fentry_user *u, struct pt_regs *regs)
+void magnet_probe_fentry_hit(struct magnet_fentry_user *u,
+			     struct pt_regs *regs)
 {
 	struct magnet_probe *p = container_of(u, struct magnet_probe, fentry);
+	enum magnet_admit admit;
 
-	kprobe_hit(&p->kp, regs);
+	if (p->predef) {
+		kprobe_hit(&p->kp, regs);
+		return;
+	}
+	admit = magnet_event_admit(&p->ev);
+	if (admit != MAGNET_ADMIT_NO)
+		kprobe_generic_log(p, admit, regs);
 }
 
 static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -267,17 +309,28 @@ static void predef_process_exit(void *data, struct task_struct *task)
 	magnet_event_log(&p->ev, task->pid, &e, sizeof(e));
 }
 
-static void predef_syscall_enter(void *data, struct pt_regs *regs, long nr)
+static void syscall_enter_log(struct magnet_probe *p, enum magnet_admit admit,
+			      struct pt_regs *regs, long nr)
 {
-	struct magnet_probe *p = data;
-	struct magnet_syscall_enter e = { .nr = nr };
+	struct magnet_syscall_enter e;
 	unsigned long args[6];
 	unsigned int i;
 
+	static_assert(sizeof(e) == sizeof(e.nr) + sizeof(e.args));
+	e.nr = nr;
 	syscall_get_arguments(current, regs, args);
 	for (i = 0; i < ARRAY_SIZE(args); i++)
 		e.args[i] = args[i];
-	magnet_event_log(&p->ev, nr, &e, sizeof(e));
+	magnet_event_log_admitted(&p->ev, admit, nr, &e, sizeof(e), NULL);
+}
+
+static void predef_syscall_enter(void *data, struct pt_regs *regs, long nr)
+{
+	struct magnet_probe *p = data;
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
+
+	if (admit != MAGNET_ADMIT_NO)
+		syscall_enter_log(p, admit, regs, nr);
 }
 
 static void predef_syscall_exit(void *data, struct pt_regs *regs, long ret)
@@ -596,7 +649,6 @@ static int kprobe_hook_register(struct magnet_probe *p, u8 dispatch,
 	}
 	p->dispatch = ftrace && dispatch != MAGNET_DISPATCH_KPROBE ?
 		      MAGNET_DISPATCH_FTRACE : MAGNET_DISPATCH_KPROBE;
-	p->fentry.hit = fentry_hit;
 	if (!enabled)
 		return 0;
 	err = probe_enable(&p->ev);

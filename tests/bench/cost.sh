@@ -172,25 +172,19 @@ fi
 # LTTng: its kernel modules (bench/run builds them for this kernel) and
 # its session daemon, a kprobe event recorded by its consumer daemon into
 # a tmpfs file, as trace-cmd's.
+# The session daemon loads LTTng's modules itself, as it does on a
+# system where they are installed (the rig indexes them with depmod); of
+# its probe modules (instrumented tracepoints) a kprobe event needs none,
+# so only one is asked for instead of all of them.
 lttng_load() {
-	[ -d /magnet/extra-kmods ] && have lttng-sessiond || return 1
-	# They depend on each other: load in passes until no more load (a
-	# few probes for subsystems this kernel lacks never do).
-	left=$(ls /magnet/extra-kmods/*.ko)
-	while [ -n "$left" ]; do
-		next=
-		for ko in $left; do
-			insmod $ko 2>/dev/null || next="$next $ko"
-		done
-		[ "$(echo $next)" = "$(echo $left)" ] && break
-		left=$next
-	done
-	[ -d /sys/module/lttng_tracer ] || return 1
+	[ -d /lib/modules/$(uname -r)/extra ] && have lttng-sessiond || return 1
 	mkdir -p /var/run /dev/shm
 	export HOME=/tmp LTTNG_HOME=/tmp
-	lttng-sessiond -d --consumerd64-path=/magnet/bin/lttng-consumerd \
+	lttng-sessiond -d --kmod-probes=sched \
+		--consumerd64-path=/magnet/bin/lttng-consumerd \
 		> /tmp/lttng-sessiond.log 2>&1 || return 1
 	sleep 2
+	[ -d /sys/module/lttng_tracer ]
 }
 if lttng_load; then
 	rm -rf /tmp/lttng-out
@@ -208,6 +202,9 @@ if lttng_load; then
 	rm -rf /tmp/lttng-out
 	killall lttng-sessiond 2>/dev/null
 	sleep 1
+elif [ -f /tmp/lttng-sessiond.log ]; then
+	echo "BENCH-UNAVAILABLE lttng its session daemon found no kernel tracer: $(grep -i 'error\|warning' /tmp/lttng-sessiond.log | tr -s ' \n' ' ' | head -c 300)"
+	killall lttng-sessiond 2>/dev/null
 else
 	echo "BENCH-UNAVAILABLE lttng no LTTng in the rig for $(uname -r): bench/run builds its modules where Debian's lttng-tools is installed"
 fi
