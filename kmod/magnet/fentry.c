@@ -98,7 +98,8 @@ static struct magnet_fentry *fentry_find(unsigned long ip)
 }
 
 /**
- * magnet_fentry_attach - start calling magnet_probe_fentry_hit() with @u on every entry of a function
+ * magnet_fentry_attach - call magnet_probe_fentry_hit() with @u on every
+ *	entry of a function
  * @u:		the probe's hook, @hit set, not attached
  * @ip:		the function's ftrace call site (a kprobe's address there)
  *
@@ -151,8 +152,8 @@ free:
  * magnet_fentry_detach - stop calling magnet_probe_fentry_hit() with @u
  * @u:		an attached probe hook
  *
- * Returns once no CPU runs magnet_probe_fentry_hit() with @u any more. Caller holds
- * magnet_events_lock; sleeps.
+ * Returns once no CPU runs magnet_probe_fentry_hit() with @u any more.
+ * Caller holds magnet_events_lock; sleeps.
  */
 void magnet_fentry_detach(struct magnet_fentry_user *u)
 {
