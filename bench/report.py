@@ -541,6 +541,11 @@ def main():
                                             if cs == "tsc" else
                                             " — NOT the TSC: every timestamp pays an emulated "
                                             "device read, which hardware does not"))
+    mit = ["%s: %s" % (k[len("mitigation-"):], v) for k, v in sorted(info.items())
+           if k.startswith("mitigation-")]
+    if mit:
+        out.append("- the guest kernel's mitigations on the emulated CPU, which every "
+                   "tool's calls and returns pay: %s" % "; ".join(mit))
     if nruns:
         out.append("- method: getppid() in a tight loop on CPU 0, %d timed runs per case "
                    "after one warm-up run; readers on CPU 1. Every figure is the median "

@@ -64,6 +64,12 @@ have() { command -v "$1" > /dev/null; }
 CS=/sys/devices/system/clocksource/clocksource0
 echo "BENCH-INFO clocksource $(cat $CS/current_clocksource)"
 echo "BENCH: clocksources available: $(cat $CS/available_clocksource)"
+# How this kernel returns from functions and calls through pointers on
+# the emulated CPU: every tool pays it per call and return.
+V=/sys/devices/system/cpu/vulnerabilities
+for v in spectre_v2 retbleed spec_rstack_overflow; do
+	[ -f $V/$v ] && echo "BENCH-INFO mitigation-$v $(cat $V/$v)"
+done
 
 run none
 
