@@ -31,6 +31,7 @@ CASES = [
     ("none", "no probe", "-"),
     ("kprobe-empty", "kprobe, empty handler (the floor)", "kernel"),
     ("ftrace-ops-empty", "ftrace_ops, empty callback, no saved registers", "kernel"),
+    ("ftrace-ops-guarded", "the same, taking only the recursion lock and RCU check", "kernel"),
     ("magnet-kprobe-filtered", "kprobe, event dropped by a filter rule", "magnet"),
     ("magnet-kprobe", "kprobe, 40 B record, reader draining", "magnet"),
     ("magnet-kprobe-kdispatch", "the same through the kernel's kprobe", "magnet"),
@@ -52,6 +53,8 @@ CASES = [
 PAIRS = [
     ("magnet-kprobe-filtered", "kprobe-empty"),
     ("magnet-kprobe-filtered", "ftrace-ops-empty"),
+    ("magnet-kprobe-filtered", "ftrace-ops-guarded"),
+    ("ftrace-ops-guarded", "ftrace-ops-empty"),
     ("magnet-kprobe", "kprobe-empty"),
     ("magnet-kprobe", "ftrace-kprobe"),
     ("magnet-kprobe-kdispatch", "ftrace-kprobe"),

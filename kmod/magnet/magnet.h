@@ -19,7 +19,6 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <asm/local.h>
-#include <asm/unaligned.h>
 
 #include "rules.h"
 
@@ -351,11 +350,12 @@ static __always_inline void magnet_payload_copy(void *to, const void *from,
 						u32 len)
 {
 	if (len <= 64 && IS_ALIGNED(len, sizeof(u64))) {
-		u64 *d = to;
-		const u64 *s = from;
+		u64 *d = to, w;
 
-		for (; len; len -= sizeof(u64))
-			WRITE_ONCE(*d++, get_unaligned(s++));
+		for (; len; len -= sizeof(u64), from += sizeof(u64)) {
+			memcpy(&w, from, sizeof(w));	/* @from: any alignment */
+			WRITE_ONCE(*d++, w);
+		}
 	} else {
 		memcpy(to, from, len);
 	}

@@ -3,8 +3,10 @@
  * magnet: probes inserted at run time.
  *
  * A probe is an event (event.c) plus a hook in the kernel: a kprobe, a
- * kretprobe or a tracepoint. Its handler builds a payload on the stack and
- * hands it to magnet_event_log(). A disabled probe costs its path nothing:
+ * kretprobe or a tracepoint. Its handler tests the hit against the
+ * event's gate (magnet_event_admit()), then builds the payload, in the
+ * record itself where it can, or on the stack and hands it to
+ * magnet_event_log_admitted(). A disabled probe costs its path nothing:
  * kprobes are disarmed (disable_kprobe()), tracepoint handlers are
  * unregistered.
  *
@@ -261,12 +263,14 @@ static void predef_packet_tp(void *data, unsigned long a0, unsigned long a1)
 	magnet_packet_hit(&p->ev, p->predef->packet, a0, a1, 0);
 }
 
-static void predef_sched_switch(void *data, bool preempt,
-				struct task_struct *prev,
-				struct task_struct *next,
-				unsigned int prev_state)
+/*
+ * Each handler tests the gate first; its *_log() builds the payload of a
+ * hit that goes on.
+ */
+static void sched_switch_log(struct magnet_probe *p, enum magnet_admit admit,
+			     bool preempt, struct task_struct *prev,
+			     struct task_struct *next, unsigned int prev_state)
 {
-	struct magnet_probe *p = data;
 	struct magnet_sched_switch e = {
 		.prev_pid = prev->pid,
 		.prev_tgid = prev->tgid,
@@ -278,13 +282,25 @@ static void predef_sched_switch(void *data, bool preempt,
 
 	memcpy(e.prev_comm, prev->comm, sizeof(e.prev_comm));
 	memcpy(e.next_comm, next->comm, sizeof(e.next_comm));
-	magnet_event_log(&p->ev, next->pid, &e, sizeof(e));
+	magnet_event_log_admitted(&p->ev, admit, next->pid, &e, sizeof(e), NULL);
 }
 
-static void predef_process_fork(void *data, struct task_struct *parent,
-				struct task_struct *child)
+static void predef_sched_switch(void *data, bool preempt,
+				struct task_struct *prev,
+				struct task_struct *next,
+				unsigned int prev_state)
 {
 	struct magnet_probe *p = data;
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
+
+	if (admit != MAGNET_ADMIT_NO)
+		sched_switch_log(p, admit, preempt, prev, next, prev_state);
+}
+
+static void process_fork_log(struct magnet_probe *p, enum magnet_admit admit,
+			     struct task_struct *parent,
+			     struct task_struct *child)
+{
 	struct magnet_process_fork e = {
 		.parent_pid = parent->pid,
 		.parent_tgid = parent->tgid,
@@ -293,12 +309,23 @@ static void predef_process_fork(void *data, struct task_struct *parent,
 	};
 
 	memcpy(e.comm, child->comm, sizeof(e.comm));
-	magnet_event_log(&p->ev, child->pid, &e, sizeof(e));
+	magnet_event_log_admitted(&p->ev, admit, child->pid, &e, sizeof(e),
+				  NULL);
 }
 
-static void predef_process_exit(void *data, struct task_struct *task)
+static void predef_process_fork(void *data, struct task_struct *parent,
+				struct task_struct *child)
 {
 	struct magnet_probe *p = data;
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
+
+	if (admit != MAGNET_ADMIT_NO)
+		process_fork_log(p, admit, parent, child);
+}
+
+static void process_exit_log(struct magnet_probe *p, enum magnet_admit admit,
+			     struct task_struct *task)
+{
 	struct magnet_process_exit e = {
 		.pid = task->pid,
 		.tgid = task->tgid,
@@ -306,7 +333,17 @@ static void predef_process_exit(void *data, struct task_struct *task)
 	};
 
 	memcpy(e.comm, task->comm, sizeof(e.comm));
-	magnet_event_log(&p->ev, task->pid, &e, sizeof(e));
+	magnet_event_log_admitted(&p->ev, admit, task->pid, &e, sizeof(e),
+				  NULL);
+}
+
+static void predef_process_exit(void *data, struct task_struct *task)
+{
+	struct magnet_probe *p = data;
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
+
+	if (admit != MAGNET_ADMIT_NO)
+		process_exit_log(p, admit, task);
 }
 
 static void syscall_enter_log(struct magnet_probe *p, enum magnet_admit admit,
@@ -333,21 +370,30 @@ static void predef_syscall_enter(void *data, struct pt_regs *regs, long nr)
 		syscall_enter_log(p, admit, regs, nr);
 }
 
-static void predef_syscall_exit(void *data, struct pt_regs *regs, long ret)
+static void syscall_exit_log(struct magnet_probe *p, enum magnet_admit admit,
+			     struct pt_regs *regs, long ret)
 {
-	struct magnet_probe *p = data;
 	struct magnet_syscall_exit e = {
 		.nr = syscall_get_nr(current, regs),
 		.ret = ret,
 	};
 
-	magnet_event_log(&p->ev, e.nr, &e, sizeof(e));
+	magnet_event_log_admitted(&p->ev, admit, e.nr, &e, sizeof(e), NULL);
 }
 
-/* @object: the packet, for filters; NULL where it may be gone. */
-static void log_skb(struct magnet_probe *p, const struct sk_buff *skb,
-		    u32 len, const struct net_device *dev, u16 protocol,
-		    s32 result, u64 location, const struct sk_buff *object)
+static void predef_syscall_exit(void *data, struct pt_regs *regs, long ret)
+{
+	struct magnet_probe *p = data;
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
+
+	if (admit != MAGNET_ADMIT_NO)
+		syscall_exit_log(p, admit, regs, ret);
+}
+
+static void skb_log(struct magnet_probe *p, enum magnet_admit admit,
+		    const struct sk_buff *skb, u32 len,
+		    const struct net_device *dev, u16 protocol, s32 result,
+		    u64 location, const struct sk_buff *object)
 {
 	struct magnet_skb e = {
 		.len = len,
@@ -357,8 +403,20 @@ static void log_skb(struct magnet_probe *p, const struct sk_buff *skb,
 		.location = location,
 	};
 
-	magnet_event_log_object(&p->ev, (unsigned long)skb, &e, sizeof(e),
-				object);
+	magnet_event_log_admitted(&p->ev, admit, (unsigned long)skb, &e,
+				  sizeof(e), object);
+}
+
+/* @object: the packet, for filters; NULL where it may be gone. */
+static void log_skb(struct magnet_probe *p, const struct sk_buff *skb,
+		    u32 len, const struct net_device *dev, u16 protocol,
+		    s32 result, u64 location, const struct sk_buff *object)
+{
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
+
+	if (admit != MAGNET_ADMIT_NO)
+		skb_log(p, admit, skb, len, dev, protocol, result, location,
+			object);
 }
 
 static void predef_netif_receive(void *data, struct sk_buff *skb)
@@ -387,15 +445,25 @@ static void predef_skb_free(void *data, struct sk_buff *skb, void *location,
 		(unsigned long)location, skb);
 }
 
-static int predef_tcp_send(struct kprobe *kp, struct pt_regs *regs)
+static void tcp_send_log(struct magnet_probe *p, enum magnet_admit admit,
+			 struct pt_regs *regs)
 {
-	struct magnet_probe *p = container_of(kp, struct magnet_probe, kp);
 	unsigned long sk = regs_get_kernel_argument(regs, 0);
 	struct magnet_tcp_send e = {
 		.size = regs_get_kernel_argument(regs, 2),
 	};
 
-	magnet_event_log_object(&p->ev, sk, &e, sizeof(e), (void *)sk);
+	magnet_event_log_admitted(&p->ev, admit, sk, &e, sizeof(e),
+				  (void *)sk);
+}
+
+static int predef_tcp_send(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct magnet_probe *p = container_of(kp, struct magnet_probe, kp);
+	enum magnet_admit admit = magnet_event_admit(&p->ev);
+
+	if (admit != MAGNET_ADMIT_NO)
+		tcp_send_log(p, admit, regs);
 	return 0;
 }
 

@@ -81,6 +81,11 @@ echo - > $DBG/magnet_bench/empty_kprobe
 # The floor at a function's entry: an ftrace_ops callback that does nothing.
 echo $SYM > $DBG/magnet_bench/empty_ftrace
 run ftrace-ops-empty
+# ... and one that takes the guards every real callback needs (ftrace's
+# recursion lock, RCU watching) and nothing more: magnet's own ops and
+# its callback's share of a filtered-out event.
+echo "$SYM guarded" > $DBG/magnet_bench/empty_ftrace
+run ftrace-ops-guarded
 echo - > $DBG/magnet_bench/empty_ftrace
 
 # magnet's generic kprobe (a 40-byte header, no argument; at a function's

@@ -19,7 +19,8 @@
  * It also places probes for the per-call benchmarks (tests/bench/cost.sh):
  * empty_kprobe (a kprobe that does nothing: the floor of any kprobe-based
  * sensor), empty_ftrace (an ftrace_ops callback that does nothing, without
- * saved registers: the floor of any sensor at a function's entry) and
+ * saved registers: the floor of any sensor at a function's entry; or one
+ * that takes only the recursion lock and the RCU check) and
  * log_kprobe (a kprobe logging a record of a chosen size
  * through a magnet event of this module, "bench_log").
  */
@@ -35,6 +36,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/trace_recursion.h>
 #include <linux/uaccess.h>
 
 #include "../../kmod/magnet/compat.h"
@@ -243,11 +245,26 @@ static const struct file_operations empty_kprobe_fops = {
  * FTRACE_OPS_FL_RECURSION (it cannot recurse), so when it is the only
  * ops there ftrace calls it straight from the function's trampoline.
  * Write a symbol to /sys/kernel/debug/magnet_bench/empty_ftrace to place
- * it, "-" to remove it.
+ * it, "SYMBOL guarded" for a callback that only takes the guards every
+ * real one needs (ftrace's recursion lock, and RCU watching), "-" to
+ * remove it.
  */
 static void empty_ftrace_func(unsigned long ip, unsigned long parent_ip,
 			      struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
+}
+
+static void guarded_ftrace_func(unsigned long ip, unsigned long parent_ip,
+				struct ftrace_ops *op,
+				struct ftrace_regs *fregs)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit < 0)
+		return;
+	if (rcu_is_watching())
+		barrier();	/* a callback would do its work here */
+	ftrace_test_recursion_unlock(bit);
 }
 
 static struct ftrace_ops empty_ops = {
@@ -268,7 +285,8 @@ static void empty_ftrace_remove(void)
 static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 				  size_t len, loff_t *ppos)
 {
-	static char symbol[KSYM_NAME_LEN];
+	static char symbol[KSYM_NAME_LEN + 16];
+	char *guarded;
 	struct kprobe kp;
 	unsigned long ip;
 	int err = 0;
@@ -280,6 +298,15 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 	empty_ftrace_remove();
 	if (!strcmp(symbol, "-"))
 		goto out;
+	guarded = strchr(symbol, ' ');
+	if (guarded) {
+		*guarded++ = '\0';
+		if (strcmp(strim(guarded), "guarded")) {
+			err = -EINVAL;
+			goto out;
+		}
+	}
+	empty_ops.func = guarded ? guarded_ftrace_func : empty_ftrace_func;
 	/*
 	 * The function's ftrace call site, found as magnet finds it: by a
 	 * disabled kprobe on the symbol (ftrace may know the function by an
