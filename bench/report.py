@@ -641,6 +641,22 @@ def scaling_section(runs):
     return out
 
 
+def filtered_breakdown(rows):
+    """Where a filtered-out event's cost goes, from three cases of this
+    boot: an empty ftrace_ops callback, one that only takes the guards
+    every callback needs, and magnet's event dropped by its gate."""
+    need = ("ftrace-ops-empty", "ftrace-ops-guarded", "magnet-kprobe-filtered")
+    if any(c not in rows for c in need):
+        return []
+    empty, guarded, filtered = (rows[c]["added"][1] for c in need)
+    return ["Where a filtered-out event's %+.0f ns go, in this boot: ftrace's "
+            "trampoline and an empty callback %+.0f ns; the guards every callback "
+            "needs (ftrace's recursion lock, the check that RCU is watching) "
+            "%+.0f ns more; magnet's part (its probe list, the handler, the gate "
+            "and the counter) the remaining %+.0f ns.\n" % (
+                filtered, empty, guarded - empty, filtered - guarded)]
+
+
 def hpet_section(rows, runs):
     """What the HPET clocksource adds to a logged event, measured in the
     same boot by switching the clocksource."""
@@ -705,6 +721,7 @@ def cost_section(base, rows, plotted, unavailable, runs):
             ("yes" if r[0] <= limit else "no, by %.0f %%" % (100 * (r[0] / limit - 1)))
             if r else ""))
     out.append("")
+    out.extend(filtered_breakdown(rows))
     out.extend(hpet_section(rows, runs))
     missing = [c for c, _, _ in CASES if c not in rows]
     if plotted:
