@@ -176,6 +176,9 @@ sleep 0.5
 magnet-test udp 127.0.0.1 5005 10 > /dev/null
 wait $mr
 check "-P: 5 packets captured" [ "$(grep -c 'IP 127.0.0.1' /tmp/p.txt)" -eq 5 ]
+# (what magnet-read showed, when it was not that)
+[ "$(grep -c 'IP 127.0.0.1' /tmp/p.txt)" -eq 5 ] ||
+	{ artifact /tmp/p.txt capture-P.txt; artifact /tmp/p.err capture-P.err; }
 check "-P: the probes are gone afterwards" \
 	sh -c '! magnetctl probe list | grep -q udp-send'
 
