@@ -267,18 +267,16 @@ static void guarded_ftrace_func(unsigned long ip, unsigned long parent_ip,
 	ftrace_test_recursion_unlock(bit);
 }
 
-static struct ftrace_ops empty_ops = {
-	.func = empty_ftrace_func,
-};
-
-static bool empty_ops_on;
+/* A new ops each time: one whose filter was freed cannot be used again. */
+static struct ftrace_ops *empty_ops;
 
 static void empty_ftrace_remove(void)
 {
-	if (empty_ops_on) {
-		unregister_ftrace_function(&empty_ops);
-		ftrace_free_filter(&empty_ops);
-		empty_ops_on = false;
+	if (empty_ops) {
+		unregister_ftrace_function(empty_ops);
+		ftrace_free_filter(empty_ops);
+		kfree(empty_ops);
+		empty_ops = NULL;
 	}
 }
 
@@ -286,6 +284,7 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 				  size_t len, loff_t *ppos)
 {
 	static char symbol[KSYM_NAME_LEN + 16];
+	struct ftrace_ops *ops;
 	char *guarded;
 	struct kprobe kp;
 	unsigned long ip;
@@ -306,7 +305,6 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 			goto out;
 		}
 	}
-	empty_ops.func = guarded ? guarded_ftrace_func : empty_ftrace_func;
 	/*
 	 * The function's ftrace call site, found as magnet finds it: by a
 	 * disabled kprobe on the symbol (ftrace may know the function by an
@@ -320,13 +318,22 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 		goto out;
 	ip = (unsigned long)kp.addr;
 	unregister_kprobe(&kp);
+	ops = kzalloc(sizeof(*ops), GFP_KERNEL);
+	if (!ops) {
+		err = -ENOMEM;
+		goto out;
+	}
+	ops->func = guarded ? guarded_ftrace_func : empty_ftrace_func;
 	/* reset: the filter holds this one function, nothing else */
-	err = ftrace_set_filter_ip(&empty_ops, ip, 0, 1);
+	err = ftrace_set_filter_ip(ops, ip, 0, 1);
 	if (!err)
-		err = register_ftrace_function(&empty_ops);
-	if (err)
-		ftrace_free_filter(&empty_ops);
-	empty_ops_on = !err;
+		err = register_ftrace_function(ops);
+	if (err) {
+		ftrace_free_filter(ops);
+		kfree(ops);
+	} else {
+		empty_ops = ops;
+	}
 out:
 	mutex_unlock(&bench_lock);
 	return err ?: len;
