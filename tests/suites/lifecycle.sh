@@ -118,9 +118,11 @@ fi
 # One reader at a time, the kernel's against the file's.
 load_magnet
 insmod $M/magnet_stress.ko
-echo "kreader=1 ms=1500 period_us=1000 burst=1 task_sleep_us=1000" > $DBG/magnet_stress/run &
+echo "kreader=1 ms=4000 period_us=1000 burst=1 task_sleep_us=1000" > $DBG/magnet_stress/run &
 run=$!
-sleep 0.5
+# The module opens its reader before it starts the consuming thread.
+check "the kernel reader is attached" \
+	wait_for 3 sh -c 'grep -qx magnet_kreader /proc/[0-9]*/comm'
 check_fails "file open refused while a kernel reader is attached" \
 	$M/bin/magnet-read -N -q
 wait $run
