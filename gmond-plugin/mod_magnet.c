@@ -86,7 +86,8 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool thread_running;
-	volatile bool stop;
+	bool stop;			/* under lock; wake says it changed */
+	pthread_cond_t wake;
 } mm = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -292,18 +293,33 @@ static void note_health(int err)
 	}
 }
 
+/*
+ * Sleeps on a condition variable, not in nanosleep(), so that cleanup
+ * ends it at once: gmond runs module cleanups while it destroys its
+ * memory pools, with its TCP thread still polling (3.7.2 does not join
+ * it first), so every millisecond cleanup takes is a window for that
+ * thread to touch freed memory.
+ */
 static void *refresher(void *arg)
 {
 	struct magnet_client *c = NULL;
-	unsigned int waited;
+	struct timespec at;
 
 	(void)arg;
+	pthread_mutex_lock(&mm.lock);
 	while (!mm.stop) {
-		for (waited = 0; waited < mm.refresh * 10 && !mm.stop; waited++)
-			nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
-		if (!mm.stop)
-			note_health(refresh(&c));
+		clock_gettime(CLOCK_MONOTONIC, &at);
+		at.tv_sec += mm.refresh;
+		while (!mm.stop &&
+		       pthread_cond_timedwait(&mm.wake, &mm.lock, &at) != ETIMEDOUT)
+			;
+		if (mm.stop)
+			break;
+		pthread_mutex_unlock(&mm.lock);
+		note_health(refresh(&c));
+		pthread_mutex_lock(&mm.lock);
 	}
+	pthread_mutex_unlock(&mm.lock);
 	magnet_close(c);
 	return NULL;
 }
@@ -406,6 +422,28 @@ static int first_snapshot(struct magnet_snapshot *snap)
 	}
 }
 
+/* The refresher, with its wake-up timed on the monotonic clock. */
+static int start_refresher(void)
+{
+	pthread_condattr_t attr;
+	int err;
+
+	err = pthread_condattr_init(&attr);
+	if (err)
+		return err;
+	err = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (!err)
+		err = pthread_cond_init(&mm.wake, &attr);
+	pthread_condattr_destroy(&attr);
+	if (err)
+		return err;
+	mm.stop = false;
+	err = pthread_create(&mm.thread, NULL, refresher, NULL);
+	if (err)
+		pthread_cond_destroy(&mm.wake);
+	return err;
+}
+
 static int magnet_init(apr_pool_t *p)
 {
 	struct magnet_snapshot snap = { 0 };
@@ -450,7 +488,7 @@ static int magnet_init(apr_pool_t *p)
 		magnet_close(c);
 	}
 	note_health(err);
-	if (pthread_create(&mm.thread, NULL, refresher, NULL) == 0)
+	if (start_refresher() == 0)
 		mm.thread_running = true;
 	else
 		err_msg("[magnet] cannot start the refresh thread: values stay as at start");
@@ -459,9 +497,14 @@ static int magnet_init(apr_pool_t *p)
 
 static void magnet_cleanup(void)
 {
-	mm.stop = true;
-	if (mm.thread_running)
+	if (mm.thread_running) {
+		pthread_mutex_lock(&mm.lock);
+		mm.stop = true;
+		pthread_cond_signal(&mm.wake);
+		pthread_mutex_unlock(&mm.lock);
 		pthread_join(mm.thread, NULL);
+		pthread_cond_destroy(&mm.wake);
+	}
 	mm.thread_running = false;
 	free(mm.metric);
 	mm.metric = NULL;
