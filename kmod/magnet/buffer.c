@@ -46,6 +46,17 @@ static void buffer_free(struct magnet_buffer *buf)
 {
 	unsigned int cpu;
 
+	/*
+	 * A recheck may be queued, and may queue itself again once: the
+	 * first barrier waits for it, the second for what it queued (which
+	 * sees @stop and queues nothing).
+	 */
+	if (buf->recheck.used) {
+		WRITE_ONCE(buf->recheck.stop, true);
+		smp_mb();	/* @stop seen by rechecks the barriers wait for */
+		rcu_barrier();
+		rcu_barrier();
+	}
 	if (buf->rings) {
 		for_each_possible_cpu(cpu)
 			magnet_ring_destroy(buf->rings[cpu]);
@@ -474,6 +485,85 @@ static void buffer_disarm(struct magnet_buffer *buf)
 	}
 }
 
+/*
+ * Wake the reader if its condition holds (from a ring's irq_work, or a
+ * recheck). @ring: the ring whose thresholds to clear if nobody waits.
+ */
+static void buffer_wake_if_ready(struct magnet_buffer *buf,
+				 struct magnet_ring *ring, bool rearm)
+{
+	struct magnet_watermarks wm = {
+		.bytes = READ_ONCE(buf->wake.bytes),
+		.records = READ_ONCE(buf->wake.records),
+	};
+
+	/* wq_has_sleeper() has the barrier that pairs with the waiter's. */
+	if (!wq_has_sleeper(&buf->wait) && !READ_ONCE(buf->fasync)) {
+		/* Nobody waits (any more): stop firing on this CPU. */
+		if (ring) {
+			WRITE_ONCE(ring->wake_pos, ULONG_MAX);
+			WRITE_ONCE(ring->wake_written, ULONG_MAX);
+		}
+		return;
+	}
+	if (magnet_buffer_ready(buf, &wm)) {
+		/*
+		 * One wake-up per arming: whoever we wake re-arms (sleepers
+		 * and pollers when they look again, a SIGIO owner when it
+		 * reads), so other CPUs need not fire too.
+		 */
+		buffer_disarm(buf);
+		wake_up_interruptible_poll(&buf->wait, EPOLLIN | EPOLLRDNORM);
+		kill_fasync(&buf->fasync, SIGIO, POLL_IN);
+	} else if (rearm) {
+		buffer_arm(buf, &wm);
+	}
+}
+
+static void buffer_recheck(struct rcu_head *rcu);
+
+static void buffer_recheck_queue(struct magnet_buffer *buf)
+{
+	buf->recheck.covered = atomic_long_read(&buf->recheck.asked);
+	call_rcu(&buf->recheck.rcu, buffer_recheck);
+}
+
+/*
+ * RCU callback: look at the rings again, a grace period after a reader
+ * armed the thresholds and found its condition unmet. Every writer that
+ * may have missed the new thresholds has published by now (see
+ * ring_publish() in writer.h). Waits that asked while this was queued
+ * get a grace period of their own: queued again.
+ */
+static void buffer_recheck(struct rcu_head *rcu)
+{
+	struct magnet_buffer *buf = container_of(rcu, struct magnet_buffer,
+						 recheck.rcu);
+	unsigned long asked;
+
+	buffer_wake_if_ready(buf, NULL, false);
+	asked = atomic_long_read(&buf->recheck.asked);
+	if (READ_ONCE(buf->recheck.stop))
+		goto done;
+	if (asked != buf->recheck.covered) {
+		buffer_recheck_queue(buf);
+		return;
+	}
+	clear_bit_unlock(0, &buf->recheck.queued);
+	/*
+	 * A wait that asked after our read of @asked found the bit still
+	 * set and counts on us. Full barrier, pairing with the one after
+	 * its increment: we see its @asked, or it saw the bit clear.
+	 */
+	smp_mb__after_atomic();
+	if (atomic_long_read(&buf->recheck.asked) != asked &&
+	    !test_and_set_bit(0, &buf->recheck.queued))
+		buffer_recheck_queue(buf);
+	return;
+done:
+	clear_bit_unlock(0, &buf->recheck.queued);
+}
+
 /**
  * magnet_buffer_wait_prepare - arm the wake-up, then check readiness
  * @buf:	the buffer
@@ -489,12 +579,23 @@ bool magnet_buffer_wait_prepare(struct magnet_buffer *buf,
 	WRITE_ONCE(buf->wake.bytes, wm->bytes);
 	WRITE_ONCE(buf->wake.records, wm->records);
 	buffer_arm(buf, wm);
-	/*
-	 * Thresholds stored before we look at the rings again. Pairs with
-	 * the smp_mb() in ring_publish().
-	 */
+	/* Thresholds stored before we look at the rings again. */
 	smp_mb();
-	return magnet_buffer_ready(buf, wm);
+	if (magnet_buffer_ready(buf, wm))
+		return true;
+	/*
+	 * Writers do not order their @commit store before their load of
+	 * the thresholds (no full barrier per record), so a writer may have
+	 * published just now without seeing them, and we without seeing its
+	 * record: look again after a grace period (ring_publish()).
+	 */
+	atomic_long_inc(&buf->recheck.asked);
+	smp_mb__after_atomic();	/* see buffer_recheck() */
+	if (!test_and_set_bit(0, &buf->recheck.queued)) {
+		WRITE_ONCE(buf->recheck.used, true);
+		buffer_recheck_queue(buf);
+	}
+	return false;
 }
 
 /* irq_work: a writer crossed its ring's threshold. */
@@ -502,31 +603,8 @@ void magnet_buffer_wake_work(struct irq_work *work)
 {
 	struct magnet_ring *ring = container_of(work, struct magnet_ring,
 						wake_work);
-	struct magnet_buffer *buf = ring->buf;
-	struct magnet_watermarks wm = {
-		.bytes = READ_ONCE(buf->wake.bytes),
-		.records = READ_ONCE(buf->wake.records),
-	};
 
-	/* wq_has_sleeper() has the barrier that pairs with the waiter's. */
-	if (!wq_has_sleeper(&buf->wait) && !READ_ONCE(buf->fasync)) {
-		/* Nobody waits (any more): stop firing on this CPU. */
-		WRITE_ONCE(ring->wake_pos, ULONG_MAX);
-		WRITE_ONCE(ring->wake_written, ULONG_MAX);
-		return;
-	}
-	if (magnet_buffer_ready(buf, &wm)) {
-		/*
-		 * One wake-up per arming: whoever we wake re-arms (sleepers
-		 * and pollers when they look again, a SIGIO owner when it
-		 * reads), so other CPUs need not fire too.
-		 */
-		buffer_disarm(buf);
-		wake_up_interruptible_poll(&buf->wait, EPOLLIN | EPOLLRDNORM);
-		kill_fasync(&buf->fasync, SIGIO, POLL_IN);
-	} else {
-		buffer_arm(buf, &wm);
-	}
+	buffer_wake_if_ready(ring->buf, ring, true);
 }
 
 /* Attach the one reader a buffer may have. -EBUSY if it has one. */

@@ -26,6 +26,7 @@
 #include <linux/string.h>
 
 #include "magnet.h"
+#include "writer.h"
 
 /* Serialises the registry and enabling or disabling events. */
 DEFINE_MUTEX(magnet_events_lock);
@@ -152,7 +153,7 @@ void magnet_event_stats_sum(struct magnet_event *ev,
  * The full rules, for a hit the gate could not decide alone: build the hit
  * as the record header would describe it and let filter.c decide.
  */
-static noinline bool event_evaluate(struct magnet_event *ev, u64 id,
+noinline bool magnet_event_evaluate(struct magnet_event *ev, u64 id,
 				    const void *payload, u32 size,
 				    const void *object)
 {
@@ -169,56 +170,6 @@ static noinline bool event_evaluate(struct magnet_event *ev, u64 id,
 	};
 
 	return magnet_gate_evaluate(ev, &hit);
-}
-
-/**
- * magnet_event_reserve - reserve the record of one hit, to fill in place
- * @ev:		the event
- * @admit:	what magnet_event_admit() said of the hit, not
- *		MAGNET_ADMIT_NO
- * @id:		the record's abstract id
- * @head:	the start of the payload as filters see it (the fixed part)
- * @head_size:	bytes at @head
- * @size:	payload bytes to reserve (at least @head_size); cut to what
- *		the buffer's largest record allows
- * @object:	what the hit is about, for filter modules, or NULL
- *
- * For payloads too big to build on the stack (packet probes). The caller
- * fills the record (rec->size says how much was reserved) and calls
- * magnet_event_commit(). The event's snap length is the caller's business.
- * Probe context, preemption disabled.
- *
- * Return: the record; NULL if the full rules or sampling drop the hit; or
- * an ERR_PTR (counted as lost).
- */
-struct magnet_record *magnet_event_reserve(struct magnet_event *ev,
-					   enum magnet_admit admit, u64 id,
-					   const void *head, u32 head_size,
-					   u32 size, const void *object)
-{
-	struct magnet_buffer *buf = ev->buf;
-	struct magnet_record *rec;
-
-	if (admit == MAGNET_ADMIT_ASK &&
-	    !event_evaluate(ev, id, head, head_size, object))
-		return NULL;
-	/* A record never exceeds its buffer's limit: cut rather than lose. */
-	if (size > buf->max_record - sizeof(*rec))
-		size = buf->max_record - sizeof(*rec);
-	rec = magnet_reserve(buf, ev->id, id, size);
-	if (IS_ERR(rec))
-		this_cpu_inc(ev->stats->lost);
-	else
-		this_cpu_inc(ev->stats->logged);
-	return rec;
-}
-
-/* Publish a record from magnet_event_reserve(). */
-void magnet_event_commit(struct magnet_event *ev, struct magnet_record *rec)
-{
-	if (READ_ONCE(ev->notify))
-		magnet_notify_queue(rec);
-	magnet_commit(ev->buf, rec);
 }
 
 /**

@@ -55,6 +55,7 @@ static_assert(MAGNET_RING_MAX == MAGNET_BUFFER_SIZE_MAX);
  * @dropped:	records refused: ring full or writers nested too deep.
  * @overwritten: records evicted unread (overwrite mode).
  * @lost_logged: loss total last written into the stream by a writer.
+ * @tail_seen:	drop mode: @tail as the writer last read it (writer.h).
  *
  * Wake-up thresholds, written by the reading side, read by writers:
  * @wake_pos:	queue @wake_work once @commit reaches this position.
@@ -76,6 +77,7 @@ struct magnet_ring {
 	local_t overwritten;
 	unsigned long commit;
 	unsigned long lost_logged;
+	unsigned long tail_seen;
 
 	unsigned long wake_pos ____cacheline_aligned_in_smp;
 	unsigned long wake_written;
@@ -121,6 +123,13 @@ struct magnet_buffer {
 	struct magnet_watermarks wake;
 	wait_queue_head_t wait;
 	struct fasync_struct *fasync;
+	struct magnet_recheck {		/* see magnet_buffer_wait_prepare() */
+		struct rcu_head rcu;
+		unsigned long queued;	/* bit 0: @rcu is queued */
+		atomic_long_t asked;	/* waits that asked for a recheck */
+		unsigned long covered;	/* @asked when @rcu was queued */
+		bool used, stop;
+	} recheck;
 	unsigned long reader_busy;
 	bool dead;
 	unsigned int events;
@@ -362,11 +371,8 @@ static __always_inline void magnet_payload_copy(void *to, const void *from,
 }
 
 /* event.c */
-struct magnet_record *magnet_event_reserve(struct magnet_event *ev,
-					   enum magnet_admit admit, u64 id,
-					   const void *head, u32 head_size,
-					   u32 size, const void *object);
-void magnet_event_commit(struct magnet_event *ev, struct magnet_record *rec);
+bool magnet_event_evaluate(struct magnet_event *ev, u64 id,
+			   const void *payload, u32 size, const void *object);
 int magnet_event_log_admitted(struct magnet_event *ev,
 			      enum magnet_admit admit, u64 id,
 			      const void *payload, u32 payload_size,

@@ -36,6 +36,7 @@
 
 #include "compat.h"
 #include "magnet.h"
+#include "writer.h"
 
 /* Where a point finds what it needs among the function's arguments. */
 enum packet_args {

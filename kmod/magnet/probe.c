@@ -35,6 +35,7 @@
 #include <asm/syscall.h>
 
 #include "magnet.h"
+#include "writer.h"
 
 struct magnet_probe {
 	struct magnet_event ev;
@@ -99,13 +100,44 @@ static noinline void kprobe_generic_ask(struct magnet_probe *p,
 				  args, p->nargs * sizeof(u64), NULL);
 }
 
+/*
+ * Reserve the record of a hit whose payload is @size bytes of words, cut
+ * to the event's snap length; the caller writes word i with put_word().
+ */
+static __always_inline struct magnet_record *
+reserve_words(struct magnet_probe *p, enum magnet_admit admit, u64 id,
+	      u32 size)
+{
+	u32 snaplen = READ_ONCE(p->ev.snaplen);
+	struct magnet_record *rec;
+
+	rec = magnet_event_reserve(&p->ev, admit, id, NULL, 0,
+				   snaplen && size > snaplen ? snaplen : size,
+				   NULL);
+	if (!IS_ERR_OR_NULL(rec) && rec->size - sizeof(*rec) < size)
+		rec->flags |= MAGNET_RF_TRUNCATED;
+	return rec;
+}
+
+/* Word @i of a record's payload, as much of it as the record holds. */
+static __always_inline void put_word(struct magnet_record *rec,
+				     unsigned int i, u64 w)
+{
+	u32 keep = rec->size - sizeof(*rec), off = i * sizeof(u64);
+
+	if (likely(off + sizeof(u64) <= keep))
+		((u64 *)rec->payload)[i] = w;
+	else if (off < keep)
+		memcpy(rec->payload + off, &w, keep - off);
+}
+
 /* The arguments go from the registers straight into the record. */
 static void kprobe_generic_log(struct magnet_probe *p, enum magnet_admit admit,
 			       struct pt_regs *regs)
 {
-	u32 size = p->nargs * sizeof(u64), snaplen, keep, i;
 	struct magnet_record *rec;
-	u64 id = 0, arg;
+	unsigned int i;
+	u64 id = 0;
 
 	if (admit == MAGNET_ADMIT_ASK) {
 		kprobe_generic_ask(p, regs);
@@ -113,22 +145,11 @@ static void kprobe_generic_log(struct magnet_probe *p, enum magnet_admit admit,
 	}
 	if (p->id_arg)
 		id = regs_get_kernel_argument(regs, p->id_arg - 1);
-	snaplen = READ_ONCE(p->ev.snaplen);
-	if (snaplen && size > snaplen)
-		size = snaplen;
-	rec = magnet_event_reserve(&p->ev, admit, id, NULL, 0, size, NULL);
+	rec = reserve_words(p, admit, id, p->nargs * sizeof(u64));
 	if (IS_ERR_OR_NULL(rec))
 		return;
-	keep = rec->size - sizeof(*rec);
-	for (i = 0; i < keep / sizeof(u64); i++)
-		((u64 *)rec->payload)[i] = regs_get_kernel_argument(regs, i);
-	if (keep % sizeof(u64)) {
-		arg = regs_get_kernel_argument(regs, i);
-		memcpy(rec->payload + i * sizeof(u64), &arg,
-		       keep % sizeof(u64));
-	}
-	if (keep < p->nargs * sizeof(u64))
-		rec->flags |= MAGNET_RF_TRUNCATED;
+	for (i = 0; i < p->nargs; i++)
+		put_word(rec, i, regs_get_kernel_argument(regs, i));
 	magnet_event_commit(&p->ev, rec);
 }
 
@@ -185,8 +206,10 @@ static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
-			  struct ret_entry *e, struct pt_regs *regs, u64 now)
+/* A return for the full rules, which see the payload: built first. */
+static noinline void kretprobe_ask(struct magnet_probe *p,
+				   struct ret_entry *e, struct pt_regs *regs,
+				   u64 now)
 {
 	struct {
 		struct magnet_ret_payload ret;
@@ -198,9 +221,35 @@ static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
 	pl.ret.retval = (s64)regs_return_value(regs);
 	pl.ret.duration_ns = now - e->start;
 	memcpy(pl.args, e->args, p->nargs * sizeof(u64));
-	magnet_event_log_admitted(&p->ev, admit, probe_id(p, e->args), &pl,
+	magnet_event_log_admitted(&p->ev, MAGNET_ADMIT_ASK,
+				  probe_id(p, e->args), &pl,
 				  sizeof(pl.ret) + p->nargs * sizeof(u64),
 				  NULL);
+}
+
+/* Return value, duration and the entry's arguments, into the record. */
+static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
+			  struct ret_entry *e, struct pt_regs *regs, u64 now)
+{
+	struct magnet_record *rec;
+	unsigned int i;
+
+	static_assert(offsetof(struct magnet_ret_payload, args) ==
+		      2 * sizeof(u64));
+	if (admit == MAGNET_ADMIT_ASK) {
+		kretprobe_ask(p, e, regs, now);
+		return;
+	}
+	rec = reserve_words(p, admit, probe_id(p, e->args),
+			    sizeof(struct magnet_ret_payload) +
+			    p->nargs * sizeof(u64));
+	if (IS_ERR_OR_NULL(rec))
+		return;
+	put_word(rec, 0, (s64)regs_return_value(regs));
+	put_word(rec, 1, now - e->start);
+	for (i = 0; i < p->nargs; i++)
+		put_word(rec, 2 + i, e->args[i]);
+	magnet_event_commit(&p->ev, rec);
 }
 
 static int kretprobe_return(struct kretprobe_instance *ri,
@@ -236,17 +285,40 @@ static int packet_kretprobe_return(struct kretprobe_instance *ri,
  * sees the first five arguments, whatever their declared types (narrower
  * ones in the low bits). The uapi header documents this for users.
  */
+static noinline void tracepoint_generic_log(struct magnet_probe *p,
+					    enum magnet_admit admit,
+					    unsigned long a0, unsigned long a1,
+					    unsigned long a2, unsigned long a3,
+					    unsigned long a4)
+{
+	u64 args[MAGNET_TRACEPOINT_ARGS_MAX] = { a0, a1, a2, a3, a4 };
+	struct magnet_record *rec;
+	unsigned int i;
+
+	if (admit == MAGNET_ADMIT_ASK) {
+		magnet_event_log_admitted(&p->ev, admit, probe_id(p, args),
+					  args, p->nargs * sizeof(u64), NULL);
+		return;
+	}
+	/* The arguments go from the registers straight into the record. */
+	rec = reserve_words(p, admit, probe_id(p, args),
+			    p->nargs * sizeof(u64));
+	if (IS_ERR_OR_NULL(rec))
+		return;
+	for (i = 0; i < p->nargs; i++)
+		put_word(rec, i, args[i]);
+	magnet_event_commit(&p->ev, rec);
+}
+
 static void tracepoint_generic(void *data, unsigned long a0, unsigned long a1,
 			       unsigned long a2, unsigned long a3,
 			       unsigned long a4)
 {
 	struct magnet_probe *p = data;
 	enum magnet_admit admit = magnet_event_admit(&p->ev);
-	u64 args[MAGNET_TRACEPOINT_ARGS_MAX] = { a0, a1, a2, a3, a4 };
 
 	if (admit != MAGNET_ADMIT_NO)
-		magnet_event_log_admitted(&p->ev, admit, probe_id(p, args),
-					  args, p->nargs * sizeof(u64), NULL);
+		tracepoint_generic_log(p, admit, a0, a1, a2, a3, a4);
 }
 
 /* --- predefined handlers --------------------------------------------------- */

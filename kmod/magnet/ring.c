@@ -44,32 +44,11 @@
  */
 
 #include <linux/error-injection.h>
-#include <linux/hardirq.h>
-#include <linux/preempt.h>
-#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 
-#include "magnet.h"
-
-#define REC_HDR		sizeof(struct magnet_record)
-#define LOSS_REC_SIZE	(REC_HDR + sizeof(struct magnet_loss))
-
-static_assert(REC_HDR % MAGNET_RECORD_ALIGN == 0);
-static_assert(LOSS_REC_SIZE % MAGNET_RECORD_ALIGN == 0);
-
-static inline struct magnet_record *ring_rec(struct magnet_ring *ring,
-					     unsigned long pos)
-{
-	return ring->data + (pos & ring->mask);
-}
-
-static inline unsigned long rec_len(u32 size)
-{
-	return ALIGN(size, MAGNET_RECORD_ALIGN);
-}
+#include "writer.h"
 
 /* Records writers tried to log: each was either written or dropped. */
 unsigned long magnet_ring_produced(struct magnet_ring *ring)
@@ -124,7 +103,7 @@ void magnet_ring_destroy(struct magnet_ring *ring)
  * the space is held by records that are not published yet (nested writers
  * in progress): those cannot be evicted, so the new record is dropped.
  */
-static bool ring_make_room(struct magnet_ring *ring, unsigned long new_head)
+bool magnet_ring_make_room(struct magnet_ring *ring, unsigned long new_head)
 {
 	unsigned long size = ring->mask + 1;
 
@@ -156,73 +135,6 @@ static bool ring_make_room(struct magnet_ring *ring, unsigned long new_head)
 	}
 }
 
-/* Publish everything reserved so far and wake the reader if it asked. */
-static void ring_publish(struct magnet_ring *ring, unsigned long head)
-{
-	/* Pairs with smp_load_acquire(&ring->commit) in the reader. */
-	smp_store_release(&ring->commit, head);
-	/*
-	 * Order the @commit store before the loads of the wake thresholds.
-	 * Pairs with the smp_mb() in magnet_buffer_wait_prepare(): either
-	 * we see the reader's new thresholds, or the reader sees our commit
-	 * when it re-checks before sleeping. Without it a wake-up could be
-	 * missed for good.
-	 */
-	smp_mb();
-	if (head >= READ_ONCE(ring->wake_pos) ||
-	    local_read(&ring->written) >= READ_ONCE(ring->wake_written))
-		irq_work_queue(&ring->wake_work);
-}
-
-/* End a writer's critical section; the outermost one publishes. */
-static void ring_end_write(struct magnet_ring *ring)
-{
-	unsigned long head;
-
-again:
-	head = local_read(&ring->head);
-	barrier();	/* read head before nesting; interrupts only */
-	if (local_read(&ring->nesting) == 1)
-		ring_publish(ring, head);
-	local_dec(&ring->nesting);
-	barrier();
-	/*
-	 * A writer that interrupted us after we read @head but before the
-	 * decrement saw nesting > 1 and left its record unpublished. If
-	 * nobody else is writing now, publish it ourselves.
-	 */
-	if (unlikely(local_read(&ring->head) != head) &&
-	    !local_read(&ring->nesting)) {
-		local_inc(&ring->nesting);
-		goto again;
-	}
-}
-
-static u16 context_flags(void)
-{
-	if (in_nmi())
-		return MAGNET_RF_NMI;
-	if (in_hardirq())
-		return MAGNET_RF_HARDIRQ;
-	if (in_serving_softirq())
-		return MAGNET_RF_SOFTIRQ;
-	return 0;
-}
-
-static void fill_header(struct magnet_record *rec, u32 size, u16 event,
-			u16 flags, unsigned int cpu, u64 id, u64 ts)
-{
-	rec->size = size;
-	rec->event = event;
-	rec->flags = flags;
-	rec->cpu = cpu;
-	rec->tgid = current->tgid;
-	rec->tid = current->pid;
-	rec->__reserved = 0;
-	rec->id = id;
-	rec->timestamp = ts;
-}
-
 /**
  * magnet_reserve - reserve space for a record in this CPU's ring
  * @buf:	the buffer
@@ -246,96 +158,12 @@ static void fill_header(struct magnet_record *rec, u32 size, u16 event,
 struct magnet_record *magnet_reserve(struct magnet_buffer *buf, u16 event,
 				     u64 id, u32 payload_size)
 {
-	struct magnet_record *rec;
-	struct magnet_ring *ring;
-	unsigned long head, new_head, pad, loss, len, size;
-	unsigned int cpu;
-	int err = -ENOSPC;
-	u64 ts;
-
 	if (unlikely(!event || (event > MAGNET_EVENT_ID_MAX &&
 				event != MAGNET_EVENT_JOURNEY)))
 		return ERR_PTR(-EINVAL);
-	/* local_cmpxchg() must not be interrupted half-way by an NMI writer. */
-	if (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) && in_nmi())
-		return ERR_PTR(-EOPNOTSUPP);
 	if (unlikely(payload_size > buf->max_record - REC_HDR))
 		return ERR_PTR(-E2BIG);
-	len = rec_len(REC_HDR + payload_size);
-	size = buf->ring_size;
-
-	preempt_disable_notrace();
-	cpu = smp_processor_id();
-	ring = buf->rings[cpu];
-	/* Bound recursion (e.g. a probe hit inside magnet's own path). */
-	if (unlikely(local_inc_return(&ring->nesting) > MAGNET_MAX_NESTING)) {
-		err = -EBUSY;
-		goto drop;
-	}
-
-	do {
-		head = local_read(&ring->head);
-		/*
-		 * Take the time after reading @head: a nested writer that gets
-		 * in after that moves @head, so our cmpxchg fails and we retry
-		 * with a later timestamp. Timestamps never decrease in ring
-		 * order.
-		 */
-		ts = ktime_get_mono_fast_ns();
-		loss = 0;
-		if (buf->mode == MAGNET_FULL_DROP &&
-		    local_read(&ring->dropped) != READ_ONCE(ring->lost_logged))
-			loss = LOSS_REC_SIZE;
-		pad = 0;
-		if ((head & ring->mask) + loss + len > size)
-			pad = size - (head & ring->mask);
-		new_head = head + pad + loss + len;
-
-		if (buf->mode == MAGNET_FULL_DROP) {
-			/*
-			 * Capacity invariant: head - tail <= ring size. The
-			 * acquire pairs with the reader's release of @tail: its
-			 * reads of the freed space are done before we reuse it.
-			 */
-			if (new_head - atomic_long_read_acquire(&ring->tail) >
-			    size)
-				goto drop;
-		} else if (!ring_make_room(ring, new_head)) {
-			goto drop;
-		}
-	} while (local_cmpxchg(&ring->head, head, new_head) != head);
-
-	if (pad) {
-		rec = ring_rec(ring, head);
-		rec->size = pad;
-		rec->event = MAGNET_EVENT_PAD;
-		head += pad;
-	}
-	if (loss) {
-		struct magnet_loss *l;
-		unsigned long total = local_read(&ring->dropped);
-
-		rec = ring_rec(ring, head);
-		fill_header(rec, LOSS_REC_SIZE, MAGNET_EVENT_LOSS,
-			    context_flags(), cpu, 0, ts);
-		l = (struct magnet_loss *)rec->payload;
-		l->lost = 0;		/* the reader computes it */
-		l->total = total;
-		WRITE_ONCE(ring->lost_logged, total);
-		head += loss;
-	}
-	rec = ring_rec(ring, head);
-	/* Zero the alignment padding; the payload overwrites the rest. */
-	*(u64 *)((void *)rec + len - sizeof(u64)) = 0;
-	fill_header(rec, REC_HDR + payload_size, event, context_flags(), cpu,
-		    id, ts);
-	return rec;
-
-drop:
-	local_inc(&ring->dropped);
-	ring_end_write(ring);
-	preempt_enable_notrace();
-	return ERR_PTR(err);
+	return magnet_ring_reserve(buf, event, id, payload_size);
 }
 EXPORT_SYMBOL_GPL(magnet_reserve);
 
@@ -346,11 +174,7 @@ EXPORT_SYMBOL_GPL(magnet_reserve);
  */
 void magnet_commit(struct magnet_buffer *buf, struct magnet_record *rec)
 {
-	struct magnet_ring *ring = buf->rings[smp_processor_id()];
-
-	local_inc(&ring->written);
-	ring_end_write(ring);
-	preempt_enable_notrace();
+	magnet_ring_commit(buf);
 }
 EXPORT_SYMBOL_GPL(magnet_commit);
 
@@ -445,10 +269,16 @@ static int ring_deliver(struct magnet_ring *ring, struct magnet_sink *sink,
 	return ret;
 }
 
-/* Drop mode: the records below @commit are stable until we move @tail. */
+/*
+ * Drop mode: the records below @commit are stable until we move @tail.
+ * @tail is handed back once per batch (and every quarter ring in a long
+ * one), not per record: writers read it only when their copy of it says
+ * the ring is full, and each release is a store into their way.
+ */
 static int ring_read_drop(struct magnet_ring *ring, struct magnet_sink *sink)
 {
 	unsigned long tail = atomic_long_read(&ring->tail);
+	unsigned long freed = tail, quarter = (ring->mask + 1) / 4;
 	/* Pairs with smp_store_release() in ring_publish(). */
 	unsigned long commit = smp_load_acquire(&ring->commit);
 	int ret = 0;
@@ -463,23 +293,31 @@ static int ring_read_drop(struct magnet_ring *ring, struct magnet_sink *sink)
 			ret = ring_report_loss(ring, l->total, rec->flags,
 					       rec->timestamp, sink);
 			if (ret == -ENOSPC)
-				return ret;
+				break;
 		} else if (rec->event != MAGNET_EVENT_PAD) {
-			if (sink->room < len)
-				return -ENOSPC;
+			if (sink->room < len) {
+				ret = -ENOSPC;
+				break;
+			}
 			/* A record the sink could not take stays unread. */
 			ret = ring_deliver(ring, sink, rec);
 			if (ret < 0)
-				return ret;
+				break;
 		}
 		tail += len;
-		/*
-		 * Our reads of the record are done before the space is
-		 * handed back. Pairs with the writer's
-		 * atomic_long_read_acquire(&ring->tail) in magnet_reserve().
-		 */
-		atomic_long_set_release(&ring->tail, tail);
+		if (tail - freed >= quarter) {
+			/*
+			 * Our reads of the records are done before their
+			 * space is handed back. Pairs with the writer's
+			 * atomic_long_read_acquire(&ring->tail) in
+			 * ring_fits().
+			 */
+			atomic_long_set_release(&ring->tail, tail);
+			freed = tail;
+		}
 	}
+	if (tail != freed)
+		atomic_long_set_release(&ring->tail, tail);	/* as above */
 	return ret;
 }
 
@@ -538,7 +376,7 @@ static int ring_read_overwrite(struct magnet_reader *reader,
 		/*
 		 * Full barrier: the copy is complete before we claim the
 		 * record. Pairs with the evicting writer's cmpxchg in
-		 * ring_make_room(), which comes before it overwrites: if we
+		 * magnet_ring_make_room(), which comes before it overwrites: if we
 		 * win, no writer touched the record while we copied it.
 		 */
 		if (atomic_long_cmpxchg(&ring->tail, tail, tail + len) != tail)
@@ -583,7 +421,7 @@ int magnet_ring_read(struct magnet_reader *reader, struct magnet_ring *ring,
 		/*
 		 * Losses counted before @commit last moved belong before the
 		 * records it published: read those first. Pairs with the
-		 * smp_mb() in ring_publish(), which orders a writer's
+		 * smp_wmb() in ring_publish(), which orders a writer's
 		 * @commit store before its later drop count.
 		 */
 		smp_rmb();

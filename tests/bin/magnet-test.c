@@ -12,6 +12,8 @@
  *   magnet-test format             control/format matches the uapi header
  *   magnet-test predefs NAME=ID... the predefined probes' records say what
  *                                  this program did
+ *   magnet-test wakeups BUFFER N   every record wakes a reader in poll(),
+ *                                  raced against its going to sleep
  *
  * Every test prints "ok - name" or "not ok - name: why"; each command ends
  * with "N passed, N failed" and exits non-zero if anything failed.
@@ -28,6 +30,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1737,6 +1740,158 @@ static int cmd_predefs(int argc, char **argv)
 	return summary();
 }
 
+/* ---- the reader's wake-up, raced --------------------------------------- */
+
+struct wake_race {
+	_Atomic long go;		/* round the reader is ready for */
+	_Atomic long sent_ns;		/* when the writer made its call */
+	long rounds, max_spin;
+	int cpu;
+};
+
+static long mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void spin_for(long n)
+{
+	volatile long v;
+
+	for (v = 0; v < n; v++)
+		;
+}
+
+static long count_records(const char *buf, ssize_t n)
+{
+	const struct magnet_record *rec;
+	long records = 0;
+	ssize_t off;
+
+	for (off = 0; off + (ssize_t)sizeof(*rec) <= n;
+	     off += (rec->size + MAGNET_RECORD_ALIGN - 1) &
+		    ~(MAGNET_RECORD_ALIGN - 1)) {
+		rec = (const void *)(buf + off);
+		if (rec->size < sizeof(*rec))
+			break;
+		records += rec->event != MAGNET_EVENT_LOSS;
+	}
+	return records;
+}
+
+static void *wake_race_writer(void *arg)
+{
+	struct wake_race *w = arg;
+	unsigned int seed = 1;
+	long i;
+
+	pin(w->cpu);
+	for (i = 1; i <= w->rounds; i++) {
+		while (atomic_load(&w->go) < i)
+			;
+		spin_for(rand_r(&seed) % (w->max_spin + 1));
+		atomic_store(&w->sent_ns, mono_ns());
+		syscall(SYS_getppid);
+	}
+	return NULL;
+}
+
+/*
+ * wakeups BUFFER ROUNDS: every record wakes a reader in poll(), however
+ * close its commit comes to the reader's going to sleep. The suite puts a
+ * probe on getppid() logging into BUFFER. Each round, a thread on another
+ * CPU makes one getppid() call at a varying moment around the reader's
+ * entry into poll() (over twice the time poll() takes to find nothing),
+ * and the reader polls with a count watermark of one record. A writer
+ * that publishes while the reader arms its wake-up may miss the new
+ * thresholds; the reader's recheck a grace period later must catch it
+ * (a late wake-up). Fails if a poll waits 2 s with a record there (a
+ * missed wake-up) or a round's record is not read.
+ */
+static int cmd_wakeups(int argc, char **argv)
+{
+	long rounds = argc > 2 ? atol(argv[2]) : 0, i, t0, poll_ns, missed = 0;
+	long fast = 0, slow = 0, late = 0, worst = 0, records = 0, spins;
+	struct wake_race w = { .rounds = rounds };
+	struct pollfd pfd = { .events = POLLIN };
+	char buf[4096];
+	pthread_t t;
+	ssize_t n;
+	int fd;
+
+	if (argc < 3 || rounds <= 0) {
+		fprintf(stderr, "usage: magnet-test wakeups BUFFER ROUNDS\n");
+		return 2;
+	}
+	fd = open_data(argv[1], O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		fprintf(stderr, "magnet-test: %s: %s\n", argv[1], strerror(errno));
+		return 2;
+	}
+	pfd.fd = fd;
+	w.cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
+	pin(0);
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	/* Calibrate: poll() finding nothing, and the writer's spin loop. */
+	t0 = mono_ns();
+	for (i = 0; i < 200; i++)
+		poll(&pfd, 1, 0);
+	poll_ns = (mono_ns() - t0) / 200;
+	t0 = mono_ns();
+	spin_for(1000000);
+	spins = 1000000 * 2 * poll_ns / (mono_ns() - t0 + 1);
+	w.max_spin = spins > 0 ? spins : 1;
+	pthread_create(&t, NULL, wake_race_writer, &w);
+
+	for (i = 1; i <= rounds; i++) {
+		long took;
+
+		atomic_store(&w.go, i);
+		if (poll(&pfd, 1, 2000) != 1) {
+			n = read(fd, buf, sizeof(buf));
+			if (n > 0) {
+				missed++;
+				records += count_records(buf, n);
+			}
+			continue;
+		}
+		took = mono_ns() - atomic_load(&w.sent_ns);
+		if (took > worst)
+			worst = took;
+		if (took < 1000000)
+			fast++;
+		else if (took < 10000000)
+			slow++;
+		else
+			late++;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			records += count_records(buf, n);
+	}
+	pthread_join(t, NULL);
+	printf("# wakeups: %ld rounds, a poll() finding nothing %ld ns, writer delays 0-%ld ns; woke within 1 ms %ld, 1-10 ms %ld, later %ld (a recheck's), worst %.1f ms; missed %ld; records read %ld\n",
+	       rounds, poll_ns, 2 * poll_ns, fast, slow, late, worst / 1e6,
+	       missed, records);
+	result(!missed, "every record woke the poll (no wake-up missed)",
+	       "%ld of %ld polls waited 2 s with a record there", missed, rounds);
+	result(records == rounds, "one record read per round",
+	       "%ld records read in %ld rounds", records, rounds);
+	close(fd);
+	return summary();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "insmod-nth"))
@@ -1765,6 +1920,8 @@ int main(int argc, char **argv)
 		return cmd_format();
 	if (argc > 1 && !strcmp(argv[1], "predefs"))
 		return cmd_predefs(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "wakeups"))
+		return cmd_wakeups(argc - 1, argv + 1);
 	fprintf(stderr,
 		"usage: magnet-test stream [--buffer B] [--run ARGS] [--io read|poll|epoll|sigio|uring]\n"
 		"                          [--size-wm N] [--count-wm N] [--timeout-us N] [--read-size N]\n"
@@ -1779,6 +1936,7 @@ int main(int argc, char **argv)
 		"       magnet-test kreader [BUFFER [RUN ARGS]]\n"
 		"       magnet-test format\n"
 		"       magnet-test predefs NAME=ID...\n"
+		"       magnet-test wakeups BUFFER ROUNDS\n"
 		"       magnet-test syscalls N [RATE]\n"
 		"       magnet-test spin SECONDS\n"
 		"       magnet-test insmod-nth N MODULE [PARAMS]\n");

@@ -1,6 +1,7 @@
 # Core: the record stream from every context on every CPU, through every
 # I/O mode and several watermark settings, in both full modes; exact
-# accounting; the in-kernel reader; the read attributes.
+# accounting; the in-kernel reader; the read attributes; the reader's
+# wake-up raced against writers.
 . /magnet/lib.sh
 
 unload_all
@@ -57,6 +58,15 @@ run_c magnet-test kreader small "$flat"
 run_c magnet-test kreader flight "$flat"
 
 run_c magnet-test attrs default
+
+# The reader's wake-up raced against writers publishing as it goes to
+# sleep (writers take no full barrier per record; the reader rechecks a
+# grace period later). A kprobe on getppid() logs into "medium".
+SYM=__x64_sys_getppid
+check "a kprobe on $SYM into medium" \
+	sh -c "magnetctl probe add wake_race kprobe $SYM buffer medium > /dev/null"
+run_c magnet-test wakeups medium ${WAKE_ROUNDS:-3000}
+magnetctl probe del wake_race > /dev/null
 
 unload_all
 check "magnet unloads" sh -c '! grep -q "^magnet " /proc/modules'
