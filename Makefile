@@ -82,10 +82,10 @@ test-programs: $(STATIC)
 MAGNET_READ_SRC := $(addprefix tools/magnet-read/,magnet-read.c input.c journey.c \
 		   expr.c output.c pcapng.c) \
 		   tools/magnetctl/netlink.c tools/magnetctl/probeset.c \
-		   tools/magnetctl/control.c
+		   tools/magnetctl/control.c tools/magnetctl/mapped.c
 
 build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h tools/magnetctl/control.h \
-		tools/magnetctl/netlink.h tools/magnetctl/probeset.h \
+		tools/magnetctl/netlink.h tools/magnetctl/probeset.h tools/magnetctl/mapped.h \
 		include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $(MAGNET_READ_SRC) -lmnl
@@ -100,10 +100,10 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) include/ua
 # magnetd: the daemon (libev, libmnl, libconfuse)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
 	       reader.c server.c) tools/magnetctl/netlink.c tools/magnetctl/probeset.c \
-	       tools/magnetctl/control.c
+	       tools/magnetctl/control.c tools/magnetctl/mapped.c
 MAGNETD_CFLAGS := $(USER_CFLAGS) -Imagnetd -Ilibmagnet -Itools/magnetctl
 
-build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
+build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h tools/magnetctl/mapped.h \
 		tools/magnetctl/netlink.h tools/magnetctl/probeset.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
 	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) -lev -lmnl -lconfuse -lm
@@ -177,9 +177,10 @@ build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c include/uapi/linux/magne
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $< -lmnl
 
-build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h include/uapi/linux/magnet.h
+build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h include/uapi/linux/magnet.h \
+		tools/magnetctl/mapped.c tools/magnetctl/mapped.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -static -o $@ $< -luring -lpthread
+	$(CC) $(USER_CFLAGS) -static -o $@ $< tools/magnetctl/mapped.c -luring -lpthread
 
 # --- checks ------------------------------------------------------------------
 

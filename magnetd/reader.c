@@ -5,8 +5,10 @@
  * loop. The file turns readable only once the watermarks are met (see
  * MAGNET_SEEK_* in <linux/magnet.h>), so a quiet buffer costs nothing and
  * a busy one is read in large batches. What waits below the watermarks is
- * read by a flush every `timeout` ms: the watermarks are lowered to zero
- * for one read and put back.
+ * read by a flush every `timeout` ms. Drop-mode buffers are read through
+ * their data file's mapping, the records handled where the kernel wrote
+ * them (mapped.c); overwrite-mode ones with read(), the watermarks lowered
+ * to zero for a flush's read and put back.
  *
  * A read hands over each CPU's records in order, but one CPU after the
  * other, so a record can come before an older one of another CPU (or of
@@ -20,6 +22,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,7 @@
 
 #include "control.h"
 #include "magnetd.h"
+#include "mapped.h"
 
 #define READ_SIZE	(256 * 1024)	/* >= MAGNET_RECORD_MAX */
 /* Reads per wakeup before other watchers get their turn. */
@@ -38,6 +42,7 @@ struct reader {
 	struct daemon *d;
 	char buffer[MAGNET_NAME_LEN];
 	int fd;
+	struct mapped *map;		/* NULL: read() (overwrite mode) */
 	uint64_t size_wm, count_wm;
 	ev_io io;
 	ev_timer flush;
@@ -203,9 +208,42 @@ static void dispatch(struct reader *r, const unsigned char *buf, size_t len)
 	}
 }
 
-/* Read until the file has nothing for us; false once it reached its end. */
-static bool drain(struct reader *r, unsigned int max_reads)
+/* Has the buffer been removed? (Its data file then polls POLLHUP.) */
+static bool buffer_removed(struct reader *r)
 {
+	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP);
+}
+
+/*
+ * Through the mapping: each run of records is handled where the kernel
+ * wrote it (dispatch() copies what it holds) and given back at once.
+ */
+static bool drain_mapped(struct reader *r, unsigned int max_reads,
+			 bool readable)
+{
+	const char *data;
+	ssize_t n = 0;
+
+	while (max_reads--) {
+		n = mapped_next(r->map, &data, readable);
+		if (n <= 0)
+			break;
+		r->reads++;
+		dispatch(r, (const void *)data, n);
+	}
+	if (n < 0 || mapped_consume(r->map))
+		log_error("buffer %s: reading the mapping: %s", r->buffer,
+			  strerror(errno));
+	return !(n == 0 && readable && buffer_removed(r));
+}
+
+/* Read until the file has nothing for us; false once it reached its end. */
+static bool drain(struct reader *r, unsigned int max_reads, bool readable)
+{
+	if (r->map)
+		return drain_mapped(r, max_reads, readable);
 	while (max_reads--) {
 		ssize_t n = read(r->fd, read_buf, sizeof(read_buf));
 
@@ -241,7 +279,7 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	if (!drain(r, READS_PER_WAKEUP)) {
+	if (!drain(r, READS_PER_WAKEUP, true)) {
 		lost_buffer(r);
 		return;
 	}
@@ -250,13 +288,15 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 
 static void flush_one(struct reader *r)
 {
-	if (set_watermarks(r, 0, 0))
+	/* The mapping shows every record: no watermarks to lower. */
+	if (!r->map && set_watermarks(r, 0, 0))
 		return;
-	if (!drain(r, READS_PER_WAKEUP)) {
+	if (!drain(r, READS_PER_WAKEUP, true)) {
 		lost_buffer(r);
 		return;
 	}
-	set_watermarks(r, r->size_wm, r->count_wm);
+	if (!r->map)
+		set_watermarks(r, r->size_wm, r->count_wm);
 	readers_release(r->d, false);
 }
 
@@ -332,6 +372,13 @@ static int reader_open(struct daemon *d, struct reader *r, const char *name,
 		close(r->fd);
 		return -1;
 	}
+	r->map = mapped_open(r->fd);
+	if (!r->map && errno != EOPNOTSUPP) {
+		log_error("buffer %s: mapping its data file: %s", name,
+			  strerror(errno));
+		close(r->fd);
+		return -1;
+	}
 	ev_io_init(&r->io, on_readable, r->fd, EV_READ);
 	r->io.data = r;
 	ev_io_start(d->loop, &r->io);
@@ -388,8 +435,9 @@ void readers_close(struct daemon *d)
 
 		ev_io_stop(d->loop, &r->io);
 		ev_timer_stop(d->loop, &r->flush);
-		if (!set_watermarks(r, 0, 0))
-			drain(r, READS_PER_WAKEUP);
+		if (r->map || !set_watermarks(r, 0, 0))
+			drain(r, READS_PER_WAKEUP, true);
+		mapped_close(r->map);
 		close(r->fd);
 	}
 	readers_release(d, true);

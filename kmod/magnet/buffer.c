@@ -465,7 +465,7 @@ static void buffer_arm(struct magnet_buffer *buf,
 	for_each_possible_cpu(cpu) {
 		struct magnet_ring *ring = buf->rings[cpu];
 		/* Pairs with smp_store_release() in ring_publish(). */
-		unsigned long commit = smp_load_acquire(&ring->commit);
+		unsigned long commit = smp_load_acquire(&ring->pub->commit);
 
 		WRITE_ONCE(ring->wake_pos, need_bytes ?
 			   commit + DIV_ROUND_UP(need_bytes, n) : ULONG_MAX);

@@ -18,6 +18,7 @@
 #define _MAGNET_COMPAT_H
 
 #include <linux/ftrace.h>
+#include <linux/mm.h>
 #include <linux/ring_buffer.h>
 #include <linux/uio.h>
 #include <linux/version.h>
@@ -38,6 +39,20 @@
 #else
 #define magnet_genl_pre_doit_ops genl_ops
 #endif
+
+/*
+ * 6.3, "mm: introduce vma->vm_flags wrapper functions": vma->vm_flags is
+ * read-only, and vm_flags_set() sets flags (taking the VMA's write lock).
+ */
+static inline void magnet_vm_flags_set(struct vm_area_struct *vma,
+				       vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
 
 /*
  * 6.6, "genetlink: add struct genl_info to struct genl_dumpit_info": a

@@ -2,7 +2,8 @@
 /*
  * magnet: files in debugfs.
  *
- *   magnet/data/<buffer>	the buffer's records, consumed by read()
+ *   magnet/data/<buffer>	the buffer's records, consumed by read(), or
+ *				mapped (mmap) and given back by ioctl
  *   magnet/control/buffers	buffers, sizes and modes
  *   magnet/control/stats	per-CPU produced / written / read / lost
  *   magnet/control/format	the record format, for readers to check
@@ -19,12 +20,16 @@
 #include <linux/debugfs.h>
 #include <linux/error-injection.h>
 #include <linux/fs.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
+#include <linux/vmalloc.h>
 
+#include "compat.h"
 #include "magnet.h"
 
 static struct dentry *magnet_dir, *data_dir;
@@ -260,6 +265,120 @@ static loff_t data_llseek(struct file *file, loff_t value, int whence)
 	return 0;
 }
 
+/* --- the mapping (MAGNET_IOC_MAP_INFO in the uapi header) --------------- */
+
+/* Slot @slot of the mapping is the ring of the @slot-th possible CPU. */
+static struct magnet_ring *slot_ring(struct magnet_buffer *buf, u64 slot)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (!slot--)
+			return buf->rings[cpu];
+	return NULL;
+}
+
+static void map_info(struct magnet_buffer *buf, struct magnet_map_info *mi)
+{
+	memset(mi, 0, sizeof(*mi));
+	mi->slots = num_possible_cpus();
+	mi->pub_size = PAGE_SIZE;
+	mi->ring_size = buf->ring_size;
+	mi->slot_size = PAGE_SIZE + buf->ring_size;
+	mi->map_size = mi->slots * mi->slot_size;
+	mi->max_record = buf->max_record;
+}
+
+/* A page of the mapping: a ring's public page or one of its ring's. */
+static vm_fault_t data_fault(struct vm_fault *vmf)
+{
+	struct magnet_reader *reader = vmf->vma->vm_file->private_data;
+	struct magnet_buffer *buf = reader->buf;
+	u64 slot_size = PAGE_SIZE + buf->ring_size;
+	u64 off = (u64)vmf->pgoff << PAGE_SHIFT;
+	struct magnet_ring *ring = slot_ring(buf, div64_u64(off, slot_size));
+	struct page *page;
+
+	if (!ring)
+		return VM_FAULT_SIGBUS;
+	page = vmalloc_to_page((void *)ring->pub + off % slot_size);
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct data_vm_ops = {
+	.fault = data_fault,
+};
+
+/*
+ * Read-only and shared: writers' pages seen as they write them. The open
+ * file, which the mapping holds, holds the buffer and so its rings.
+ */
+static int data_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct magnet_reader *reader = file->private_data;
+	struct magnet_buffer *buf = reader->buf;
+	struct magnet_map_info mi;
+
+	if (buf->mode != MAGNET_FULL_DROP)
+		return -EOPNOTSUPP;
+	map_info(buf, &mi);
+	/* A read-only file's shared mapping has VM_MAYSHARE, not VM_SHARED. */
+	if (!(vma->vm_flags & VM_MAYSHARE) || (vma->vm_flags & VM_WRITE) ||
+	    vma->vm_pgoff || vma->vm_end - vma->vm_start > mi.map_size)
+		return -EINVAL;
+	magnet_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &data_vm_ops;
+	return 0;
+}
+
+static long data_consume(struct magnet_reader *reader,
+			 struct magnet_consume __user *arg)
+{
+	struct magnet_buffer *buf = reader->buf;
+	struct magnet_watermarks wm;
+	struct magnet_consume c;
+	struct magnet_ring *ring;
+	int err;
+
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	ring = slot_ring(buf, c.slot);
+	if (c.flags || !ring)
+		return -EINVAL;
+	if (buf->mode != MAGNET_FULL_DROP)
+		return -EOPNOTSUPP;
+	if (mutex_lock_interruptible(&reader->lock))
+		return -ERESTARTSYS;
+	err = magnet_ring_consume(ring, c.pos, &c);
+	mutex_unlock(&reader->lock);
+	if (err)
+		return err;
+	/* SIGIO owner: as after a read(). */
+	if (READ_ONCE(buf->fasync)) {
+		reader_watermarks(reader, &wm);
+		magnet_buffer_wait_prepare(buf, &wm);
+	}
+	return copy_to_user(arg, &c, sizeof(c)) ? -EFAULT : 0;
+}
+
+static long data_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct magnet_reader *reader = file->private_data;
+	struct magnet_map_info mi;
+
+	switch (cmd) {
+	case MAGNET_IOC_MAP_INFO:
+		map_info(reader->buf, &mi);
+		return copy_to_user((void __user *)arg, &mi, sizeof(mi)) ?
+		       -EFAULT : 0;
+	case MAGNET_IOC_CONSUME:
+		return data_consume(reader, (void __user *)arg);
+	}
+	return -ENOTTY;
+}
+
 static const struct file_operations data_fops = {
 	.owner		= THIS_MODULE,
 	.open		= data_open,
@@ -268,6 +387,9 @@ static const struct file_operations data_fops = {
 	.poll		= data_poll,
 	.fasync		= data_fasync,
 	.llseek		= data_llseek,
+	.mmap		= data_mmap,
+	.unlocked_ioctl	= data_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 };
 
 int magnet_fs_add_buffer(struct magnet_buffer *buf)

@@ -44,11 +44,15 @@ static_assert(MAGNET_RING_MAX == MAGNET_BUFFER_SIZE_MAX);
  * Positions (head, commit, tail) count bytes since the ring was created
  * and never wrap (64 bits); the offset in @data is position & @mask.
  *
+ * @pub is the page before @data, in one vmalloc'd area that a data file
+ * maps read-only (struct magnet_ring_pub in the uapi header): @commit,
+ * @tail and @lost_seen live there, for a mapping reader to see.
+ *
  * Writer side, touched only by code running on @cpu with preemption
  * disabled, possibly nested (task < softirq < hardirq < NMI):
  * @head:	end of the space reserved so far.
  * @nesting:	writers currently between reserve and commit on this CPU.
- * @commit:	end of the published bytes: everything below it is whole,
+ * @pub->commit: end of the published bytes: everything below it is whole,
  *		committed records. Only the outermost writer advances it.
  * @written:	records reserved and committed.
  * (Records produced = @written + @dropped, see magnet_ring_produced().)
@@ -62,37 +66,39 @@ static_assert(MAGNET_RING_MAX == MAGNET_BUFFER_SIZE_MAX);
  * @wake_written: ... or once @written reaches this count.
  *
  * Reading side (the buffer's single reader, any CPU):
- * @tail:	start of the oldest unread record. In overwrite mode writers
- *		on @cpu move it too, so it is only ever advanced by cmpxchg.
+ * @pub->tail:	start of the oldest unread record. In overwrite mode
+ *		writers on @cpu move it too, so it is only ever advanced by
+ *		cmpxchg there.
  * @read:	records consumed by the reader.
  * @discarded:	records consumed but not delivered (reader fault).
- * @lost_seen:	loss total already reported to the reader.
+ * @pub->lost_seen: loss total already reported to the reader.
  * @last_ts:	timestamp of the last record the reader got.
  */
+static_assert(sizeof(struct magnet_ring_pub) <= PAGE_SIZE);
+static_assert(offsetof(struct magnet_ring_pub, tail) == 64);
+
 struct magnet_ring {
 	local_t head;
 	local_t nesting;
 	local_t written;
 	local_t dropped;
 	local_t overwritten;
-	unsigned long commit;
+	struct magnet_ring_pub *pub;
 	unsigned long lost_logged;
 	unsigned long tail_seen;
+	void *data;
+	unsigned long mask;
 
 	unsigned long wake_pos ____cacheline_aligned_in_smp;
 	unsigned long wake_written;
 
-	atomic_long_t tail ____cacheline_aligned_in_smp;
-	unsigned long read;
+	unsigned long read ____cacheline_aligned_in_smp;
 	unsigned long discarded;
-	unsigned long lost_seen;
 	u64 last_ts;
 
 	struct irq_work wake_work;
 	struct magnet_buffer *buf;
-	unsigned long mask;
 	unsigned int cpu;
-	void *data;
 };
 
 /* The read attributes and wake-up condition of a buffer's reader. */
@@ -263,6 +269,8 @@ int magnet_ring_read(struct magnet_reader *reader, struct magnet_ring *ring,
 		     struct magnet_sink *sink);
 void magnet_ring_available(struct magnet_ring *ring, unsigned long *bytes,
 			   unsigned long *records);
+int magnet_ring_consume(struct magnet_ring *ring, u64 pos,
+			struct magnet_consume *c);
 unsigned long magnet_ring_produced(struct magnet_ring *ring);
 unsigned long magnet_ring_lost(struct magnet_ring *ring);
 

@@ -66,17 +66,23 @@ struct magnet_ring *magnet_ring_create(struct magnet_buffer *buf,
 {
 	int node = cpu_to_node(cpu);
 	struct magnet_ring *ring;
+	void *area;
 
 	ring = kzalloc_node(sizeof(*ring), GFP_KERNEL, node);
 	if (!ring)
 		return NULL;
-	/* No warning splat on failure: the caller reports -ENOMEM itself. */
-	ring->data = kvzalloc_node(buf->ring_size, GFP_KERNEL | __GFP_NOWARN,
-				   node);
-	if (!ring->data) {
+	/*
+	 * The public page, then the ring: page-aligned and zeroed, for a data
+	 * file to map.
+	 */
+	area = vzalloc_node(PAGE_SIZE + buf->ring_size, node);
+	if (!area) {
 		kfree(ring);
 		return NULL;
 	}
+	ring->pub = area;
+	ring->pub->cpu = cpu;
+	ring->data = area + PAGE_SIZE;
 	ring->buf = buf;
 	ring->cpu = cpu;
 	ring->mask = buf->ring_size - 1;
@@ -93,7 +99,7 @@ void magnet_ring_destroy(struct magnet_ring *ring)
 	if (!ring)
 		return;
 	irq_work_sync(&ring->wake_work);
-	kvfree(ring->data);
+	vfree(ring->pub);
 	kfree(ring);
 }
 
@@ -108,7 +114,7 @@ bool magnet_ring_make_room(struct magnet_ring *ring, unsigned long new_head)
 	unsigned long size = ring->mask + 1;
 
 	for (;;) {
-		unsigned long tail = atomic_long_read(&ring->tail);
+		unsigned long tail = READ_ONCE(ring->pub->tail);
 		struct magnet_record *old;
 		unsigned long len;
 		u16 event;
@@ -117,7 +123,7 @@ bool magnet_ring_make_room(struct magnet_ring *ring, unsigned long new_head)
 		if (new_head - tail <= size)
 			return true;
 		/* @commit is only written on this CPU: a plain read is fine. */
-		if (tail == READ_ONCE(ring->commit))
+		if (tail == READ_ONCE(ring->pub->commit))
 			return false;
 
 		old = ring_rec(ring, tail);
@@ -128,7 +134,7 @@ bool magnet_ring_make_room(struct magnet_ring *ring, unsigned long new_head)
 		 * before any store into the evicted space. Pairs with the
 		 * reader's cmpxchg in ring_read_overwrite().
 		 */
-		if (atomic_long_cmpxchg(&ring->tail, tail, tail + len) != tail)
+		if (cmpxchg(&ring->pub->tail, tail, tail + len) != tail)
 			continue;	/* the reader consumed it first */
 		if (event != MAGNET_EVENT_PAD)
 			local_inc(&ring->overwritten);
@@ -209,9 +215,9 @@ void magnet_ring_available(struct magnet_ring *ring, unsigned long *bytes,
 			   unsigned long *records)
 {
 	/* Pairs with smp_store_release() in ring_publish(). */
-	unsigned long commit = smp_load_acquire(&ring->commit);
+	unsigned long commit = smp_load_acquire(&ring->pub->commit);
 
-	*bytes += commit - atomic_long_read(&ring->tail);
+	*bytes += commit - READ_ONCE(ring->pub->tail);
 	*records += local_read(&ring->written) - READ_ONCE(ring->read) -
 		    READ_ONCE(ring->discarded) -
 		    local_read(&ring->overwritten);
@@ -220,7 +226,7 @@ void magnet_ring_available(struct magnet_ring *ring, unsigned long *bytes,
 	 * record follows it (writers that only dropped): magnet_ring_read()
 	 * reports it once the ring is drained.
 	 */
-	if (magnet_ring_lost(ring) > READ_ONCE(ring->lost_seen)) {
+	if (magnet_ring_lost(ring) > READ_ONCE(ring->pub->lost_seen)) {
 		*bytes += LOSS_REC_SIZE;
 		*records += 1;
 	}
@@ -238,7 +244,7 @@ static int ring_report_loss(struct magnet_ring *ring, unsigned long total,
 		struct magnet_loss loss;
 	} rec = {};
 
-	if (total <= ring->lost_seen)
+	if (total <= ring->pub->lost_seen)
 		return 0;
 	if (sink->room < LOSS_REC_SIZE)
 		return -ENOSPC;
@@ -247,9 +253,9 @@ static int ring_report_loss(struct magnet_ring *ring, unsigned long total,
 	rec.hdr.flags = flags;
 	rec.hdr.cpu = ring->cpu;
 	rec.hdr.timestamp = ts;
-	rec.loss.lost = total - ring->lost_seen;
+	rec.loss.lost = total - ring->pub->lost_seen;
 	rec.loss.total = total;
-	WRITE_ONCE(ring->lost_seen, total);
+	WRITE_ONCE(ring->pub->lost_seen, total);
 	sink->room -= LOSS_REC_SIZE;
 	ring->last_ts = ts;
 	return sink->deliver(sink, &rec.hdr);
@@ -277,10 +283,10 @@ static int ring_deliver(struct magnet_ring *ring, struct magnet_sink *sink,
  */
 static int ring_read_drop(struct magnet_ring *ring, struct magnet_sink *sink)
 {
-	unsigned long tail = atomic_long_read(&ring->tail);
+	unsigned long tail = READ_ONCE(ring->pub->tail);
 	unsigned long freed = tail, quarter = (ring->mask + 1) / 4;
 	/* Pairs with smp_store_release() in ring_publish(). */
-	unsigned long commit = smp_load_acquire(&ring->commit);
+	unsigned long commit = smp_load_acquire(&ring->pub->commit);
 	int ret = 0;
 
 	while (tail != commit && !ret) {
@@ -309,15 +315,15 @@ static int ring_read_drop(struct magnet_ring *ring, struct magnet_sink *sink)
 			/*
 			 * Our reads of the records are done before their
 			 * space is handed back. Pairs with the writer's
-			 * atomic_long_read_acquire(&ring->tail) in
+			 * smp_load_acquire(&ring->pub->tail) in
 			 * ring_fits().
 			 */
-			atomic_long_set_release(&ring->tail, tail);
+			smp_store_release(&ring->pub->tail, tail);
 			freed = tail;
 		}
 	}
 	if (tail != freed)
-		atomic_long_set_release(&ring->tail, tail);	/* as above */
+		smp_store_release(&ring->pub->tail, tail);	/* as above */
 	return ret;
 }
 
@@ -331,9 +337,9 @@ static int ring_read_overwrite(struct magnet_reader *reader,
 	int ret = 0;
 
 	while (!ret) {
-		unsigned long tail = atomic_long_read(&ring->tail);
+		unsigned long tail = READ_ONCE(ring->pub->tail);
 		/* Pairs with smp_store_release() in ring_publish(). */
-		unsigned long commit = smp_load_acquire(&ring->commit);
+		unsigned long commit = smp_load_acquire(&ring->pub->commit);
 		unsigned long len, lost, need;
 		struct magnet_record *rec;
 		u16 event;
@@ -360,7 +366,7 @@ static int ring_read_overwrite(struct magnet_reader *reader,
 			continue;
 		}
 		if (event == MAGNET_EVENT_PAD) {
-			atomic_long_cmpxchg(&ring->tail, tail, tail + len);
+			cmpxchg(&ring->pub->tail, tail, tail + len);
 			continue;
 		}
 		/*
@@ -369,7 +375,7 @@ static int ring_read_overwrite(struct magnet_reader *reader,
 		 * belong before this record.
 		 */
 		lost = magnet_ring_lost(ring);
-		need = len + (lost > ring->lost_seen ? LOSS_REC_SIZE : 0);
+		need = len + (lost > ring->pub->lost_seen ? LOSS_REC_SIZE : 0);
 		if (sink->room < need)
 			return -ENOSPC;
 		memcpy(copy, rec, len);
@@ -379,7 +385,7 @@ static int ring_read_overwrite(struct magnet_reader *reader,
 		 * magnet_ring_make_room(), which comes before it overwrites: if we
 		 * win, no writer touched the record while we copied it.
 		 */
-		if (atomic_long_cmpxchg(&ring->tail, tail, tail + len) != tail)
+		if (cmpxchg(&ring->pub->tail, tail, tail + len) != tail)
 			continue;
 		ret = ring_report_loss(ring, lost, MAGNET_RF_SYNTHETIC,
 				       copy->timestamp, sink);
@@ -390,6 +396,75 @@ static int ring_read_overwrite(struct magnet_reader *reader,
 			WRITE_ONCE(ring->discarded, ring->discarded + 1);
 	}
 	return ret;
+}
+
+/**
+ * magnet_ring_consume - give back records a mapping reader has read
+ * @ring:	the ring (drop mode)
+ * @pos:	the new tail (struct magnet_consume)
+ * @c:		filled in: records, losses to report, timestamp
+ *
+ * The reader's lock held. Accounts as magnet_ring_read() would have for
+ * the same records: @read, the loss total reported, the last timestamp,
+ * and the losses after the last record once the ring is drained.
+ *
+ * Return: 0, or -EINVAL if @pos is not a record boundary between the tail
+ * and @commit (nothing changed).
+ */
+int magnet_ring_consume(struct magnet_ring *ring, u64 pos,
+			struct magnet_consume *c)
+{
+	unsigned long tail = READ_ONCE(ring->pub->tail);
+	/* Pairs with smp_store_release() in ring_publish(). */
+	unsigned long commit = smp_load_acquire(&ring->pub->commit);
+	unsigned long lost_seen = ring->pub->lost_seen, n = 0, lost;
+	u64 last_ts = ring->last_ts;
+
+	if (pos < tail || pos > commit)
+		return -EINVAL;
+	while (tail < pos) {
+		struct magnet_record *rec = ring_rec(ring, tail);
+		unsigned long len = rec_len(rec->size);
+
+		if (WARN_ON_ONCE(len < sizeof(u64)))
+			return -EIO;
+		if (rec->event == MAGNET_EVENT_LOSS) {
+			struct magnet_loss *l = (void *)rec->payload;
+
+			if (l->total > lost_seen) {
+				lost_seen = l->total;
+				last_ts = rec->timestamp;
+			}
+		} else if (rec->event != MAGNET_EVENT_PAD) {
+			n++;
+			last_ts = rec->timestamp;
+		}
+		tail += len;
+	}
+	if (tail != pos)
+		return -EINVAL;		/* inside a record */
+
+	WRITE_ONCE(ring->read, ring->read + n);
+	WRITE_ONCE(ring->pub->lost_seen, lost_seen);
+	ring->last_ts = last_ts;
+	/*
+	 * The reader's reads of the records are done before their space is
+	 * handed back. Pairs with the writer's acquire in ring_fits().
+	 */
+	smp_store_release(&ring->pub->tail, pos);
+	c->records = n;
+	c->lost = 0;
+	c->lost_total = 0;
+	/* Drained: the losses after the last record, as magnet_ring_read(). */
+	lost = magnet_ring_lost(ring);
+	smp_rmb();	/* as in magnet_ring_read() */
+	if (smp_load_acquire(&ring->pub->commit) == pos && lost > lost_seen) {
+		c->lost = lost - lost_seen;
+		c->lost_total = lost;
+		WRITE_ONCE(ring->pub->lost_seen, lost);
+	}
+	c->timestamp = ring->last_ts;
+	return 0;
 }
 
 /**
@@ -426,8 +501,8 @@ int magnet_ring_read(struct magnet_reader *reader, struct magnet_ring *ring,
 		 */
 		smp_rmb();
 		/* Pairs with smp_store_release() in ring_publish(). */
-		if (smp_load_acquire(&ring->commit) ==
-		    atomic_long_read(&ring->tail))
+		if (smp_load_acquire(&ring->pub->commit) ==
+		    READ_ONCE(ring->pub->tail))
 			break;
 	}
 	/* Stamped like the last record read: the loss came after it. */

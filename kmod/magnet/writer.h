@@ -67,8 +67,8 @@ static inline unsigned long rec_len(u32 size)
 static __always_inline void ring_publish(struct magnet_ring *ring,
 					 unsigned long head)
 {
-	/* Pairs with smp_load_acquire(&ring->commit) in the reader. */
-	smp_store_release(&ring->commit, head);
+	/* Pairs with smp_load_acquire(&ring->pub->commit) in the reader. */
+	smp_store_release(&ring->pub->commit, head);
 	/*
 	 * The @commit store before any later @dropped count. Pairs with
 	 * the smp_rmb() in magnet_ring_read(). (x86: a compiler barrier.)
@@ -144,7 +144,7 @@ static __always_inline bool ring_fits(struct magnet_ring *ring,
 	 * with the reader's release of @tail: its reads of the freed space
 	 * are done before we reuse it.
 	 */
-	tail = atomic_long_read_acquire(&ring->tail);
+	tail = smp_load_acquire(&ring->pub->tail);
 	WRITE_ONCE(ring->tail_seen, tail);
 	return new_head - tail <= size;
 }

@@ -14,6 +14,8 @@
  *                                  this program did
  *   magnet-test wakeups BUFFER N   every record wakes a reader in poll(),
  *                                  raced against its going to sleep
+ *   magnet-test mapping BUFFER [OW] the data file's mapping and consume
+ *                                  ioctl, their bad input
  *
  * Every test prints "ok - name" or "not ok - name: why"; each command ends
  * with "N passed, N failed" and exits non-zero if anything failed.
@@ -40,6 +42,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -49,8 +53,10 @@
 
 #include <linux/magnet.h>
 #include "stress_format.h"
+#include "../../tools/magnetctl/mapped.h"
 
 #define DEBUGFS		"/sys/kernel/debug/"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define DATA_DIR	DEBUGFS "magnet/data/"
 #define CONTROL_DIR	DEBUGFS "magnet/control/"
 #define STRESS_RUN	DEBUGFS "magnet_stress/run"
@@ -195,9 +201,9 @@ static int read_stress_result(struct stress_result *r)
 
 /* ---- stream test ------------------------------------------------------- */
 
-enum io_mode { IO_READ, IO_POLL, IO_EPOLL, IO_SIGIO, IO_URING };
+enum io_mode { IO_READ, IO_POLL, IO_EPOLL, IO_SIGIO, IO_URING, IO_MAP };
 static const char * const io_names[] = {
-	"read", "poll", "epoll", "sigio", "uring",
+	"read", "poll", "epoll", "sigio", "uring", "map",
 };
 
 struct stream_opts {
@@ -381,6 +387,7 @@ static void read_loop(int fd, const struct stream_opts *o, struct checker *c,
 	struct io_uring ring;
 	struct epoll_event ev = { .events = EPOLLIN };
 	int epfd = -1, sig = SIGRTMIN + 1;
+	struct mapped *map = NULL;
 	sigset_t set;
 	ssize_t n = -1;
 
@@ -411,6 +418,14 @@ static void read_loop(int fd, const struct stream_opts *o, struct checker *c,
 			return;
 		}
 		break;
+	case IO_MAP:
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		map = mapped_open(fd);
+		if (!map) {
+			check_fail(c, "mapping the data file: %s", strerror(errno));
+			return;
+		}
+		break;
 	}
 
 	while (!run->done) {
@@ -435,6 +450,27 @@ static void read_loop(int fd, const struct stream_opts *o, struct checker *c,
 			c->wakeups++;
 			n = read(fd, buf, o->read_size);
 			break;
+		case IO_MAP: {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			const char *data;
+			bool readable = true;
+
+			if (poll(&pfd, 1, 100) <= 0)
+				continue;
+			c->wakeups++;
+			/* Each run where the kernel wrote it, given back after. */
+			while ((n = mapped_next(map, &data, readable)) > 0) {
+				readable = false;
+				check_chunk(c, data, n);
+				if (o->read_delay_us)
+					usleep(o->read_delay_us);
+			}
+			if (n < 0)
+				check_fail(c, "mapped_next: %s", strerror(errno));
+			if (mapped_consume(map))
+				check_fail(c, "consume: %s", strerror(errno));
+			continue;
+		}
 		case IO_SIGIO: {
 			struct timespec ts = { 0, 100000000 }, zero = { 0, 0 };
 			siginfo_t si;
@@ -515,6 +551,7 @@ static void read_loop(int fd, const struct stream_opts *o, struct checker *c,
 out:
 	if (o->io == IO_URING)
 		io_uring_queue_exit(&ring);
+	mapped_close(map);
 	if (epfd >= 0)
 		close(epfd);
 	if (o->io == IO_SIGIO)
@@ -567,10 +604,10 @@ static int cmd_stream(int argc, char **argv)
 		case 'o': o.overwrite = true; break;
 		case 'T': name = optarg; break;
 		case 'i':
-			for (i = 0; i < 5; i++)
+			for (i = 0; i < (int)ARRAY_SIZE(io_names); i++)
 				if (!strcmp(optarg, io_names[i]))
 					break;
-			if (i == 5) {
+			if (i == (int)ARRAY_SIZE(io_names)) {
 				fprintf(stderr, "unknown --io %s\n", optarg);
 				return 2;
 			}
@@ -1892,6 +1929,156 @@ static int cmd_wakeups(int argc, char **argv)
 	return summary();
 }
 
+/* ---- the mapping's rules ----------------------------------------------- */
+
+static int consume_at(int fd, uint32_t slot, uint32_t flags, uint64_t pos,
+		      struct magnet_consume *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->slot = slot;
+	c->flags = flags;
+	c->pos = pos;
+	return ioctl(fd, MAGNET_IOC_CONSUME, c) ? errno : 0;
+}
+
+/*
+ * mapping BUFFER [OVERWRITE_BUFFER]: the mapping of a drop-mode buffer's
+ * data file and its bad input. The suite puts a probe on getppid() logging
+ * into BUFFER; we make the calls on CPU 0.
+ */
+static int cmd_mapping(int argc, char **argv)
+{
+	long page = sysconf(_SC_PAGESIZE), calls = 100;
+	struct cpu_stats before[MAX_CPUS], after[MAX_CPUS];
+	struct magnet_map_info mi;
+	struct magnet_ring_pub *pub;
+	struct magnet_consume c;
+	uint64_t tail, commit, first_len = 0;
+	const struct magnet_record *rec;
+	int fd, ncpu, err, i;
+	unsigned long n = 0;
+	char *base;
+	void *p;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: magnet-test mapping BUFFER [OVERWRITE_BUFFER]\n");
+		return 2;
+	}
+	fd = open_data(argv[1], O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		fprintf(stderr, "magnet-test: %s: %s\n", argv[1], strerror(errno));
+		return 2;
+	}
+	err = ioctl(fd, MAGNET_IOC_MAP_INFO, &mi) ? errno : 0;
+	result(!err && mi.slots == (uint32_t)sysconf(_SC_NPROCESSORS_CONF) &&
+	       mi.pub_size == page && mi.slot_size == mi.pub_size + mi.ring_size &&
+	       mi.map_size == mi.slots * mi.slot_size && mi.max_record,
+	       "MAP_INFO: one slot per CPU, a page then the ring",
+	       "err %d slots %u pub %u ring %llu slot %llu map %llu", err,
+	       mi.slots, mi.pub_size, (unsigned long long)mi.ring_size,
+	       (unsigned long long)mi.slot_size, (unsigned long long)mi.map_size);
+	if (err)
+		return summary();
+
+	p = mmap(NULL, mi.map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	result(p == MAP_FAILED && errno == EACCES, "a writable mapping: EACCES",
+	       "%s", p == MAP_FAILED ? strerror(errno) : "mapped");
+	p = mmap(NULL, mi.map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	result(p == MAP_FAILED && errno == EINVAL, "a private mapping: EINVAL",
+	       "%s", p == MAP_FAILED ? strerror(errno) : "mapped");
+	p = mmap(NULL, mi.map_size - page, PROT_READ, MAP_SHARED, fd, page);
+	result(p == MAP_FAILED && errno == EINVAL, "an offset other than 0: EINVAL",
+	       "%s", p == MAP_FAILED ? strerror(errno) : "mapped");
+	p = mmap(NULL, mi.map_size + page, PROT_READ, MAP_SHARED, fd, 0);
+	result(p == MAP_FAILED && errno == EINVAL, "larger than map_size: EINVAL",
+	       "%s", p == MAP_FAILED ? strerror(errno) : "mapped");
+	base = mmap(NULL, mi.map_size, PROT_READ, MAP_SHARED, fd, 0);
+	result(base != MAP_FAILED, "a read-only shared mapping",
+	       "%s", strerror(errno));
+	if (base == MAP_FAILED)
+		return summary();
+	for (i = 0; i < (int)mi.slots; i++)
+		if (((struct magnet_ring_pub *)(base + i * mi.slot_size))->cpu != (uint32_t)i)
+			break;
+	result(i == (int)mi.slots, "each slot's page names its CPU", "slot %d", i);
+	result(mprotect(base, page, PROT_READ | PROT_WRITE) && errno == EACCES,
+	       "mprotect() cannot make it writable", "%s", strerror(errno));
+
+	/* Records on CPU 0, read in place. */
+	while (read(fd, (char [4096]){}, 4096) > 0)
+		;
+	pin(0);
+	for (i = 0; i < calls; i++)
+		syscall(SYS_getppid);
+	pub = (void *)base;
+	tail = pub->tail;
+	commit = __atomic_load_n(&pub->commit, __ATOMIC_ACQUIRE);
+	for (uint64_t pos = tail; pos < commit;) {
+		rec = (const void *)(base + mi.pub_size + (pos & (mi.ring_size - 1)));
+		if (!first_len)
+			first_len = (rec->size + 7) & ~7ULL;
+		n += rec->event != 0xffff && rec->event != MAGNET_EVENT_LOSS;
+		pos += (rec->size + 7) & ~7ULL;
+	}
+	result(n == (unsigned long)calls, "the records are in the mapping, in place",
+	       "%lu records between tail %llu and commit %llu, %ld calls", n,
+	       (unsigned long long)tail, (unsigned long long)commit, calls);
+
+	/* Bad consume requests change nothing. */
+	read_stats(argv[1], before, &ncpu);
+	result(consume_at(fd, mi.slots, 0, tail, &c) == EINVAL,
+	       "consume: a slot that does not exist: EINVAL", "");
+	result(consume_at(fd, 0, 1, tail, &c) == EINVAL,
+	       "consume: unknown flags: EINVAL", "");
+	result(consume_at(fd, 0, 0, commit + 8, &c) == EINVAL,
+	       "consume: beyond the written data: EINVAL", "");
+	result(first_len > 8 && consume_at(fd, 0, 0, tail + 8, &c) == EINVAL,
+	       "consume: inside a record: EINVAL", "first record %llu bytes",
+	       (unsigned long long)first_len);
+	result(!tail || consume_at(fd, 0, 0, tail - 8, &c) == EINVAL,
+	       "consume: behind the tail: EINVAL", "");
+	if (mi.slots > 1) {
+		struct magnet_ring_pub *pub1 = (void *)(base + mi.slot_size);
+
+		/* (unless it happens to fall within CPU 1's records) */
+		result((commit >= pub1->tail && commit <= pub1->commit) ||
+		       consume_at(fd, 1, 0, commit, &c) == EINVAL,
+		       "consume: CPU 0's position on another CPU: EINVAL", "");
+	}
+	read_stats(argv[1], after, &ncpu);
+	result(pub->tail == tail && after[0].read == before[0].read,
+	       "... and nothing changed", "tail %llu -> %llu, read %lu -> %lu",
+	       (unsigned long long)tail, (unsigned long long)pub->tail,
+	       before[0].read, after[0].read);
+
+	/* A good one: the kernel moves the tail and counts the records. */
+	err = consume_at(fd, 0, 0, commit, &c);
+	read_stats(argv[1], after, &ncpu);
+	result(!err && pub->tail == commit && c.records == n &&
+	       after[0].read - before[0].read == n,
+	       "consume to the writers' position: tail moved, records counted",
+	       "err %d tail %llu commit %llu records %llu read %lu", err,
+	       (unsigned long long)pub->tail, (unsigned long long)commit,
+	       (unsigned long long)c.records, after[0].read - before[0].read);
+	result(consume_at(fd, 0, 0, commit, &c) == 0 && c.records == 0,
+	       "consume at the tail: nothing, no error", "");
+	munmap(base, mi.map_size);
+	close(fd);
+
+	if (argc > 2) {
+		fd = open_data(argv[2], O_RDONLY | O_NONBLOCK);
+		p = fd < 0 ? MAP_FAILED :
+		    mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+		result(p == MAP_FAILED && errno == EOPNOTSUPP,
+		       "an overwrite-mode buffer is not mapped: EOPNOTSUPP",
+		       "%s", p == MAP_FAILED ? strerror(errno) : "mapped");
+		result(consume_at(fd, 0, 0, 0, &c) == EOPNOTSUPP,
+		       "... nor consumed: EOPNOTSUPP", "");
+		close(fd);
+	}
+	return summary();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "insmod-nth"))
@@ -1922,8 +2109,10 @@ int main(int argc, char **argv)
 		return cmd_predefs(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "wakeups"))
 		return cmd_wakeups(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "mapping"))
+		return cmd_mapping(argc - 1, argv + 1);
 	fprintf(stderr,
-		"usage: magnet-test stream [--buffer B] [--run ARGS] [--io read|poll|epoll|sigio|uring]\n"
+		"usage: magnet-test stream [--buffer B] [--run ARGS] [--io read|poll|epoll|sigio|uring|map]\n"
 		"                          [--size-wm N] [--count-wm N] [--timeout-us N] [--read-size N]\n"
 		"                          [--read-delay-us N]\n"
 		"                          [--expect-loss|--expect-no-loss] [--overwrite] [--name NAME]\n"
@@ -1937,6 +2126,7 @@ int main(int argc, char **argv)
 		"       magnet-test format\n"
 		"       magnet-test predefs NAME=ID...\n"
 		"       magnet-test wakeups BUFFER ROUNDS\n"
+		"       magnet-test mapping BUFFER [OVERWRITE_BUFFER]\n"
 		"       magnet-test syscalls N [RATE]\n"
 		"       magnet-test spin SECONDS\n"
 		"       magnet-test insmod-nth N MODULE [PARAMS]\n");

@@ -1,7 +1,7 @@
 # Core: the record stream from every context on every CPU, through every
-# I/O mode and several watermark settings, in both full modes; exact
-# accounting; the in-kernel reader; the read attributes; the reader's
-# wake-up raced against writers.
+# I/O mode (the mapping included) and several watermark settings, in both
+# full modes; exact accounting; the in-kernel reader; the read attributes;
+# the mapping's rules; the reader's wake-up raced against writers.
 . /magnet/lib.sh
 
 unload_all
@@ -18,7 +18,7 @@ for wm in "none:" "count64:--count-wm 64" "size32k:--size-wm 32768" \
 	  "mixed:--count-wm 16 --size-wm 4096 --timeout-us 20000"; do
 	name=${wm%%:*}
 	args=${wm#*:}
-	for io in read poll epoll sigio uring; do
+	for io in read poll epoll sigio uring map; do
 		run_c magnet-test stream --name "no-loss/$name/$io" --io $io \
 			--buffer big --run "buffer=big $paced" $args --expect-no-loss
 	done
@@ -29,13 +29,15 @@ run_c magnet-test stream --name "no-loss/overwrite-mode" --io poll \
 # Large records (up to 16 KiB), never full: "big" holds about a second of
 # this stream per CPU, so a reader vCPU that a busy host deschedules for a
 # few hundred milliseconds still loses nothing.
-run_c magnet-test stream --name "no-loss/large-records" --io read \
-	--buffer big --run "buffer=big ms=1500 min=4000 max=16000 period_us=4000 burst=1 task_sleep_us=4000" \
-	--expect-no-loss
+for io in read map; do
+	run_c magnet-test stream --name "no-loss/large-records/$io" --io $io \
+		--buffer big --run "buffer=big ms=1500 min=4000 max=16000 period_us=4000 burst=1 task_sleep_us=4000" \
+		--expect-no-loss
+done
 
 # Writers flat out into small buffers, slow reader: the buffer overflows.
 flat="ms=1500 min=32 max=512 period_us=200 burst=8"
-for io in read poll epoll sigio uring; do
+for io in read poll epoll sigio uring map; do
 	run_c magnet-test stream --name "overflow/drop/$io" --io $io \
 		--buffer small --run "buffer=small $flat" --read-delay-us 2000 \
 		--read-size 4096 --expect-loss
@@ -66,6 +68,8 @@ SYM=__x64_sys_getppid
 check "a kprobe on $SYM into medium" \
 	sh -c "magnetctl probe add wake_race kprobe $SYM buffer medium > /dev/null"
 run_c magnet-test wakeups medium ${WAKE_ROUNDS:-3000}
+# The mapping of a data file and the consume ioctl: their rules, bad input.
+run_c magnet-test mapping medium flight
 magnetctl probe del wake_race > /dev/null
 
 unload_all

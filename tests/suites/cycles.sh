@@ -46,11 +46,13 @@ load=$!
 magnet-read -w /dev/null &
 rd=$!
 sleep 1
+check "magnet-read reads through the data file's mapping" \
+	grep -q 'magnet/data/default' /proc/$rd/maps
 kill -9 $rd
 wait $rd 2> /dev/null
 check "after a reader killed mid-read, the next one opens the buffer" \
 	sh -c 'magnet-read -N -q 2> /dev/null'
-# A buffer destroyed while it is read: the reader sees it end.
+# A buffer destroyed while it is read (and mapped): the reader sees it end.
 magnet-read -b gone -w /dev/null 2> /tmp/gone.err &
 rd=$!
 sleep 0.5

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Where records come from and go to: a buffer's data file in debugfs
- * (read with watermarks, so an idle or slow buffer costs no CPU), trace
- * files, and the merge that puts the CPUs' records in timestamp order.
+ * (waited on with watermarks, so an idle or slow buffer costs no CPU, and
+ * read where the kernel wrote the records, through the file's mapping,
+ * or copied out with read()), trace files, and the merge that puts the
+ * CPUs' records in timestamp order.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "../magnetctl/control.h"
+#include "../magnetctl/mapped.h"
 #include "magnet-read.h"
 
 /*
@@ -56,6 +59,7 @@ struct source {
 	long long size_wm, count_wm;	/* as set, to restore */
 	bool have_offset;
 	int64_t offset;
+	struct mapped *map;		/* live, read through the mapping */
 	size_t have, used;		/* file: bytes in buf, handed out */
 	uint64_t file_pos;		/* file: offset of buf[0] */
 	char *buf;
@@ -129,6 +133,13 @@ struct source *source_open_live(const struct options *o)
 		     MAGNET_SEEK_TIMEOUT)) {
 		fprintf(stderr, PROG ": watermark or timeout out of range for buffer \"%s\": %s\n",
 			o->buffer, strerror(errno));
+		source_close(s);
+		return NULL;
+	}
+	/* Through the mapping where the buffer has one (drop mode). */
+	if (!o->no_map && !(s->map = mapped_open(fd)) && errno != EOPNOTSUPP) {
+		fprintf(stderr, PROG ": mapping buffer \"%s\": %s\n", o->buffer,
+			strerror(errno));
 		source_close(s);
 		return NULL;
 	}
@@ -209,6 +220,7 @@ void source_close(struct source *s)
 {
 	if (!s)
 		return;
+	mapped_close(s->map);
 	if (s->fd >= 0)
 		close(s->fd);
 	if (s->file && s->file != stdin)
@@ -294,6 +306,56 @@ static ssize_t read_below_watermarks(struct source *s)
 	return n;
 }
 
+/*
+ * As live_next(), through the mapping: a run of records in place, given
+ * back to the kernel when the next is asked for. The watermarks work as
+ * for read(): poll() waits for them.
+ */
+static enum source_status mapped_live_next(struct source *s,
+					   const char **data, size_t *len,
+					   bool pending)
+{
+	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+	bool readable = s->nonblock;
+	ssize_t n;
+	int r;
+
+	n = mapped_next(s->map, data, false);
+	if (!n && !s->nonblock) {
+		r = poll(&pfd, 1, pending ? IDLE_POLL_MS : -1);
+		if (r < 0 && errno != EINTR)
+			goto fail;
+		if (r < 0)
+			return SOURCE_IDLE;
+		/* After IDLE_POLL_MS: what there is, below the watermarks. */
+		readable = true;
+		n = mapped_next(s->map, data, readable);
+		if (!n && (pfd.revents & POLLHUP)) {
+			fprintf(stderr, PROG ": buffer \"%s\" was removed\n",
+				s->name);
+			return SOURCE_END;
+		}
+		if (!n)
+			return SOURCE_IDLE;
+	} else if (!n) {
+		n = mapped_next(s->map, data, readable);
+		if (!n)
+			return SOURCE_END;
+	}
+	if (n < 0)
+		goto fail;
+	if (records_check(*data, n, "the module"))
+		return SOURCE_ERROR;
+	if (s->nonblock && oldest_timestamp(*data, n) >= s->started)
+		s->done = true;
+	*len = n;
+	return SOURCE_DATA;
+fail:
+	fprintf(stderr, PROG ": reading buffer \"%s\": %s\n", s->name,
+		strerror(errno));
+	return SOURCE_ERROR;
+}
+
 static enum source_status live_next(struct source *s, const char **data,
 				    size_t *len, bool pending)
 {
@@ -301,6 +363,8 @@ static enum source_status live_next(struct source *s, const char **data,
 
 	if (s->done)
 		return SOURCE_END;
+	if (s->map)
+		return mapped_live_next(s, data, len, pending);
 	if (pending && !s->nonblock) {
 		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
 		int r = poll(&pfd, 1, IDLE_POLL_MS);

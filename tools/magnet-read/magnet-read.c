@@ -80,6 +80,10 @@ static void usage(FILE *f)
 "      --count-wm N      wake only when N records are waiting (default 0)\n"
 "      --timeout MS      wake after MS milliseconds anyway, with what there\n"
 "                        is (default 100; with -N: 0)\n"
+"      --no-map          copy the records out with read() instead of reading\n"
+"                        them where the kernel wrote them (a drop-mode\n"
+"                        buffer's mapping, the default; overwrite-mode\n"
+"                        buffers are always read with read())\n"
 "  -h, --help            show this help\n"
 "\n"
 "Expression (as tcpdump's; all words after the options, joined):\n"
@@ -168,7 +172,7 @@ static long long number(const char *s, const char *what, long long max)
 }
 
 enum { OPT_PRINT = 256, OPT_PCAPNG, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
-       OPT_COUNT_WM, OPT_TIMEOUT };
+       OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP };
 
 static void parse_args(int argc, char **argv, struct options *o)
 {
@@ -192,6 +196,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "size-wm", required_argument, NULL, OPT_SIZE_WM },
 		{ "count-wm", required_argument, NULL, OPT_COUNT_WM },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "no-map", no_argument, NULL, OPT_NO_MAP },
 		{}
 	};
 	bool print = false;
@@ -209,6 +214,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case 'w': o->write_file = optarg; break;
 		case 'r': o->read_file = optarg; break;
 		case 'N': o->nonblock = true; break;
+		case OPT_NO_MAP: o->no_map = true; break;
 		case 'P': o->probe_sets = optarg; break;
 		case 'i': o->interface = optarg; break;
 		case 'n': o->numeric = true; break;

@@ -54,6 +54,7 @@ struct options {
 	uint32_t snaplen;		/* -s */
 	bool nonblock, hex, quiet, numeric, json;
 	bool print;			/* print (not only -w / --pcapng) */
+	bool no_map;			/* --no-map: read() the data file */
 	struct expr *filter;		/* NULL: everything */
 };
 

@@ -13,6 +13,7 @@
 #ifndef _UAPI_LINUX_MAGNET_H
 #define _UAPI_LINUX_MAGNET_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define MAGNET_FORMAT_VERSION	1
@@ -168,6 +169,100 @@ struct magnet_loss {
 					 */
 
 #define MAGNET_TIMEOUT_MAX_US	3600000000LL	/* one hour */
+
+/*
+ * Reading a data file through a mapping, without copies (drop-mode
+ * buffers; an overwrite-mode buffer refuses mmap() with EOPNOTSUPP, and is
+ * read with read()).
+ *
+ * MAGNET_IOC_MAP_INFO fills a struct magnet_map_info. mmap(NULL,
+ * info.map_size, PROT_READ, MAP_SHARED, fd, 0) then maps every CPU's ring
+ * read-only: slot i (0 <= i < info.slots) starts at i * info.slot_size with
+ * a struct magnet_ring_pub page (info.pub_size bytes), and its ring of
+ * info.ring_size bytes follows. Positions count bytes since the ring was
+ * created and never wrap; the byte at position p is at ring offset
+ * p % ring_size, and a record never runs past the end of the ring (the
+ * space left there is skipped by a record of event MAGNET_EVENT_PAD, whose
+ * @size says how much; readers skip it). A writable or private mapping, an
+ * offset other than 0 or a size above info.map_size fail with EINVAL (or
+ * EACCES for PROT_WRITE, as for any read-only file).
+ *
+ * The records of slot i are those from pub->tail up to pub->commit: load
+ * @commit with acquire semantics (__atomic_load_n(..., __ATOMIC_ACQUIRE)),
+ * then read the records below it. They stay put until the reader gives
+ * them back with MAGNET_IOC_CONSUME: the kernel, never the reader, moves
+ * @tail, after checking that the new tail is a record boundary between the
+ * old one and @commit, counting the records as read() would, so the
+ * statistics, the watermarks and poll() work as they do for read().
+ * read() and the mapping may be mixed: both consume the same records.
+ *
+ * Losses, as read() reports them: a MAGNET_EVENT_LOSS record in a ring
+ * has @total set and @lost 0; its @lost is @total less the @total of the
+ * CPU's previous loss (pub->lost_seen before the first). Losses after the
+ * last record of a drained ring come back from MAGNET_IOC_CONSUME, to be
+ * reported with a loss record of flag MAGNET_RF_SYNTHETIC: consume up to
+ * @commit (or to @tail, consuming nothing) to ask.
+ */
+struct magnet_map_info {
+	__u32 slots;		/* rings: the machine's possible CPUs */
+	__u32 pub_size;		/* bytes of a slot's struct magnet_ring_pub page */
+	__u64 ring_size;	/* bytes of a slot's ring */
+	__u64 slot_size;	/* pub_size + ring_size */
+	__u64 map_size;		/* slots * slot_size */
+	__u32 max_record;	/* largest record, in bytes */
+	__u32 __reserved;
+};
+
+/*
+ * struct magnet_ring_pub - the page before each mapped ring (read-only)
+ * @commit:	end of the published records: every byte below it belongs to
+ *		a whole record. Written by the CPU's writers.
+ * @cpu:	the CPU whose ring this is.
+ * @tail:	start of the oldest record not consumed yet. Moved by the
+ *		kernel on read() and MAGNET_IOC_CONSUME.
+ * @lost_seen:	the loss total (struct magnet_loss @total) the reading side
+ *		last reported for this CPU.
+ * The fields are apart so that writers and the reading side do not share
+ * a cache line.
+ */
+struct magnet_ring_pub {
+	__u64 commit;
+	__u32 cpu;
+	__u32 __reserved0;
+	__u64 __pad0[6];
+	__u64 tail;
+	__u64 lost_seen;
+	__u64 __pad1[6];
+};
+
+/*
+ * struct magnet_consume - argument of MAGNET_IOC_CONSUME
+ * @slot:	in: the slot (struct magnet_map_info) whose records to consume
+ * @flags:	in: 0
+ * @pos:	in: the new tail: pub->tail, or the end of a record at or
+ *		below pub->commit
+ * @records:	out: event records consumed (loss and padding not counted)
+ * @lost:	out: records lost after the last record of the now drained
+ *		ring, not reported before (0: none); report them with a loss
+ *		record of @lost, @lost_total, stamped @timestamp
+ * @lost_total: out: the CPU's loss total, when @lost is not 0
+ * @timestamp:	out: the timestamp of the last record consumed on this CPU
+ * A @slot that does not exist, a @pos outside [tail, commit] or inside a
+ * record, or @flags not 0 fail with EINVAL and change nothing.
+ */
+struct magnet_consume {
+	__u32 slot;
+	__u32 flags;
+	__u64 pos;
+	__u64 records;
+	__u64 lost;
+	__u64 lost_total;
+	__u64 timestamp;
+};
+
+#define MAGNET_IOC_MAGIC	0xb6
+#define MAGNET_IOC_MAP_INFO	_IOR(MAGNET_IOC_MAGIC, 1, struct magnet_map_info)
+#define MAGNET_IOC_CONSUME	_IOWR(MAGNET_IOC_MAGIC, 2, struct magnet_consume)
 
 /*
  * Probe payloads.

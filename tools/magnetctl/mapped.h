@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A data file read through its mapping (MAGNET_IOC_MAP_INFO and
+ * MAGNET_IOC_CONSUME in <linux/magnet.h>), as magnet-read and magnetd read
+ * drop-mode buffers: the records are handed out where the kernel wrote
+ * them, without a copy, in runs of whole records, as read() would return
+ * them: CPU after CPU, padding left out, loss records with their @lost.
+ */
+#ifndef MAGNET_MAPPED_H
+#define MAGNET_MAPPED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct mapped;
+
+/*
+ * Map the data file open at @fd. Returns NULL with errno set if it cannot
+ * be (EOPNOTSUPP: an overwrite-mode buffer, read it with read(); ENOTTY:
+ * a module without the mapping).
+ */
+struct mapped *mapped_open(int fd);
+
+/*
+ * The next run of whole records: its bytes, 0 if there is none now, -1
+ * with errno set on an error. *@data stays valid until the next call,
+ * which gives the run back to the kernel (consumes it). @readable: poll()
+ * just said the file is readable; with no record in any ring, the kernel
+ * is then asked for the losses it has not reported yet (a ring whose
+ * writers only dropped).
+ */
+ssize_t mapped_next(struct mapped *m, const char **data, bool readable);
+
+/* Give back the last run (done by mapped_next() and mapped_close() too). */
+int mapped_consume(struct mapped *m);
+
+/* Give back the last run and unmap (the file stays open). */
+void mapped_close(struct mapped *m);
+
+#endif /* MAGNET_MAPPED_H */
