@@ -257,7 +257,9 @@ def throughput(tp, plots):
            "overwrite off (ftrace), so loss is counted. Reader CPU is CPU 1's "
            "busy time over the run and a 1 s drain, as a share of the "
            "producer's time. magnet-read's watermarks: bulk wakes at 256 KiB "
-           "or every 100 ms, event on every record. %d runs per setting, "
+           "or every 100 ms, event on every record, both reading the records "
+           "in place (the data file's mapping); bulk-read is bulk copying "
+           "them out with read() (`--no-map`). %d runs per setting, "
            "round-robin: median (lowest–highest).\n" % nruns,
            "| tool | record | offered | watermarks | produced/s | read/s | MB/s read | lost | reader CPU |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -316,7 +318,7 @@ def throughput(tp, plots):
     if unpaced and shutil.which("gnuplot"):
         data = os.path.join(plots, "throughput.dat")
         with open(data, "w") as f:
-            for wm in ("bulk", "event"):
+            for wm in ("bulk", "event", "bulk-read"):
                 f.write('"%s"\n' % wm)
                 for k in unpaced:
                     if k[4] == wm:
@@ -332,7 +334,7 @@ set xlabel 'record bytes'
 set ylabel 'MB/s read'
 set grid
 set key top left
-plot '%s' index 0 using 1:2 with linespoints title 'bulk watermarks', '' index 1 using 1:2 with linespoints title 'per-event wake-ups'
+plot '%s' index 0 using 1:2 with linespoints title 'bulk watermarks', '' index 1 using 1:2 with linespoints title 'per-event wake-ups', '' index 2 using 1:2 with linespoints title 'bulk, read() copies'
 """ % (png, data)
         if subprocess.run(["gnuplot"], input=script, text=True).returncode == 0:
             out.append("![throughput](plots/throughput.png)\n")

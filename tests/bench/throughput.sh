@@ -8,7 +8,9 @@
 # (SECONDS: the producer's time; READER_TICKS: CPU 1's busy time in 1/100 s
 # over the run and a 1 s drain, whatever processes the reader has).
 # magnet-read drains at two watermark settings: bulk (wake at 256 KiB or
-# every 100 ms) and event (wake on every record). Every setting runs
+# every 100 ms) and event (wake on every record), reading in place through
+# the mapping; and bulk-read: bulk, copying with read() (--no-map), the
+# way it read before the mapping. Every setting runs
 # BENCH_TP_RUNS times (default 3), round-robin.
 . /magnet/lib.sh
 
@@ -36,6 +38,7 @@ produce() {
 magnet_run() {
 	case $4 in
 	bulk) wm="--size-wm 262144 --timeout 100" ;;
+	bulk-read) wm="--size-wm 262144 --timeout 100 --no-map" ;;
 	event) wm="--size-wm 0 --count-wm 1 --timeout 100" ;;
 	esac
 	taskset 2 magnet-read -b default -w /dev/null $wm 2> /tmp/tp.err &
@@ -82,7 +85,7 @@ run_all() {
 		echo "$SYM $size" > $DBG/magnet_bench/log_kprobe
 		magnetctl probe enable bench_log
 		for rate in 100000 400000 0; do
-			for wm in bulk event; do
+			for wm in bulk bulk-read event; do
 				magnet_run log-$size $((HDR + size)) $rate $wm
 			done
 		done
