@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ struct source {
 	bool live, nonblock, done;
 	uint64_t started;		/* -N: CLOCK_MONOTONIC at the start */
 	long long size_wm, count_wm;	/* as set, to restore */
+	long long timeout_ms;		/* the read timeout: 0 = none */
 	bool have_offset;
 	int64_t offset;
 	struct mapped *map;		/* live, read through the mapping */
@@ -126,11 +128,11 @@ struct source *source_open_live(const struct options *o)
 		if (size && size / 4 < (unsigned long long)s->size_wm)
 			s->size_wm = size / 4;
 	}
+	s->timeout_ms = o->timeout_ms >= 0 ? o->timeout_ms :
+			o->nonblock ? 0 : TIMEOUT_MS_DEFAULT;
 	if (set_attr(fd, s->size_wm, MAGNET_SEEK_SIZE_WM) ||
 	    set_attr(fd, s->count_wm, MAGNET_SEEK_COUNT_WM) ||
-	    set_attr(fd, (o->timeout_ms >= 0 ? o->timeout_ms :
-			  o->nonblock ? 0 : TIMEOUT_MS_DEFAULT) * 1000,
-		     MAGNET_SEEK_TIMEOUT)) {
+	    set_attr(fd, s->timeout_ms * 1000, MAGNET_SEEK_TIMEOUT)) {
 		fprintf(stderr, PROG ": watermark or timeout out of range for buffer \"%s\": %s\n",
 			o->buffer, strerror(errno));
 		source_close(s);
@@ -317,17 +319,24 @@ static enum source_status mapped_live_next(struct source *s,
 {
 	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
 	bool readable = s->nonblock;
+	int r, wait = -1;
 	ssize_t n;
-	int r;
 
 	n = mapped_next(s->map, data, false);
 	if (!n && !s->nonblock) {
-		r = poll(&pfd, 1, pending ? IDLE_POLL_MS : -1);
+		/* The read timeout, as a blocking read() has it; shorter
+		 * while records are held.
+		 */
+		if (s->timeout_ms > 0)
+			wait = s->timeout_ms > INT_MAX ? INT_MAX : s->timeout_ms;
+		if (pending && (wait < 0 || wait > IDLE_POLL_MS))
+			wait = IDLE_POLL_MS;
+		r = poll(&pfd, 1, wait);
 		if (r < 0 && errno != EINTR)
 			goto fail;
 		if (r < 0)
 			return SOURCE_IDLE;
-		/* After IDLE_POLL_MS: what there is, below the watermarks. */
+		/* Ready, or timed out: what there is, below the watermarks. */
 		readable = true;
 		n = mapped_next(s->map, data, readable);
 		if (!n && (pfd.revents & POLLHUP)) {
