@@ -308,6 +308,31 @@ static ssize_t read_below_watermarks(struct source *s)
 	return n;
 }
 
+/* @n bytes of records at @data from the module: checked, handed out. */
+static enum source_status live_data(struct source *s, const char *data,
+				    ssize_t n, const char **out, size_t *len)
+{
+	if (records_check(data, n, "the module"))
+		return SOURCE_ERROR;
+	/*
+	 * -N reads what was logged before it started: events our own
+	 * reads cause (a probe on read(), say) would never let the buffer
+	 * run dry.
+	 */
+	if (s->nonblock && oldest_timestamp(data, n) >= s->started)
+		s->done = true;
+	*out = data;
+	*len = n;
+	return SOURCE_DATA;
+}
+
+static enum source_status live_failed(struct source *s)
+{
+	fprintf(stderr, PROG ": reading buffer \"%s\": %s\n", s->name,
+		strerror(errno));
+	return SOURCE_ERROR;
+}
+
 /*
  * As live_next(), through the mapping: a run of records in place, given
  * back to the kernel when the next is asked for. The watermarks work as
@@ -353,16 +378,9 @@ static enum source_status mapped_live_next(struct source *s,
 	}
 	if (n < 0)
 		goto fail;
-	if (records_check(*data, n, "the module"))
-		return SOURCE_ERROR;
-	if (s->nonblock && oldest_timestamp(*data, n) >= s->started)
-		s->done = true;
-	*len = n;
-	return SOURCE_DATA;
+	return live_data(s, *data, n, data, len);
 fail:
-	fprintf(stderr, PROG ": reading buffer \"%s\": %s\n", s->name,
-		strerror(errno));
-	return SOURCE_ERROR;
+	return live_failed(s);
 }
 
 static enum source_status live_next(struct source *s, const char **data,
@@ -402,22 +420,9 @@ got:
 		fprintf(stderr, PROG ": buffer \"%s\" was removed\n", s->name);
 		return SOURCE_END;
 	}
-	if (records_check(s->buf, n, "the module"))
-		return SOURCE_ERROR;
-	/*
-	 * -N reads what was logged before it started: events our own
-	 * reads cause (a probe on read(), say) would never let the buffer
-	 * run dry.
-	 */
-	if (s->nonblock && oldest_timestamp(s->buf, n) >= s->started)
-		s->done = true;
-	*data = s->buf;
-	*len = n;
-	return SOURCE_DATA;
+	return live_data(s, s->buf, n, data, len);
 fail:
-	fprintf(stderr, PROG ": reading buffer \"%s\": %s\n", s->name,
-		strerror(errno));
-	return SOURCE_ERROR;
+	return live_failed(s);
 }
 
 static enum source_status file_next(struct source *s, const char **data,
