@@ -212,8 +212,10 @@ magnet_ring_reserve(struct magnet_buffer *buf, u16 event, u64 id,
 		if (buf->mode == MAGNET_FULL_DROP) {
 			if (unlikely(!ring_fits(ring, new_head, size)))
 				goto drop;
-		} else if (!magnet_ring_make_room(ring, new_head)) {
-			goto drop;
+		} else if (unlikely(new_head - READ_ONCE(ring->pub->tail) >
+				    size) &&
+			   !magnet_ring_make_room(ring, new_head)) {
+			goto drop;	/* overwrite mode: a call only to evict */
 		}
 	} while (unlikely(local_cmpxchg(&ring->head, head, new_head) != head));
 
