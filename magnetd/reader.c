@@ -226,7 +226,8 @@ static bool drain_mapped(struct reader *r, unsigned int max_reads,
 	const char *data;
 	ssize_t n = 0;
 
-	while (max_reads--) {
+	/* At least a sweep of every ring: see HOLD_NS above. */
+	while (max_reads ? max_reads-- : !mapped_swept(r->map)) {
 		n = mapped_next(r->map, &data, readable);
 		if (n <= 0)
 			break;

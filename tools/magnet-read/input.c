@@ -231,6 +231,11 @@ void source_close(struct source *s)
 	free(s);
 }
 
+bool source_swept(struct source *s)
+{
+	return !s->map || mapped_swept(s->map);
+}
+
 bool source_have_offset(const struct source *s)
 {
 	return s->have_offset;

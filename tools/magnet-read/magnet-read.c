@@ -419,7 +419,11 @@ static void release(struct state *st, uint64_t horizon)
 	}
 }
 
-static void take(struct state *st, const char *data, size_t len)
+/*
+ * Hold the records for ordering; release the old ones once every CPU's
+ * records up to now are in (@swept).
+ */
+static void take(struct state *st, const char *data, size_t len, bool swept)
 {
 	for (size_t off = 0; off < len;) {
 		const struct magnet_record *r = (const void *)(data + off);
@@ -427,7 +431,8 @@ static void take(struct state *st, const char *data, size_t len)
 		merge_add(st->merge, r);
 		off += RECORD_LEN(r->size);
 	}
-	release(st, merge_newest(st->merge));
+	if (swept)
+		release(st, merge_newest(st->merge));
 }
 
 /*
@@ -560,7 +565,7 @@ int main(int argc, char **argv)
 				count_only(&st, data, len);
 				break;
 			}
-			take(&st, data, len);
+			take(&st, data, len, source_swept(src));
 			if (st.live)
 				fflush(stdout);
 			break;

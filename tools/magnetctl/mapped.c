@@ -37,6 +37,7 @@ struct mapped {
 	struct magnet_map_info mi;
 	char *base;
 	unsigned int next_slot;		/* where the next look starts */
+	unsigned int looked;		/* rings looked at, this sweep */
 	bool pending;			/* a run is out: give it back */
 	unsigned int pend_slot;
 	uint64_t pend_end;
@@ -181,6 +182,7 @@ ssize_t mapped_next(struct mapped *m, const char **data, bool readable)
 		return -1;
 	for (i = 0; !m->have_loss && i < m->mi.slots; i++) {
 		slot = (m->next_slot + i) % m->mi.slots;
+		m->looked++;
 		n = ring_run(m, slot, data);
 		if (n) {
 			m->next_slot = (slot + 1) % m->mi.slots;
@@ -200,6 +202,14 @@ ssize_t mapped_next(struct mapped *m, const char **data, bool readable)
 		return sizeof(m->loss);
 	}
 	return 0;
+}
+
+bool mapped_swept(struct mapped *m)
+{
+	if (m->looked < m->mi.slots)
+		return false;
+	m->looked = 0;
+	return true;
 }
 
 void mapped_close(struct mapped *m)

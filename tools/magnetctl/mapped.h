@@ -32,6 +32,14 @@ struct mapped *mapped_open(int fd);
  */
 ssize_t mapped_next(struct mapped *m, const char **data, bool readable);
 
+/*
+ * True once every ring has been looked at since the last time it said so:
+ * the runs handed out since then hold every CPU's records up to then, so
+ * a reader that puts records in timestamp order may release what it holds
+ * (a run holds one CPU's records; read() held every CPU's).
+ */
+bool mapped_swept(struct mapped *m);
+
 /* Give back the last run (done by mapped_next() and mapped_close() too). */
 int mapped_consume(struct mapped *m);
 
