@@ -26,6 +26,12 @@
 		   ~(uint64_t)(MAGNET_RECORD_ALIGN - 1))
 /* Event id of the padding at the end of a ring (the module's own). */
 #define EVENT_PAD 0xffff
+/*
+ * Runs in a row from one ring cut short (at its end, at a loss record)
+ * before the others get their turn: a sweep finishes each ring's records
+ * as they were when it got to it, unless writers outrun the reader.
+ */
+#define STAY_MAX 8
 
 struct loss_record {
 	struct magnet_record hdr;
@@ -38,6 +44,8 @@ struct mapped {
 	char *base;
 	unsigned int next_slot;		/* where the next look starts */
 	unsigned int looked;		/* rings looked at, this sweep */
+	bool more;			/* the last run stopped short */
+	unsigned int stay;		/* runs in a row from one ring */
 	bool pending;			/* a run is out: give it back */
 	unsigned int pend_slot;
 	uint64_t pend_end;
@@ -147,6 +155,7 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 				continue;	/* reported: read() skips it too */
 			memcpy(&m->loss, rec, sizeof(m->loss));
 			m->loss.loss.lost = l->total - seen;
+			m->more = pos + len < commit;
 			return hand_out(m, slot, pos + len, &m->loss,
 					sizeof(m->loss), out);
 		}
@@ -170,6 +179,7 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 			return -1;
 		}
 	}
+	m->more = pos < commit;	/* cut at the ring's end or a loss */
 	return hand_out(m, slot, pos, r + (start & mask), pos - start, out);
 }
 
@@ -182,8 +192,15 @@ ssize_t mapped_next(struct mapped *m, const char **data, bool readable)
 		return -1;
 	for (i = 0; !m->have_loss && i < m->mi.slots; i++) {
 		slot = (m->next_slot + i) % m->mi.slots;
-		m->looked++;
 		n = ring_run(m, slot, data);
+		if (n > 0 && m->more && m->stay < STAY_MAX) {
+			/* The rest of this ring's records next. */
+			m->stay++;
+			m->next_slot = slot;
+			return n;
+		}
+		m->stay = 0;
+		m->looked++;
 		if (n) {
 			m->next_slot = (slot + 1) % m->mi.slots;
 			return n;
