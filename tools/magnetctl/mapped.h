@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A data file read through its mapping (MAGNET_IOC_MAP_INFO and
- * MAGNET_IOC_CONSUME in <linux/magnet.h>), as magnet-read and magnetd read
- * drop-mode buffers: the records are handed out where the kernel wrote
+ * MAGNET_IOC_CONSUME in <linux/magnet.h>), as magnetd reads drop-mode
+ * buffers, and magnet-read when it only saves: the records are handed out where the kernel wrote
  * them, without a copy, in runs of whole records, as read() would return
  * them: CPU after CPU, padding left out, loss records with their @lost.
  */
