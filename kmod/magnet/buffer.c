@@ -486,11 +486,12 @@ static void buffer_disarm(struct magnet_buffer *buf)
 }
 
 /*
- * Wake the reader if its condition holds (from a ring's irq_work, or a
- * recheck). @ring: the ring whose thresholds to clear if nobody waits.
+ * Wake the reader if its condition holds: from @ring's irq_work (whose
+ * thresholds are cleared if nobody waits, and set anew if the condition
+ * is not met yet), or from a recheck (@ring NULL).
  */
 static void buffer_wake_if_ready(struct magnet_buffer *buf,
-				 struct magnet_ring *ring, bool rearm)
+				 struct magnet_ring *ring)
 {
 	struct magnet_watermarks wm = {
 		.bytes = READ_ONCE(buf->wake.bytes),
@@ -515,7 +516,7 @@ static void buffer_wake_if_ready(struct magnet_buffer *buf,
 		buffer_disarm(buf);
 		wake_up_interruptible_poll(&buf->wait, EPOLLIN | EPOLLRDNORM);
 		kill_fasync(&buf->fasync, SIGIO, POLL_IN);
-	} else if (rearm) {
+	} else if (ring) {
 		buffer_arm(buf, &wm);
 	}
 }
@@ -541,10 +542,12 @@ static void buffer_recheck(struct rcu_head *rcu)
 						 recheck.rcu);
 	unsigned long asked;
 
-	buffer_wake_if_ready(buf, NULL, false);
+	buffer_wake_if_ready(buf, NULL);
 	asked = atomic_long_read(&buf->recheck.asked);
-	if (READ_ONCE(buf->recheck.stop))
-		goto done;
+	if (READ_ONCE(buf->recheck.stop)) {
+		clear_bit_unlock(0, &buf->recheck.queued);
+		return;
+	}
 	if (asked != buf->recheck.covered) {
 		buffer_recheck_queue(buf);
 		return;
@@ -559,9 +562,6 @@ static void buffer_recheck(struct rcu_head *rcu)
 	if (atomic_long_read(&buf->recheck.asked) != asked &&
 	    !test_and_set_bit(0, &buf->recheck.queued))
 		buffer_recheck_queue(buf);
-	return;
-done:
-	clear_bit_unlock(0, &buf->recheck.queued);
 }
 
 /**
@@ -604,7 +604,7 @@ void magnet_buffer_wake_work(struct irq_work *work)
 	struct magnet_ring *ring = container_of(work, struct magnet_ring,
 						wake_work);
 
-	buffer_wake_if_ready(ring->buf, ring, true);
+	buffer_wake_if_ready(ring->buf, ring);
 }
 
 /* Attach the one reader a buffer may have. -EBUSY if it has one. */

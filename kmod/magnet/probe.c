@@ -100,9 +100,15 @@ static noinline void kprobe_generic_ask(struct magnet_probe *p,
 				  args, p->nargs * sizeof(u64), NULL);
 }
 
+static __always_inline u32 rec_keep(const struct magnet_record *rec)
+{
+	return rec->size - sizeof(*rec);
+}
+
 /*
  * Reserve the record of a hit whose payload is @size bytes of words, cut
- * to the event's snap length; the caller writes word i with put_word().
+ * to the event's snap length; the caller writes word i with put_word(),
+ * given the payload bytes the record holds (rec_keep()).
  */
 static __always_inline struct magnet_record *
 reserve_words(struct magnet_probe *p, enum magnet_admit admit, u64 id,
@@ -114,16 +120,16 @@ reserve_words(struct magnet_probe *p, enum magnet_admit admit, u64 id,
 	rec = magnet_event_reserve(&p->ev, admit, id, NULL, 0,
 				   snaplen && size > snaplen ? snaplen : size,
 				   NULL);
-	if (!IS_ERR_OR_NULL(rec) && rec->size - sizeof(*rec) < size)
+	if (!IS_ERR_OR_NULL(rec) && rec_keep(rec) < size)
 		rec->flags |= MAGNET_RF_TRUNCATED;
 	return rec;
 }
 
-/* Word @i of a record's payload, as much of it as the record holds. */
-static __always_inline void put_word(struct magnet_record *rec,
+/* Word @i of a record's payload, as much of it as its @keep bytes hold. */
+static __always_inline void put_word(struct magnet_record *rec, u32 keep,
 				     unsigned int i, u64 w)
 {
-	u32 keep = rec->size - sizeof(*rec), off = i * sizeof(u64);
+	u32 off = i * sizeof(u64);
 
 	if (likely(off + sizeof(u64) <= keep))
 		((u64 *)rec->payload)[i] = w;
@@ -138,6 +144,7 @@ static void kprobe_generic_log(struct magnet_probe *p, enum magnet_admit admit,
 	struct magnet_record *rec;
 	unsigned int i;
 	u64 id = 0;
+	u32 keep;
 
 	if (admit == MAGNET_ADMIT_ASK) {
 		kprobe_generic_ask(p, regs);
@@ -148,8 +155,9 @@ static void kprobe_generic_log(struct magnet_probe *p, enum magnet_admit admit,
 	rec = reserve_words(p, admit, id, p->nargs * sizeof(u64));
 	if (IS_ERR_OR_NULL(rec))
 		return;
+	keep = rec_keep(rec);
 	for (i = 0; i < p->nargs; i++)
-		put_word(rec, i, regs_get_kernel_argument(regs, i));
+		put_word(rec, keep, i, regs_get_kernel_argument(regs, i));
 	magnet_event_commit(&p->ev, rec);
 }
 
@@ -233,6 +241,7 @@ static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
 {
 	struct magnet_record *rec;
 	unsigned int i;
+	u32 keep;
 
 	static_assert(offsetof(struct magnet_ret_payload, args) ==
 		      2 * sizeof(u64));
@@ -245,10 +254,11 @@ static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
 			    p->nargs * sizeof(u64));
 	if (IS_ERR_OR_NULL(rec))
 		return;
-	put_word(rec, 0, (s64)regs_return_value(regs));
-	put_word(rec, 1, now - e->start);
+	keep = rec_keep(rec);
+	put_word(rec, keep, 0, (s64)regs_return_value(regs));
+	put_word(rec, keep, 1, now - e->start);
 	for (i = 0; i < p->nargs; i++)
-		put_word(rec, 2 + i, e->args[i]);
+		put_word(rec, keep, 2 + i, e->args[i]);
 	magnet_event_commit(&p->ev, rec);
 }
 
@@ -294,6 +304,7 @@ static noinline void tracepoint_generic_log(struct magnet_probe *p,
 	u64 args[MAGNET_TRACEPOINT_ARGS_MAX] = { a0, a1, a2, a3, a4 };
 	struct magnet_record *rec;
 	unsigned int i;
+	u32 keep;
 
 	if (admit == MAGNET_ADMIT_ASK) {
 		magnet_event_log_admitted(&p->ev, admit, probe_id(p, args),
@@ -305,8 +316,9 @@ static noinline void tracepoint_generic_log(struct magnet_probe *p,
 			    p->nargs * sizeof(u64));
 	if (IS_ERR_OR_NULL(rec))
 		return;
+	keep = rec_keep(rec);
 	for (i = 0; i < p->nargs; i++)
-		put_word(rec, i, args[i]);
+		put_word(rec, keep, i, args[i]);
 	magnet_event_commit(&p->ev, rec);
 }
 

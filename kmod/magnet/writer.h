@@ -171,6 +171,7 @@ magnet_ring_reserve(struct magnet_buffer *buf, u16 event, u64 id,
 	struct magnet_ring *ring;
 	unsigned int cpu;
 	int err = -ENOSPC;
+	bool drop_mode;
 	u64 ts;
 
 	/* local_cmpxchg() must not be interrupted half-way by an NMI writer. */
@@ -178,6 +179,7 @@ magnet_ring_reserve(struct magnet_buffer *buf, u16 event, u64 id,
 		return ERR_PTR(-EOPNOTSUPP);
 	len = rec_len(REC_HDR + payload_size);
 	size = buf->ring_size;
+	drop_mode = buf->mode == MAGNET_FULL_DROP;
 
 	preempt_disable_notrace();
 	cpu = smp_processor_id();
@@ -199,17 +201,15 @@ magnet_ring_reserve(struct magnet_buffer *buf, u16 event, u64 id,
 		 */
 		ts = ktime_get_mono_fast_ns();
 		loss = 0;
-		if (buf->mode == MAGNET_FULL_DROP) {
-			if (unlikely(local_read(&ring->dropped) !=
-				     READ_ONCE(ring->lost_logged)))
-				loss = LOSS_REC_SIZE;
-		}
+		if (drop_mode && unlikely(local_read(&ring->dropped) !=
+					  READ_ONCE(ring->lost_logged)))
+			loss = LOSS_REC_SIZE;
 		pad = 0;
 		if (unlikely((head & mask) + loss + len > size))
 			pad = size - (head & mask);
 		new_head = head + pad + loss + len;
 
-		if (buf->mode == MAGNET_FULL_DROP) {
+		if (drop_mode) {
 			if (unlikely(!ring_fits(ring, new_head, size)))
 				goto drop;
 		} else if (unlikely(new_head - READ_ONCE(ring->pub->tail) >

@@ -239,11 +239,6 @@ void source_close(struct source *s)
 	free(s);
 }
 
-bool source_swept(struct source *s)
-{
-	return !s->map || mapped_swept(s->map);
-}
-
 bool source_have_offset(const struct source *s)
 {
 	return s->have_offset;
@@ -356,12 +351,16 @@ static enum source_status mapped_live_next(struct source *s,
 					   bool pending)
 {
 	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
-	bool readable = s->nonblock;
 	int r, wait = -1;
 	ssize_t n;
 
 	n = mapped_next(s->map, data, false);
-	if (!n && !s->nonblock) {
+	if (!n && s->nonblock) {
+		/* -N: the losses not reported yet, then the end. */
+		n = mapped_next(s->map, data, true);
+		if (!n)
+			return SOURCE_END;
+	} else if (!n) {
 		/* The read timeout, as a blocking read() has it; shorter
 		 * while records are held.
 		 */
@@ -375,8 +374,7 @@ static enum source_status mapped_live_next(struct source *s,
 		if (r < 0)
 			return SOURCE_IDLE;
 		/* Ready, or timed out: what there is, below the watermarks. */
-		readable = true;
-		n = mapped_next(s->map, data, readable);
+		n = mapped_next(s->map, data, true);
 		if (!n && (pfd.revents & POLLHUP)) {
 			fprintf(stderr, PROG ": buffer \"%s\" was removed\n",
 				s->name);
@@ -384,10 +382,6 @@ static enum source_status mapped_live_next(struct source *s,
 		}
 		if (!n)
 			return SOURCE_IDLE;
-	} else if (!n) {
-		n = mapped_next(s->map, data, readable);
-		if (!n)
-			return SOURCE_END;
 	}
 	if (n < 0)
 		goto fail;

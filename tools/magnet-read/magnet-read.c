@@ -420,11 +420,7 @@ static void release(struct state *st, uint64_t horizon)
 	}
 }
 
-/*
- * Hold the records for ordering; release the old ones once every CPU's
- * records up to now are in (@swept).
- */
-static void take(struct state *st, const char *data, size_t len, bool swept)
+static void take(struct state *st, const char *data, size_t len)
 {
 	for (size_t off = 0; off < len;) {
 		const struct magnet_record *r = (const void *)(data + off);
@@ -432,8 +428,7 @@ static void take(struct state *st, const char *data, size_t len, bool swept)
 		merge_add(st->merge, r);
 		off += RECORD_LEN(r->size);
 	}
-	if (swept)
-		release(st, merge_newest(st->merge));
+	release(st, merge_newest(st->merge));
 }
 
 /*
@@ -566,7 +561,7 @@ int main(int argc, char **argv)
 				count_only(&st, data, len);
 				break;
 			}
-			take(&st, data, len, source_swept(src));
+			take(&st, data, len);
 			if (st.live)
 				fflush(stdout);
 			break;

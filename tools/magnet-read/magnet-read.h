@@ -129,11 +129,6 @@ enum source_status { SOURCE_DATA, SOURCE_IDLE, SOURCE_END, SOURCE_ERROR };
  */
 enum source_status source_next(struct source *s, const char **data,
 			       size_t *len, bool pending);
-/*
- * Live through the mapping, data comes one CPU at a time: true once every
- * CPU's records up to now have been handed out (always, otherwise).
- */
-bool source_swept(struct source *s);
 bool source_have_offset(const struct source *s);
 int64_t source_realtime_offset(const struct source *s);
 /* Check a chunk: -1 (and a message) if it is not a record stream. */
