@@ -112,6 +112,21 @@ saved=$(sed -n 's/^magnet-read: \([0-9]*\) records.*/\1/p' /tmp/udp-save.err)
 check "udp, -w alone: the file holds every record counted" \
 	grep -q "^magnet-read: $saved records, 0 lost$" /tmp/udp-save-r.err
 
+# --no-map: the same transfer copied out with read() instead of read in
+# place: the same packets, with the same journeys.
+magnet-read -n --no-map udp port 5001 > /tmp/udp-nomap.txt 2> /tmp/udp-nomap.err &
+mr=$!
+sleep 1
+udp_transfer
+sleep 1
+kill -INT $mr
+wait $mr
+cat /tmp/udp-nomap.err
+n=$(grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP' /tmp/udp-nomap.txt)
+check "udp, --no-map: 50 packet lines ($n)" [ "$n" -eq 50 ]
+check "udp, --no-map: each with the journey of the capture in place" \
+	sh -c "[ \$(grep -c '^  ' /tmp/udp-nomap.txt) -eq \$(grep -c '^  ' /tmp/udp-live.txt) ]"
+
 tcp_transfer() {
 	inB magnet-test tcp-recv 10.9.0.2 5002 > /tmp/tcp-recv.out &
 	rx=$!

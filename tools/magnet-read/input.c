@@ -139,20 +139,19 @@ struct source *source_open_live(const struct options *o)
 		return NULL;
 	}
 	/*
-	 * Through the mapping where the buffer has one (drop mode), when
-	 * only saving (-w alone). Printing or assembling packets, read():
-	 * a mapping hands out one CPU's records at a time, and on the 6.1
-	 * debug kernel some TCP journeys then came apart (a receiver's
-	 * record shown before the sender's), a fault not yet found.
+	 * Through the mapping where the buffer has one (drop mode). It
+	 * hands out one CPU's records at a time: source_horizon() says up
+	 * to when every CPU's are in (keeping it costs a clock read per
+	 * ring looked at, so only a reader that orders records asks).
 	 */
-	if (!o->no_map && o->write_file && !o->print && !o->pcapng_file &&
-	    !o->filter && !o->count && !(s->map = mapped_open(fd)) &&
-	    errno != EOPNOTSUPP) {
+	if (!o->no_map && !(s->map = mapped_open(fd)) && errno != EOPNOTSUPP) {
 		fprintf(stderr, PROG ": mapping buffer \"%s\": %s\n", o->buffer,
 			strerror(errno));
 		source_close(s);
 		return NULL;
 	}
+	if (s->map && !save_only(o))
+		mapped_horizon(s->map);
 	s->have_offset = true;
 	s->offset = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	s->started = clock_ns(CLOCK_MONOTONIC);
@@ -237,6 +236,11 @@ void source_close(struct source *s)
 		fclose(s->file);
 	free(s->buf);
 	free(s);
+}
+
+uint64_t source_horizon(struct source *s)
+{
+	return s->map ? mapped_horizon(s->map) : UINT64_MAX;
 }
 
 bool source_have_offset(const struct source *s)

@@ -80,11 +80,11 @@ static void usage(FILE *f)
 "      --count-wm N      wake only when N records are waiting (default 0)\n"
 "      --timeout MS      wake after MS milliseconds anyway, with what there\n"
 "                        is (default 100; with -N: 0)\n"
-"      --no-map          with -w alone: copy the records out with read()\n"
-"                        instead of saving them from where the kernel wrote\n"
-"                        them (a drop-mode buffer's mapping, the default\n"
-"                        there; printing, assembling and overwrite-mode\n"
-"                        buffers always read with read())\n"
+"      --no-map          copy the records out with read() instead of\n"
+"                        reading them where the kernel wrote them (a\n"
+"                        drop-mode buffer's mapping, the default;\n"
+"                        overwrite-mode buffers are always read with\n"
+"                        read())\n"
 "  -h, --help            show this help\n"
 "\n"
 "Expression (as tcpdump's; all words after the options, joined):\n"
@@ -322,6 +322,7 @@ struct state {
 	int64_t offset;
 	bool live, done, failed;
 	bool save_only;		/* -w alone: count, do not assemble */
+	struct source *src;
 
 	unsigned long long records, lost, shown;
 	unsigned long long packet_records, packets, filtered, no_data;
@@ -402,12 +403,17 @@ static void emit(struct state *st)
 	}
 }
 
-/* Hand the records due (@all: every one held) to the journeys. */
-/* Hand on the records REORDER_WINDOW_NS older than @horizon (see merge_pop). */
+/*
+ * Hand on the records REORDER_WINDOW_NS older than @horizon (see
+ * merge_pop), and than the time up to which every CPU's records are in.
+ */
 static void release(struct state *st, uint64_t horizon)
 {
+	uint64_t in = source_horizon(st->src);
 	struct item *it;
 
+	if (horizon != UINT64_MAX && in < horizon)
+		horizon = in;
 	while (!st->done && (it = merge_pop(st->merge, horizon))) {
 		if (it->kind == ITEM_LOSS) {
 			st->lost += ((struct magnet_loss *)it->rec->payload)->lost;
@@ -525,6 +531,7 @@ int main(int argc, char **argv)
 	src = o.read_file ? source_open_file(o.read_file) : source_open_live(&o);
 	if (!src)
 		return 1;
+	st.src = src;
 	st.live = !o.read_file;
 	st.offset = source_have_offset(src) ? source_realtime_offset(src) : 0;
 	output_init(&o, source_have_offset(src), st.offset);
@@ -539,13 +546,7 @@ int main(int argc, char **argv)
 	st.merge = merge_new();
 	st.js = journeys_new(o.journey_timeout_ns, o.snaplen);
 	st.hops = hops_new();
-	/*
-	 * -w alone: the trace file holds the records as read() returns
-	 * them, and -r orders and assembles them later, so a capture that
-	 * only saves does none of that work (tcpdump -w does none either).
-	 */
-	st.save_only = trace && !o.print && !o.pcapng_file && !o.filter &&
-		       !o.count;
+	st.save_only = save_only(&o);
 
 	while (!stop && !st.done && !end) {
 		bool pending = !merge_empty(st.merge) || journeys_pending(st.js);

@@ -59,6 +59,17 @@ struct options {
 };
 
 /*
+ * -w alone: the trace file holds the records as they are read, and -r
+ * orders and assembles them later, so a capture that only saves does
+ * none of that work (tcpdump -w does none either).
+ */
+static inline bool save_only(const struct options *o)
+{
+	return o->write_file && !o->print && !o->pcapng_file && !o->filter &&
+	       !o->count;
+}
+
+/*
  * What flows from the input to the output, in timestamp order: records
  * (the record follows the item in the same allocation), loss records,
  * and packets (an item inside a struct journey).
@@ -129,6 +140,13 @@ enum source_status { SOURCE_DATA, SOURCE_IDLE, SOURCE_END, SOURCE_ERROR };
  */
 enum source_status source_next(struct source *s, const char **data,
 			       size_t *len, bool pending);
+/*
+ * Live through the mapping, records come one CPU at a time: every record
+ * stamped before the time returned has been handed out (but for a writer
+ * that had not committed it yet, see mapped_horizon()). UINT64_MAX
+ * otherwise: read() hands out every CPU's records in one go.
+ */
+uint64_t source_horizon(struct source *s);
 bool source_have_offset(const struct source *s);
 int64_t source_realtime_offset(const struct source *s);
 /* Check a chunk: -1 (and a message) if it is not a record stream. */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <linux/magnet.h>
 
@@ -51,6 +52,8 @@ struct mapped {
 	uint64_t pend_end;
 	bool have_loss;			/* @loss is to be handed out */
 	struct loss_record loss;
+	bool timed;			/* keep @done (mapped_horizon()) */
+	uint64_t *done;			/* per ring: handed out up to then */
 };
 
 static struct magnet_ring_pub *pub(struct mapped *m, unsigned int slot)
@@ -73,12 +76,16 @@ struct mapped *mapped_open(int fd)
 	m->fd = fd;
 	if (ioctl(fd, MAGNET_IOC_MAP_INFO, &m->mi))
 		goto fail;
+	m->done = calloc(m->mi.slots, sizeof(*m->done));
+	if (!m->done)
+		goto fail;
 	m->base = mmap(NULL, m->mi.map_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (m->base == MAP_FAILED)
 		goto fail;
 	return m;
 fail:
 	err = errno;
+	free(m->done);
 	free(m);
 	errno = err;
 	return NULL;
@@ -113,6 +120,21 @@ int mapped_consume(struct mapped *m)
 	return give_back(m, m->pend_slot, m->pend_end);
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Ring @slot has been handed out up to records stamped @ts. */
+static void done_to(struct mapped *m, unsigned int slot, uint64_t ts)
+{
+	if (ts > m->done[slot])
+		m->done[slot] = ts;
+}
+
 static ssize_t hand_out(struct mapped *m, unsigned int slot, uint64_t end,
 			const void *data, uint64_t len, const char **out)
 {
@@ -131,9 +153,13 @@ static ssize_t hand_out(struct mapped *m, unsigned int slot, uint64_t end,
 static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 {
 	struct magnet_ring_pub *p = pub(m, slot);
+	/* Taken before the writers' position: records stamped before it
+	 * are at or below that position, or not yet committed there. */
+	uint64_t now = m->timed ? monotonic_ns() : 0;
 	uint64_t tail = __atomic_load_n(&p->tail, __ATOMIC_RELAXED);
 	uint64_t commit = __atomic_load_n(&p->commit, __ATOMIC_ACQUIRE);
 	uint64_t mask = m->mi.ring_size - 1, pos = tail, start, len;
+	uint64_t last_ts = 0;
 	const char *r = ring(m, slot);
 	const struct magnet_record *rec;
 
@@ -156,6 +182,7 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 			memcpy(&m->loss, rec, sizeof(m->loss));
 			m->loss.loss.lost = l->total - seen;
 			m->more = pos + len < commit;
+			done_to(m, slot, m->more ? rec->timestamp : now);
 			return hand_out(m, slot, pos + len, &m->loss,
 					sizeof(m->loss), out);
 		}
@@ -165,6 +192,7 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 		/* Only padding or old losses: give them back now. */
 		if (pos != tail && give_back(m, slot, pos))
 			return -1;
+		done_to(m, slot, now);
 		return 0;
 	}
 	start = pos;
@@ -178,8 +206,10 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 			errno = EIO;
 			return -1;
 		}
+		last_ts = rec->timestamp;
 	}
 	m->more = pos < commit;	/* cut at the ring's end or a loss */
+	done_to(m, slot, m->more ? last_ts : now);
 	return hand_out(m, slot, pos, r + (start & mask), pos - start, out);
 }
 
@@ -221,6 +251,18 @@ ssize_t mapped_next(struct mapped *m, const char **data, bool readable)
 	return 0;
 }
 
+uint64_t mapped_horizon(struct mapped *m)
+{
+	uint64_t h = UINT64_MAX;
+	unsigned int i;
+
+	m->timed = true;
+	for (i = 0; i < m->mi.slots; i++)
+		if (m->done[i] < h)
+			h = m->done[i];
+	return h;
+}
+
 bool mapped_swept(struct mapped *m)
 {
 	if (m->looked < m->mi.slots)
@@ -235,5 +277,6 @@ void mapped_close(struct mapped *m)
 		return;
 	mapped_consume(m);
 	munmap(m->base, m->mi.map_size);
+	free(m->done);
 	free(m);
 }

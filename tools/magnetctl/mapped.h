@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A data file read through its mapping (MAGNET_IOC_MAP_INFO and
- * MAGNET_IOC_CONSUME in <linux/magnet.h>), as magnetd reads drop-mode
- * buffers, and magnet-read when it only saves: the records are handed out where the kernel wrote
- * them, without a copy, in runs of whole records, as read() would return
- * them: CPU after CPU, padding left out, loss records with their @lost.
+ * MAGNET_IOC_CONSUME in <linux/magnet.h>), as magnetd and magnet-read
+ * read drop-mode buffers: the records are handed out where the kernel
+ * wrote them, without a copy, in runs of whole records, as read() would
+ * return them: CPU after CPU, padding left out, loss records with their
+ * @lost.
  */
 #ifndef MAGNET_MAPPED_H
 #define MAGNET_MAPPED_H
@@ -39,6 +40,17 @@ ssize_t mapped_next(struct mapped *m, const char **data, bool readable);
  * (a run holds one CPU's records; read() held every CPU's).
  */
 bool mapped_swept(struct mapped *m);
+
+/*
+ * Every record stamped (CLOCK_MONOTONIC) before the time returned has
+ * been handed out, but for those whose writer had reserved it and not yet
+ * committed it when its ring was looked at: for each ring, the time of
+ * the last look that found it drained, or the last record handed out
+ * since. 0 until every ring has been looked at, once asked: the first
+ * call starts the keeping (a clock read per look), so a reader that puts
+ * records in order calls it once before its first mapped_next().
+ */
+uint64_t mapped_horizon(struct mapped *m);
 
 /* Give back the last run (done by mapped_next() and mapped_close() too). */
 int mapped_consume(struct mapped *m);
