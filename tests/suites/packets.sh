@@ -127,6 +127,40 @@ check "udp, --no-map: 50 packet lines ($n)" [ "$n" -eq 50 ]
 check "udp, --no-map: each with the journey of the capture in place" \
 	sh -c "[ \$(grep -c '^  ' /tmp/udp-nomap.txt) -eq \$(grep -c '^  ' /tmp/udp-live.txt) ]"
 
+# The CPUs' records put back in order, however late the reader: the
+# receiver on CPU 0, the sender (and the receive path, in its softirq) on
+# CPU 1, 50 datagrams sent over about half a second, and magnet-read woken
+# only once it is over. It reads CPU 0's ring first (the application's
+# records), then CPU 1's: each record is held until every ring has been
+# read past it, so every packet still has its whole journey, the
+# application's copy last.
+spread_transfer() {
+	inB taskset 1 magnet-test udp-recv 10.9.0.2 5001 50 > /tmp/udp-recv.out &
+	rx=$!
+	sleep 0.3
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		inA taskset 2 magnet-test udp-send 10.9.0.2 5001 5 1000 4242 > /dev/null
+		sleep 0.05
+	done
+	wait $rx
+}
+magnet-read -n --size-wm 1048576 --timeout 4000 udp port 5001 \
+	> /tmp/udp-late.txt 2> /tmp/udp-late.err &
+mr=$!
+sleep 1
+spread_transfer
+sleep 5
+kill -INT $mr
+wait $mr
+cat /tmp/udp-late.err
+check "udp, read late: all 50 datagrams received" grep -q '^received 50 ' /tmp/udp-recv.out
+n=$(grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP' /tmp/udp-late.txt)
+check "udp, read late: 50 packet lines ($n)" [ "$n" -eq 50 ]
+check "udp, read late: each with the journey of the capture read at once" \
+	sh -c "[ \$(grep -c '^  ' /tmp/udp-late.txt) -eq \$(grep -c '^  ' /tmp/udp-live.txt) ]"
+[ "$(grep -c '^  ' /tmp/udp-late.txt)" -eq "$(grep -c '^  ' /tmp/udp-live.txt)" ] ||
+	artifact /tmp/udp-late.txt udp-late.txt
+
 tcp_transfer() {
 	inB magnet-test tcp-recv 10.9.0.2 5002 > /tmp/tcp-recv.out &
 	rx=$!
