@@ -50,6 +50,7 @@ _Static_assert(sizeof(struct trace_header) == 72, "trace file header layout");
 #define IDLE_POLL_MS	100	/* held records: idle after this long */
 #define SIZE_WM_DEFAULT	(64 * 1024)
 #define TIMEOUT_MS_DEFAULT 100
+#define TRACE_DIRECT_MIN (16 * 1024)	/* chunks this big: write(), not stdio */
 
 struct source {
 	const char *name;		/* buffer or file, for messages */
@@ -523,13 +524,34 @@ struct trace_out *trace_create(const char *path, const struct options *o,
 	return t;
 }
 
+/*
+ * A large chunk (records in place in the mapping, or read() by the
+ * buffer-full) goes to the file in one write(), without stdio's copy.
+ */
 int trace_write(struct trace_out *t, const char *data, size_t len)
 {
-	if (fwrite(data, 1, len, t->f) != len) {
-		fprintf(stderr, PROG ": %s: %s\n", t->path, strerror(errno));
-		return -1;
+	ssize_t n;
+
+	if (len < TRACE_DIRECT_MIN) {
+		if (fwrite(data, 1, len, t->f) != len)
+			goto fail;
+		return 0;
+	}
+	if (fflush(t->f))
+		goto fail;
+	while (len) {
+		n = write(fileno(t->f), data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		data += n;
+		len -= n;
 	}
 	return 0;
+fail:
+	fprintf(stderr, PROG ": %s: %s\n", t->path, strerror(errno));
+	return -1;
 }
 
 int trace_close(struct trace_out *t)

@@ -79,7 +79,12 @@ struct mapped *mapped_open(int fd)
 	m->done = calloc(m->mi.slots, sizeof(*m->done));
 	if (!m->done)
 		goto fail;
-	m->base = mmap(NULL, m->mi.map_size, PROT_READ, MAP_SHARED, fd, 0);
+	/*
+	 * Every page mapped now (as a packet socket's ring is), not at the
+	 * first touch of each while records flow.
+	 */
+	m->base = mmap(NULL, m->mi.map_size, PROT_READ,
+		       MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (m->base == MAP_FAILED)
 		goto fail;
 	return m;
