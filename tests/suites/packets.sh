@@ -91,16 +91,24 @@ check "udp: 50 packet lines ($n)" [ "$n" -eq 50 ]
 magnet-read -r /tmp/udp.mtr -n udp port 5001 > /tmp/udp-replay.txt 2>/dev/null
 check "udp: -r reproduces the live output" cmp /tmp/udp-live.txt /tmp/udp-replay.txt
 
+# read_during NAME TRANSFER ARGS...: magnet-read ARGS around TRANSFER,
+# its output in /tmp/NAME.txt, its messages in /tmp/NAME.err.
+read_during() {
+	name=$1 transfer=$2
+	shift 2
+	magnet-read "$@" > /tmp/$name.txt 2> /tmp/$name.err &
+	mr=$!
+	sleep 1
+	$transfer
+	sleep 1
+	kill -INT $mr
+	wait $mr
+	cat /tmp/$name.err
+}
+
 # -w alone saves without assembling: the same transfer again, and the
 # packets come out of the file as they came out live.
-magnet-read -w /tmp/udp-save.mtr 2> /tmp/udp-save.err &
-mr=$!
-sleep 1
-udp_transfer
-sleep 1
-kill -INT $mr
-wait $mr
-cat /tmp/udp-save.err
+read_during udp-save udp_transfer -w /tmp/udp-save.mtr
 check "udp, -w alone: counts records, says nothing of packets" \
 	sh -c "! grep -q 'packets captured' /tmp/udp-save.err && grep -q '^magnet-read: [1-9][0-9]* records, 0 lost$' /tmp/udp-save.err"
 magnet-read -r /tmp/udp-save.mtr -n udp port 5001 > /tmp/udp-save.txt 2> /tmp/udp-save-r.err
@@ -114,14 +122,7 @@ check "udp, -w alone: the file holds every record counted" \
 
 # --no-map: the same transfer copied out with read() instead of read in
 # place: the same packets, with the same journeys.
-magnet-read -n --no-map udp port 5001 > /tmp/udp-nomap.txt 2> /tmp/udp-nomap.err &
-mr=$!
-sleep 1
-udp_transfer
-sleep 1
-kill -INT $mr
-wait $mr
-cat /tmp/udp-nomap.err
+read_during udp-nomap udp_transfer -n --no-map udp port 5001
 n=$(grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP' /tmp/udp-nomap.txt)
 check "udp, --no-map: 50 packet lines ($n)" [ "$n" -eq 50 ]
 check "udp, --no-map: each with the journey of the capture in place" \
