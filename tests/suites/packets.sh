@@ -120,6 +120,13 @@ saved=$(sed -n 's/^magnet-read: \([0-9]*\) records.*/\1/p' /tmp/udp-save.err)
 check "udp, -w alone: the file holds every record counted" \
 	grep -q "^magnet-read: $saved records, 0 lost$" /tmp/udp-save-r.err
 
+# SIGINT ends a capture with what was logged until then: a reader that
+# its watermarks never woke still saves the whole transfer.
+read_during udp-int udp_transfer -w /tmp/udp-int.mtr --size-wm 1048576 --timeout 60000
+magnet-read -r /tmp/udp-int.mtr -n udp port 5001 > /tmp/udp-int.txt 2> /dev/null
+n=$(grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP' /tmp/udp-int.txt)
+check "udp, SIGINT before any wake-up: the 50 packets saved ($n)" [ "$n" -eq 50 ]
+
 # --no-map: the same transfer copied out with read() instead of read in
 # place: the same packets, with the same journeys.
 read_during udp-nomap udp_transfer -n --no-map udp port 5001

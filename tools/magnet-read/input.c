@@ -239,6 +239,20 @@ void source_close(struct source *s)
 	free(s);
 }
 
+int source_drain(struct source *s)
+{
+	int fl = fcntl(s->fd, F_GETFL);
+
+	if (fl < 0 || fcntl(s->fd, F_SETFL, fl | O_NONBLOCK)) {
+		fprintf(stderr, PROG ": buffer \"%s\": %s\n", s->name,
+			strerror(errno));
+		return -1;
+	}
+	s->nonblock = true;
+	s->started = clock_ns(CLOCK_MONOTONIC);
+	return 0;
+}
+
 uint64_t source_horizon(struct source *s)
 {
 	return s->map ? mapped_horizon(s->map) : UINT64_MAX;

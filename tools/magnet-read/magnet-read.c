@@ -19,10 +19,11 @@
 
 static volatile sig_atomic_t stop;
 
+/* The first signal ends the capture after a drain; the next, at once. */
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop = 1;
+	stop = stop + 1;
 }
 
 static void usage(FILE *f)
@@ -132,7 +133,8 @@ static void usage(FILE *f)
 "  magnet-read: P packets captured, F filtered, D without packet data\n"
 "  magnet-read: N records, M lost\n"
 "(the first line when there were packets, an expression, -i, -P or\n"
-"--pcapng). SIGINT or SIGTERM ends the capture: what was read is shown.\n"
+"--pcapng). SIGINT or SIGTERM ends the capture: the records logged until\n"
+"then are read too, then shown (a second signal: at once).\n"
 "\n"
 "Trace files (-w) hold a header (format version 2: the wall clock offset,\n"
 "the snap length, the buffer) and the records exactly as read; -r shows\n"
@@ -518,7 +520,7 @@ int main(int argc, char **argv)
 	struct options o;
 	const char *data;
 	size_t len;
-	bool end = false;
+	bool end = false, draining = false;
 
 	parse_args(argc, argv, &o);
 	st.o = &o;
@@ -548,8 +550,16 @@ int main(int argc, char **argv)
 	st.hops = hops_new();
 	st.save_only = save_only(&o);
 
-	while (!stop && !st.done && !end) {
-		bool pending = !merge_empty(st.merge) || journeys_pending(st.js);
+	while (stop < 2 && !st.done && !end) {
+		bool pending;
+
+		if (stop && !draining) {
+			/* Nothing logged before the signal is left behind. */
+			draining = true;
+			if (!st.live || source_drain(src))
+				break;
+		}
+		pending = !merge_empty(st.merge) || journeys_pending(st.js);
 
 		switch (source_next(src, &data, &len, pending)) {
 		case SOURCE_DATA:

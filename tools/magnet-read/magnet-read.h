@@ -147,6 +147,11 @@ enum source_status source_next(struct source *s, const char **data,
  * otherwise: read() hands out every CPU's records in one go.
  */
 uint64_t source_horizon(struct source *s);
+/*
+ * From now on, read only what is there, as -N does (the records logged
+ * before now), then SOURCE_END. -1 (and a message) on an error.
+ */
+int source_drain(struct source *s);
 bool source_have_offset(const struct source *s);
 int64_t source_realtime_offset(const struct source *s);
 /* Check a chunk: -1 (and a message) if it is not a record stream. */
