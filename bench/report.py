@@ -396,21 +396,22 @@ def stream_targets(st):
     def dropped(i, r):
         return 100.0 * r["dropped"] / max(r["captured"] + r["dropped"], 1)
 
+    # (magnet case, tcpdump case, what, measure, its format, magnet must
+    # be at least (+1) or at most (-1) tcpdump's)
+    compare = (
+        ("magnet-4-events-snap-96", "tcpdump-snap-96",
+         "4 events per packet at 96 B: the stream kept, ≥ tcpdump -s 96's", kept, "%.2f", 1),
+        ("magnet-1-events-snap-4000", "tcpdump-snap-4000",
+         "1 event per packet at 4000 B: the stream kept, ≥ tcpdump -s 4000's", kept, "%.2f", 1),
+        ("magnet-1-events-snap-96", "tcpdump-snap-96",
+         "capture CPU at 96 B per packet, ≤ tcpdump -s 96's", cpu, "%.1f %%", -1),
+        ("magnet-1-events-snap-4000", "tcpdump-snap-4000",
+         "capture CPU at 4000 B per packet, ≤ tcpdump -s 4000's", cpu, "%.1f %%", -1))
     rows = []
-    for m, t, what in (("magnet-4-events-snap-96", "tcpdump-snap-96",
-                        "4 events per packet at 96 B: the stream kept, ≥ tcpdump -s 96's"),
-                       ("magnet-1-events-snap-4000", "tcpdump-snap-4000",
-                        "1 event per packet at 4000 B: the stream kept, ≥ tcpdump -s 4000's")):
-        a, b = med(m, kept), med(t, kept)
+    for m, t, what, f, fmt, sign in compare:
+        a, b = med(m, f), med(t, f)
         if a is not None and b is not None:
-            rows.append((what, "%.2f against %.2f" % (a, b), a >= b))
-    for m, t, what in (("magnet-1-events-snap-96", "tcpdump-snap-96",
-                        "capture CPU at 96 B per packet, ≤ tcpdump -s 96's"),
-                       ("magnet-1-events-snap-4000", "tcpdump-snap-4000",
-                        "capture CPU at 4000 B per packet, ≤ tcpdump -s 4000's")):
-        a, b = med(m, cpu), med(t, cpu)
-        if a is not None and b is not None:
-            rows.append((what, "%.1f %% against %.1f %%" % (a, b), a <= b))
+            rows.append((what, (fmt + " against " + fmt) % (a, b), sign * (a - b) >= 0))
     lossless = [c for _, c, _ in STREAM if c.startswith("tcpdump-") and
                 stream_runs(st, "paper", c) and
                 max(dropped(i, r) for i, r in stream_runs(st, "paper", c).items()) == 0]
