@@ -79,34 +79,45 @@ modules: $(KOUT)/.tree
 tools: $(TOOLS)
 test-programs: $(STATIC)
 
-MAGNET_READ_SRC := $(addprefix tools/magnet-read/,magnet-read.c input.c journey.c \
-		   expr.c output.c pcapng.c) \
-		   tools/magnetctl/netlink.c tools/magnetctl/probeset.c \
-		   tools/magnetctl/control.c tools/magnetctl/mapped.c
+# lib/: what every program that speaks to the module shares (netlink,
+# probe sets, the debugfs control files, the mapped reader), one static
+# library linked into each; not installed.
+LIB_SRC   := $(addprefix lib/,nl.c probeset.c control.c mapped.c)
+LIB_HDR   := $(wildcard lib/*.h) include/uapi/linux/magnet.h
+LIB_A     := build/lib/libmagnet-tools.a
+TOOL_CFLAGS := $(USER_CFLAGS) -Ilib
 
-build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h tools/magnetctl/control.h \
-		tools/magnetctl/netlink.h tools/magnetctl/probeset.h tools/magnetctl/mapped.h \
-		include/uapi/linux/magnet.h
+build/obj/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $(MAGNET_READ_SRC) -lmnl
+	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
 
-MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c netlink.c print.c probeset.c daemon.c)
+$(LIB_A): $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
 
-build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) include/uapi/linux/magnet.h \
+MAGNET_READ_SRC := $(addprefix tools/magnet-read/,magnet-read.c input.c journey.c \
+		   expr.c output.c pcapng.c)
+
+build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_A) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(TOOL_CFLAGS) -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl
+
+MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c print.c daemon.c)
+
+build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $(LIB_HDR) \
 		build/lib/libmagnet.a
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $(MAGNETCTL_SRC) build/lib/libmagnet.a -lmnl
+	$(CC) $(TOOL_CFLAGS) -Ilibmagnet -o $@ $(MAGNETCTL_SRC) $(LIB_A) build/lib/libmagnet.a -lmnl
 
 # magnetd: the daemon (libev, libmnl, libconfuse)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
-	       reader.c server.c) tools/magnetctl/netlink.c tools/magnetctl/probeset.c \
-	       tools/magnetctl/control.c tools/magnetctl/mapped.c
-MAGNETD_CFLAGS := $(USER_CFLAGS) -Imagnetd -Ilibmagnet -Itools/magnetctl
+	       reader.c server.c)
+MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
-build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h tools/magnetctl/mapped.h \
-		tools/magnetctl/netlink.h tools/magnetctl/probeset.h include/uapi/linux/magnet.h
+build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) -lev -lmnl -lconfuse -lm
+	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lconfuse -lm
 
 # libmagnet: the client library, its pkg-config file and the example
 LIBMAGNET_SOVER := 1
@@ -169,6 +180,10 @@ build/test-bin/rules-unit: tests/host/rules-unit.c kmod/magnet/rules.c kmod/magn
 	$(CC) $(CFLAGS) -Wall -Wextra -Itests/host/kshim -Iinclude -Iinclude/uapi -Ikmod/magnet \
 		-o $@ tests/host/rules-unit.c kmod/magnet/rules.c
 
+build/test-bin/nl-attrs: tests/host/nl-attrs.c $(LIB_A) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(TOOL_CFLAGS) -o $@ tests/host/nl-attrs.c $(LIB_A) -lmnl
+
 build/test-bin/magnetd-client: tests/bin/magnetd-client.c
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $<
@@ -178,21 +193,22 @@ build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c include/uapi/linux/magne
 	$(CC) $(USER_CFLAGS) -o $@ $< -lmnl
 
 build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h include/uapi/linux/magnet.h \
-		tools/magnetctl/mapped.c tools/magnetctl/mapped.h
+		lib/mapped.c lib/mapped.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -static -o $@ $< tools/magnetctl/mapped.c -luring -lpthread
+	$(CC) $(TOOL_CFLAGS) -static -o $@ $< lib/mapped.c -luring -lpthread
 
 # --- checks ------------------------------------------------------------------
 
 check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
 		build/test-bin/libmagnet-unit build/test-bin/rules-unit build/bin/magnet-supermon \
-		build/bin/magnetd build/bin/magnetctl
+		build/bin/magnetd build/bin/magnetctl build/test-bin/nl-attrs
 	tests/host/magnet-read.sh
 	tests/host/kernels.sh
 	build/test-bin/metrics-unit $(CURDIR)
 	build/test-bin/config-unit $(CURDIR)
 	build/test-bin/libmagnet-unit
 	build/test-bin/rules-unit
+	/usr/bin/python3 tests/host/nl-attrs.py $(CURDIR) build/test-bin/nl-attrs
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
 
 # The kernel checks run against each series magnet supports (Debian's

@@ -16,16 +16,21 @@
 #include <string.h>
 
 #include "magnetd.h"
-#include "netlink.h"
+#include "nl.h"
 #include "probeset.h"
 
-static void log_nl_error(const char *what, const char *name,
-			 const struct nl_error *err)
+/* Log what a failed request met, about @what @name if the kernel said. */
+static void log_nl_error(struct nl_ctx *nl, const char *what,
+			 const char *name)
 {
-	if (!err->error)	/* our side; netlink.c has said why */
-		return;
-	log_error("%s %s: %s%s%s", what, name, strerror(err->error),
-		  err->msg[0] ? ": " : "", err->msg);
+	const struct nl_error *e = nl_err(nl);
+
+	if (e->kernel)
+		log_error("%s %s: %s", what, name, e->text);
+	else
+		log_error("%s", e->text);
+	if (e->hint[0])
+		log_error("%s", e->hint);
 }
 
 static int note_buffer(struct installed *in, const char *name)
@@ -55,35 +60,34 @@ static int note_probe(struct installed *in, const char *name, uint16_t id)
 
 /* --- requests ---------------------------------------------------------------- */
 
-static int buffer_new(const struct config_buffer *b)
+static int buffer_new(struct nl_ctx *nl, const struct config_buffer *b)
 {
 	struct request req;
-	struct nl_error err;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_BUFFER_NEW, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_BUFFER_NEW, 0);
 
 	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, b->name);
 	mnl_attr_put_u64(nlh, MAGNET_A_BUFFER_SIZE, b->size);
 	mnl_attr_put_u8(nlh, MAGNET_A_BUFFER_MODE, b->mode);
-	if (nl_request_quiet(&req, NULL, NULL, &err)) {
-		if (err.error == EEXIST)
+	if (nl_request(nl, &req, NULL, NULL)) {
+		if (nl_err(nl)->kernel && nl_err(nl)->error == EEXIST)
 			log_error("buffer %s: a buffer of that name exists already (made by someone else: magnetctl buffer list)",
 				  b->name);
 		else
-			log_nl_error("buffer", b->name, &err);
+			log_nl_error(nl, "buffer", b->name);
 		return -1;
 	}
 	return 0;
 }
 
-static void buffer_del(const char *name)
+static void buffer_del(struct nl_ctx *nl, const char *name)
 {
 	struct request req;
-	struct nl_error err;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_BUFFER_DEL, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_BUFFER_DEL, 0);
 
 	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, name);
-	if (nl_request_quiet(&req, NULL, NULL, &err) && err.error != ENOENT)
-		log_nl_error("removing buffer", name, &err);
+	if (nl_request(nl, &req, NULL, NULL) &&
+	    !(nl_err(nl)->kernel && nl_err(nl)->error == ENOENT))
+		log_nl_error(nl, "removing buffer", name);
 }
 
 static int probe_id_cb(const struct nlmsghdr *nlh, void *data)
@@ -96,11 +100,10 @@ static int probe_id_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int probe_new(const struct config_probe *p, uint16_t *id)
+static int probe_new(struct nl_ctx *nl, const struct config_probe *p, uint16_t *id)
 {
 	struct request req;
-	struct nl_error err;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_NEW, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_PROBE_NEW, 0);
 
 	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, p->name);
 	if (p->predef[0]) {
@@ -116,12 +119,12 @@ static int probe_new(const struct config_probe *p, uint16_t *id)
 	mnl_attr_put_u32(nlh, MAGNET_A_PROBE_SNAPLEN, p->snaplen);
 	mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, 0);
 	*id = 0;
-	if (nl_request_quiet(&req, probe_id_cb, id, &err)) {
-		if (err.error == EEXIST)
+	if (nl_request(nl, &req, probe_id_cb, id)) {
+		if (nl_err(nl)->kernel && nl_err(nl)->error == EEXIST)
 			log_error("probe %s: a probe of that name exists already (made by someone else: magnetctl probe list)",
 				  p->name);
 		else
-			log_nl_error("probe", p->name, &err);
+			log_nl_error(nl, "probe", p->name);
 		return -1;
 	}
 	if (!*id) {
@@ -131,46 +134,44 @@ static int probe_new(const struct config_probe *p, uint16_t *id)
 	return 0;
 }
 
-static void probe_del(const struct installed_probe *p)
+static void probe_del(struct nl_ctx *nl, const struct installed_probe *p)
 {
 	struct request req;
-	struct nl_error err;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_DEL, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_PROBE_DEL, 0);
 
 	mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, p->id);
-	if (nl_request_quiet(&req, NULL, NULL, &err) && err.error != ENOENT)
-		log_nl_error("removing probe", p->name, &err);
+	if (nl_request(nl, &req, NULL, NULL) &&
+	    !(nl_err(nl)->kernel && nl_err(nl)->error == ENOENT))
+		log_nl_error(nl, "removing probe", p->name);
 }
 
-static int probe_enable(const struct installed_probe *p)
+static int probe_enable(struct nl_ctx *nl, const struct installed_probe *p)
 {
 	struct request req;
-	struct nl_error err;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_SET, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_PROBE_SET, 0);
 
 	mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, p->id);
 	mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, 1);
-	if (nl_request_quiet(&req, NULL, NULL, &err)) {
-		log_nl_error("enabling probe", p->name, &err);
+	if (nl_request(nl, &req, NULL, NULL)) {
+		log_nl_error(nl, "enabling probe", p->name);
 		return -1;
 	}
 	return 0;
 }
 
-static int probe_sampling(const struct config_probe *p, uint16_t id)
+static int probe_sampling(struct nl_ctx *nl, const struct config_probe *p, uint16_t id)
 {
 	struct request req;
-	struct nl_error err;
 	struct nlmsghdr *nlh;
 
 	if (!p->sample_every && !p->sample_interval_ns)
 		return 0;
-	nlh = request_start(&req, MAGNET_CMD_PROBE_SET, 0);
+	nlh = request_start(nl, &req, MAGNET_CMD_PROBE_SET, 0);
 	mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, id);
 	mnl_attr_put_u32(nlh, MAGNET_A_SAMPLE_EVERY, p->sample_every);
 	mnl_attr_put_u64(nlh, MAGNET_A_SAMPLE_INTERVAL, p->sample_interval_ns);
-	if (nl_request_quiet(&req, NULL, NULL, &err)) {
-		log_nl_error("sampling of probe", p->name, &err);
+	if (nl_request(nl, &req, NULL, NULL)) {
+		log_nl_error(nl, "sampling of probe", p->name);
 		return -1;
 	}
 	return 0;
@@ -186,12 +187,12 @@ static size_t cpus_len(const struct config_filter *f)
 	return len;
 }
 
-static int filter_new(const struct config_probe *p, uint16_t id,
-		      const struct config_filter *f, unsigned int n)
+static int filter_new(struct nl_ctx *nl, const struct config_probe *p,
+		      uint16_t id, const struct config_filter *f,
+		      unsigned int n)
 {
 	struct request req;
-	struct nl_error err;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_FILTER_NEW, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_FILTER_NEW, 0);
 	unsigned int i;
 	char what[64];
 
@@ -207,9 +208,9 @@ static int filter_new(const struct config_probe *p, uint16_t id,
 		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MIN, f->id_min);
 		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MAX, f->id_max);
 	}
-	if (nl_request_quiet(&req, NULL, NULL, &err)) {
+	if (nl_request(nl, &req, NULL, NULL)) {
 		snprintf(what, sizeof(what), "%s, filter %u", p->name, n + 1);
-		log_nl_error("probe", what, &err);
+		log_nl_error(nl, "probe", what);
 		return -1;
 	}
 	return 0;
@@ -222,17 +223,17 @@ static int install_probe(struct daemon *d, const struct config_probe *p)
 	unsigned int i;
 	uint16_t id;
 
-	if (probe_new(p, &id))
+	if (probe_new(d->nl, p, &id))
 		return -1;
 	if (note_probe(&d->inst, p->name, id)) {
-		probe_del(&(struct installed_probe){ .id = id });
+		probe_del(d->nl, &(struct installed_probe){ .id = id });
 		log_error("out of memory");
 		return -1;
 	}
 	for (i = 0; i < p->nfilters; i++)
-		if (filter_new(p, id, &p->filters[i], i))
+		if (filter_new(d->nl, p, id, &p->filters[i], i))
 			return -1;
-	return probe_sampling(p, id);
+	return probe_sampling(d->nl, p, id);
 }
 
 static int install_set(struct daemon *d, const struct config_probeset *s)
@@ -240,10 +241,14 @@ static int install_set(struct daemon *d, const struct config_probeset *s)
 	struct probeset ps;
 	unsigned int i, added = 0;
 
-	/* probeset_add() prints its errors and removes what it added. */
-	if (probeset_add(s->set, s->buffer[0] ? s->buffer : "default",
-			 s->snaplen, false, &ps))
+	/* probeset_add() removes what it added when it fails. */
+	if (probeset_add(d->nl, s->set, s->buffer[0] ? s->buffer : "default",
+			 s->snaplen, false, &ps)) {
+		log_error("probe-set %s: %s", s->set, nl_err(d->nl)->text);
+		if (nl_err(d->nl)->hint[0])
+			log_error("%s", nl_err(d->nl)->hint);
 		return -1;
+	}
 	for (i = 0; i < ps.count; i++) {
 		const struct probeset_probe *pp = &ps.probe[i];
 
@@ -254,7 +259,8 @@ static int install_set(struct daemon *d, const struct config_probeset *s)
 		}
 		if (note_probe(&d->inst, pp->name, pp->id)) {
 			log_error("out of memory");
-			probeset_remove(&ps);
+			if (probeset_remove(d->nl, &ps))
+				log_error("%s", nl_err(d->nl)->text);
 			return -1;
 		}
 		added++;
@@ -271,10 +277,10 @@ int kernel_install(struct daemon *d, const struct config *cfg)
 		/* The module's own: declared only for how it is read. */
 		if (!strcmp(cfg->buffers[i].name, "default"))
 			continue;
-		if (buffer_new(&cfg->buffers[i]))
+		if (buffer_new(d->nl, &cfg->buffers[i]))
 			goto fail;
 		if (note_buffer(&d->inst, cfg->buffers[i].name)) {
-			buffer_del(cfg->buffers[i].name);
+			buffer_del(d->nl, cfg->buffers[i].name);
 			goto fail;
 		}
 	}
@@ -285,7 +291,7 @@ int kernel_install(struct daemon *d, const struct config *cfg)
 		if (install_probe(d, &cfg->probes[i]))
 			goto fail;
 	for (i = 0; i < d->inst.nprobes; i++)
-		if (probe_enable(&d->inst.probes[i]))
+		if (probe_enable(d->nl, &d->inst.probes[i]))
 			goto fail;
 	return 0;
 fail:
@@ -300,9 +306,9 @@ void kernel_remove(struct daemon *d)
 
 	/* Probes first: a buffer cannot go while probes log into it. */
 	for (i = in->nprobes; i-- > 0;)
-		probe_del(&in->probes[i]);
+		probe_del(d->nl, &in->probes[i]);
 	for (i = in->nbuffers; i-- > 0;)
-		buffer_del(in->buffers[i]);
+		buffer_del(d->nl, in->buffers[i]);
 	free(in->probes);
 	free(in->buffers);
 	memset(in, 0, sizeof(*in));

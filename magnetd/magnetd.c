@@ -30,7 +30,7 @@
 #include <linux/genetlink.h>
 
 #include "magnetd.h"
-#include "netlink.h"
+#include "nl.h"
 
 #define DEFAULT_CONFIG	"/etc/magnet/magnetd.conf"
 /* After the family appears, the module may still be setting up. */
@@ -138,15 +138,14 @@ static void unbind_all(struct daemon *d)
 
 /* --- attach and detach -------------------------------------------------------- */
 
-static bool family_present(void)
+static bool family_present(struct daemon *d)
 {
 	struct request req;
-	struct nl_error err;
 
 	/* Any read-only request will do; it resolves the family first. */
-	request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP);
-	nl_close();
-	return nl_request_quiet(&req, NULL, NULL, &err) == 0;
+	request_start(d->nl, &req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP);
+	nl_close(d->nl);
+	return nl_request(d->nl, &req, NULL, NULL) == 0;
 }
 
 static void detach(struct daemon *d)
@@ -157,7 +156,7 @@ static void detach(struct daemon *d)
 	unbind_all(d);
 	kernel_remove(d);
 	d->attached = false;
-	nl_close();
+	nl_close(d->nl);
 }
 
 int daemon_attach(struct daemon *d)
@@ -180,7 +179,7 @@ int daemon_attach(struct daemon *d)
 	return 0;
 fail:
 	d->attach_failures++;
-	nl_close();
+	nl_close(d->nl);
 	return -1;
 }
 
@@ -255,7 +254,7 @@ static int ctrl_msg_cb(const struct nlmsghdr *nlh, void *data)
 			memset(&d->inst, 0, sizeof(d->inst));
 			d->attached = false;
 		}
-		nl_close();
+		nl_close(d->nl);
 	}
 	return MNL_CB_OK;
 }
@@ -272,7 +271,7 @@ static void on_ctrl(struct ev_loop *loop, ev_io *w, int revents)
 	if (n < 0) {
 		/* ENOBUFS: notifications lost; look for ourselves. */
 		if (errno == ENOBUFS && !d->attached && !d->released &&
-		    family_present())
+		    family_present(d))
 			schedule_attach(d, ATTACH_DELAY_S);
 		return;
 	}
@@ -340,7 +339,7 @@ static void reload(struct daemon *d)
 	ev_timer_set(&d->tick, cfg->metrics.interval_s,
 		     cfg->metrics.interval_s);
 	ev_timer_again(d->loop, &d->tick);
-	if (!was_attached && (d->released || !family_present())) {
+	if (!was_attached && (d->released || !family_present(d))) {
 		declare_metrics(d, cfg);
 		config_free(old);
 		log_info("reload: %s loaded; it is installed when the module is",
@@ -428,7 +427,7 @@ static int setup(struct daemon *d)
 	d->server = server_new(d, &d->cfg->socket);
 	if (!d->server || watch_module(d))
 		return -1;
-	if (!family_present()) {
+	if (!family_present(d)) {
 		log_warn("the magnet module is not loaded; waiting for it");
 		return 0;
 	}
@@ -450,6 +449,7 @@ static void teardown(struct daemon *d)
 	}
 	metrics_free(d->metrics);
 	config_free(d->cfg);
+	nl_free(d->nl);
 }
 
 int main(int argc, char **argv)
@@ -494,12 +494,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	journal = getenv("JOURNAL_STREAM") != NULL;
-	nl_progname = "magnetd";
+	d->nl = nl_new();
+	if (!d->nl) {
+		fputs("magnetd: out of memory\n", stderr);
+		return 1;
+	}
 	/*
 	 * What magnetd installs belongs to its netlink socket: if it is
 	 * killed, the kernel removes it, and a restart finds the names free.
 	 */
-	nl_own_objects(true);
+	nl_own_objects(d->nl, true);
 	d->cfg = config_load(d->config_file, err, sizeof(err));
 	if (!d->cfg) {
 		fputs(err, stderr);

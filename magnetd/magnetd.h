@@ -49,6 +49,7 @@ struct daemon {
 	struct config *cfg;
 	struct metrics *metrics;
 	struct server *server;
+	struct nl_ctx *nl;	/* its socket owns what magnetd installs */
 
 	bool attached;		/* configuration installed, buffers read */
 	bool released;		/* a client asked to let go of the module */

@@ -344,8 +344,8 @@ static void want(char (*names)[MAGNET_NAME_LEN], unsigned int *n,
 static int reader_open(struct daemon *d, struct reader *r, const char *name,
 		       const struct config_buffer *b)
 {
-	uint64_t size = control_buffer_size(name);
 	char path[256];
+	uint64_t size;
 
 	memset(r, 0, sizeof(*r));
 	r->d = d;
@@ -354,8 +354,6 @@ static int reader_open(struct daemon *d, struct reader *r, const char *name,
 	/* Defaults for buffers magnetd did not make ("default"). */
 	r->size_wm = b ? b->size_wm : 65536;
 	r->count_wm = b ? b->count_wm : 0;
-	if (size && r->size_wm > size / 2)
-		r->size_wm = size / 2;
 	snprintf(path, sizeof(path), MAGNET_DEBUGFS "/magnet/data/%s", name);
 	r->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (r->fd < 0) {
@@ -366,6 +364,9 @@ static int reader_open(struct daemon *d, struct reader *r, const char *name,
 			log_error("%s: %s", path, strerror(errno));
 		return -1;
 	}
+	size = control_ring_size(r->fd);
+	if (size && r->size_wm > size / 2)
+		r->size_wm = size / 2;
 	if (set_watermarks(r, r->size_wm, r->count_wm)) {
 		log_error("buffer %s: setting watermarks %llu bytes, %llu records: %s",
 			  name, (unsigned long long)r->size_wm,

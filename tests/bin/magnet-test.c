@@ -53,7 +53,7 @@
 
 #include <linux/magnet.h>
 #include "stress_format.h"
-#include "../../tools/magnetctl/mapped.h"
+#include "mapped.h"
 
 #define DEBUGFS		"/sys/kernel/debug/"
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../magnetctl/control.h"
-#include "../magnetctl/mapped.h"
+#include "control.h"
+#include "mapped.h"
 #include "magnet-read.h"
 
 /*
@@ -123,7 +123,7 @@ struct source *source_open_live(const struct options *o)
 	 * after 100 ms with what there is. -N reads what there is.
 	 */
 	if (!o->nonblock && o->size_wm < 0) {
-		unsigned long long size = control_buffer_size(o->buffer);
+		unsigned long long size = control_ring_size(fd);
 
 		s->size_wm = SIZE_WM_DEFAULT;
 		if (size && size / 4 < (unsigned long long)s->size_wm)

@@ -14,8 +14,8 @@
 #include <time.h>
 
 #include "magnet-read.h"
-#include "../magnetctl/netlink.h"
-#include "../magnetctl/probeset.h"
+#include "nl.h"
+#include "probeset.h"
 
 static volatile sig_atomic_t stop;
 
@@ -274,14 +274,23 @@ static void parse_args(int argc, char **argv, struct options *o)
 
 /* --- probes added with -P, removed at exit whatever happens ------------------ */
 
+static struct nl_ctx *nl;
 static struct probeset probes;
 static bool probes_added;
+
+static void print_nl_error(void)
+{
+	fprintf(stderr, PROG ": %s\n", nl_err(nl)->text);
+	if (nl_err(nl)->hint[0])
+		fprintf(stderr, PROG ": %s\n", nl_err(nl)->hint);
+}
 
 static void remove_probes(void)
 {
 	if (probes_added) {
 		probes_added = false;
-		probeset_remove(&probes);
+		if (probeset_remove(nl, &probes))
+			print_nl_error();
 	}
 }
 
@@ -290,11 +299,18 @@ static int add_probes(const struct options *o)
 	/* The probes' snap length: 0 (whole) beyond what a record holds. */
 	uint32_t snaplen = o->snaplen >= MAGNET_RECORD_MAX ? 0 : o->snaplen;
 
-	nl_progname = PROG;
-	/* Gone with magnet-read, even if it is killed. */
-	nl_own_objects(true);
-	if (probeset_add(o->probe_sets, o->buffer, snaplen, true, &probes))
+	nl = nl_new();
+	if (!nl) {
+		fputs(PROG ": out of memory\n", stderr);
 		return -1;
+	}
+	/* Gone with magnet-read, even if it is killed. */
+	nl_own_objects(nl, true);
+	if (probeset_add(nl, o->probe_sets, o->buffer, snaplen, true,
+			 &probes)) {
+		print_nl_error();
+		return -1;
+	}
 	probes_added = true;
 	atexit(remove_probes);
 	for (unsigned int i = 0; i < probes.count; i++) {

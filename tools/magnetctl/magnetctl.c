@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include "daemon.h"
-#include "netlink.h"
+#include "nl.h"
 #include "print.h"
 #include "probeset.h"
 
@@ -310,6 +312,30 @@ struct args {
 	int count;
 	char **word;
 };
+
+/* --- requests ------------------------------------------------------------ */
+
+/* The netlink context of this run. */
+static struct nl_ctx *nl;
+
+/* Print what the last failed call met; returns -1. */
+static int print_nl_error(void)
+{
+	const struct nl_error *e = nl_err(nl);
+
+	fprintf(stderr, "magnetctl: %s\n", e->text);
+	if (e->hint[0])
+		fprintf(stderr, "magnetctl: %s\n", e->hint);
+	return -1;
+}
+
+/* nl_request(), its failure printed. */
+static int ctl_request(struct request *req, mnl_cb_t cb, void *data)
+{
+	if (nl_request(nl, req, cb, data))
+		return print_nl_error();
+	return 0;
+}
 
 static bool more(const struct args *a)
 {
@@ -750,7 +776,7 @@ static char *format_cpu_list(const uint8_t *map, size_t len)
 static int buffer_add(struct args *a)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_BUFFER_NEW, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_BUFFER_NEW, 0);
 	const char *name = take_arg(a, "NAME"), *key, *value;
 	int mode;
 
@@ -777,19 +803,19 @@ static int buffer_add(struct args *a)
 	}
 	if (!request_has(nlh, MAGNET_A_BUFFER_SIZE))
 		usage_error("%s: missing \"size SIZE\"", command);
-	return nl_request(&req, NULL, NULL);
+	return ctl_request(&req, NULL, NULL);
 }
 
 static int buffer_del(struct args *a)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_BUFFER_DEL, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_BUFFER_DEL, 0);
 	const char *name = take_arg(a, "NAME");
 
 	check_name(name, "buffer name");
 	no_more_args(a);
 	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, name);
-	return nl_request(&req, NULL, NULL);
+	return ctl_request(&req, NULL, NULL);
 }
 
 static int buffer_row_cb(const struct nlmsghdr *nlh, void *data)
@@ -847,7 +873,7 @@ static int list_row_cb(const struct nlmsghdr *nlh, void *data)
 
 static int list_run(struct request *req, struct lister *l)
 {
-	int ret = nl_request(req, list_row_cb, l);
+	int ret = ctl_request(req, list_row_cb, l);
 
 	if (!ret)
 		list_start(l);
@@ -884,9 +910,9 @@ static int buffer_list(struct args *a)
 	struct nlmsghdr *nlh;
 
 	if (!more(a)) {
-		request_start(&req, MAGNET_CMD_BUFFER_GET, NLM_F_DUMP);
+		request_start(nl, &req, MAGNET_CMD_BUFFER_GET, NLM_F_DUMP);
 	} else {
-		nlh = request_start(&req, MAGNET_CMD_BUFFER_GET, 0);
+		nlh = request_start(nl, &req, MAGNET_CMD_BUFFER_GET, 0);
 		check_name(a->word[0], "buffer name");
 		mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, next_word(a));
 		no_more_args(a);
@@ -996,7 +1022,7 @@ static int probe_new_cb(const struct nlmsghdr *nlh, void *data)
 static int probe_add(struct args *a)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_NEW, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_PROBE_NEW, 0);
 	struct new_probe probe = { .name = take_arg(a, "NAME") };
 	const char *what, *target;
 	int kind;
@@ -1019,7 +1045,7 @@ static int probe_add(struct args *a)
 	while (more(a))
 		put_probe_option(nlh, a, next_word(a), kind);
 	check_id_arg(nlh);
-	if (nl_request(&req, probe_new_cb, &probe))
+	if (ctl_request(&req, probe_new_cb, &probe))
 		return -1;
 	print_open_object(NULL);
 	print_string(PRINT_ANY, "name", "added probe %s", probe.name);
@@ -1034,13 +1060,13 @@ static int probe_add(struct args *a)
 static int probe_simple(struct args *a, uint8_t cmd, int enable)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, cmd, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, cmd, 0);
 
 	put_probe_ref(nlh, take_arg(a, "PROBE"));
 	no_more_args(a);
 	if (enable >= 0)
 		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, enable);
-	return nl_request(&req, NULL, NULL);
+	return ctl_request(&req, NULL, NULL);
 }
 
 static int probe_del(struct args *a)
@@ -1104,7 +1130,7 @@ static void put_sample(struct nlmsghdr *nlh, struct args *a)
 static int probe_set(struct args *a)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_SET, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_PROBE_SET, 0);
 	const char *key;
 
 	put_probe_ref(nlh, take_arg(a, "PROBE"));
@@ -1133,7 +1159,7 @@ static int probe_set(struct args *a)
 			unknown_keyword(key);
 		}
 	}
-	return nl_request(&req, NULL, NULL);
+	return ctl_request(&req, NULL, NULL);
 }
 
 /* TARGET column: predef:NAME for a predefined probe. */
@@ -1235,9 +1261,9 @@ static int probe_list(struct args *a)
 	struct nlmsghdr *nlh;
 
 	if (!more(a)) {
-		request_start(&req, MAGNET_CMD_PROBE_GET, NLM_F_DUMP);
+		request_start(nl, &req, MAGNET_CMD_PROBE_GET, NLM_F_DUMP);
 	} else {
-		nlh = request_start(&req, MAGNET_CMD_PROBE_GET, 0);
+		nlh = request_start(nl, &req, MAGNET_CMD_PROBE_GET, 0);
 		put_probe_ref(nlh, next_word(a));
 		no_more_args(a);
 	}
@@ -1297,7 +1323,7 @@ static bool may_resolve(void)
 /* A catalog request, resolving the targets if we may. */
 static void catalog_request(struct request *req)
 {
-	struct nlmsghdr *nlh = request_start(req, MAGNET_CMD_CATALOG_GET,
+	struct nlmsghdr *nlh = request_start(nl, req, MAGNET_CMD_CATALOG_GET,
 					     NLM_F_DUMP);
 
 	if (may_resolve())
@@ -1451,8 +1477,8 @@ static int probe_add_set(struct args *a)
 			unknown_keyword(key);
 		}
 	}
-	if (probeset_add(sets, buffer, snaplen, !disabled, &ps))
-		return -1;
+	if (probeset_add(nl, sets, buffer, snaplen, !disabled, &ps))
+		return print_nl_error();
 	print_probeset(&ps);
 	return 0;
 }
@@ -1464,9 +1490,9 @@ static int probe_del_set(struct args *a)
 
 	check_set_list(sets);
 	no_more_args(a);
-	removed = probeset_del(sets);
+	removed = probeset_del(nl, sets);
 	if (removed < 0)
-		return -1;
+		return print_nl_error();
 	print_open_object(NULL);
 	print_u64(PRINT_ANY, "removed", "removed %" PRIu64, removed);
 	print_string(PRINT_TEXT, NULL, " %s\n",
@@ -1577,7 +1603,7 @@ static int probe_sets(struct args *a)
 
 	no_more_args(a);
 	catalog_request(&req);
-	ret = nl_request(&req, set_entry_cb, &c);
+	ret = ctl_request(&req, set_entry_cb, &c);
 	if (!ret)
 		print_sets(&c);
 	for (i = 0; i < c.count; i++) {
@@ -1615,9 +1641,9 @@ static uint16_t resolve_probe_id(const char *ref)
 
 	if (id)
 		return id;
-	nlh = request_start(&req, MAGNET_CMD_PROBE_GET, 0);
+	nlh = request_start(nl, &req, MAGNET_CMD_PROBE_GET, 0);
 	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, ref);
-	if (nl_request(&req, probe_id_cb, &id))
+	if (ctl_request(&req, probe_id_cb, &id))
 		return 0;
 	if (!id)
 		fprintf(stderr, "magnetctl: no id for probe \"%s\" in the kernel's reply\n",
@@ -2115,7 +2141,7 @@ static int filter_add(struct args *a)
 {
 	static struct filter_rule r;	/* a few KiB */
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_FILTER_NEW, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_FILTER_NEW, 0);
 	int64_t rule = -1;
 
 	memset(&r, 0, sizeof(r));
@@ -2125,7 +2151,7 @@ static int filter_add(struct args *a)
 	while (more(a))
 		parse_filter_keyword(&r, a, next_word(a));
 	check_filter_rule(&r);
-	if (put_filter_rule(nlh, &r) || nl_request(&req, filter_new_cb, &rule))
+	if (put_filter_rule(nlh, &r) || ctl_request(&req, filter_new_cb, &rule))
 		return -1;
 	print_open_object(NULL);
 	if (rule >= 0)
@@ -2140,13 +2166,13 @@ static int filter_add(struct args *a)
 static int filter_del(struct args *a)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_FILTER_DEL, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_FILTER_DEL, 0);
 
 	mnl_attr_put_u32(nlh, MAGNET_A_FILTER_ID,
 			 parse_uint(take_arg(a, "ID"), 1, UINT32_MAX,
 				    "filter id"));
 	no_more_args(a);
-	return nl_request(&req, NULL, NULL);
+	return ctl_request(&req, NULL, NULL);
 }
 
 /*
@@ -2437,7 +2463,7 @@ static int filter_line_cb(const struct nlmsghdr *nlh, void *data)
 static int filter_list(struct args *a)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_FILTER_GET,
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_FILTER_GET,
 					     NLM_F_DUMP);
 
 	if (more(a))
@@ -2629,8 +2655,8 @@ static int stats_show(struct args *a)
 	int ret;
 
 	no_more_args(a);
-	request_start(&req, MAGNET_CMD_STATS_GET, NLM_F_DUMP);
-	ret = nl_request(&req, stats_cb, &stats);
+	request_start(nl, &req, MAGNET_CMD_STATS_GET, NLM_F_DUMP);
+	ret = ctl_request(&req, stats_cb, &stats);
 	if (!ret)
 		print_stats(&stats);
 	free_stats(&stats);
@@ -2703,6 +2729,53 @@ static int notify_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/*
+ * Print notifications until @m's count or SIGINT/SIGTERM. The signals are
+ * blocked except while waiting, so none goes unnoticed.
+ */
+static int listen_notify(struct monitor *m)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	struct pollfd pfd = { .events = POLLIN };
+	sigset_t block, wait_mask;
+	int ret;
+
+	if (nl_join_notify(nl))
+		return print_nl_error();
+	pfd.fd = nl_fd(nl);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &wait_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	while (!stop_signal) {
+		if (ppoll(&pfd, 1, NULL, &wait_mask) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "magnetctl: poll: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		ret = nl_recv_notify(nl, notify_cb, m);
+		if (ret < 0)
+			return print_nl_error();
+		if (ret == NL_NOTIFY_LOST)
+			fputs("magnetctl: warning: notifications lost, the socket's receive buffer overran (ENOBUFS)\n",
+			      stderr);
+		if (ret == NL_NOTIFY_STOP)
+			break;
+	}
+	return 0;
+}
+
 static int monitor(struct args *a)
 {
 	struct monitor m = { 0 };
@@ -2718,7 +2791,7 @@ static int monitor(struct args *a)
 	}
 	/* one object per line, whatever -p says */
 	print_init(print_is_json(), false);
-	return nl_listen(notify_cb, &m);
+	return listen_notify(&m);
 }
 
 /* --- daemon -------------------------------------------------------------- */
@@ -2857,8 +2930,13 @@ int main(int argc, char **argv)
 	}
 	print_init(json, pretty);
 	a = (struct args){ argc - optind, argv + optind };
+	nl = nl_new();
+	if (!nl) {
+		fputs("magnetctl: out of memory\n", stderr);
+		return 1;
+	}
 	ret = run(&a);
-	nl_close();
+	nl_free(nl);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "magnetctl: writing the output: %s\n",
 			strerror(errno));

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnetctl: the generic netlink side (magnet-read links it too). One
- * socket per run; the family is resolved when the first request is sent,
- * so that a command line can be checked completely without the module.
+ * The generic netlink side of magnet's programs (see nl.h): requests and
+ * replies, the kernel's errors with extended ack turned into one line of
+ * text, the notify group, and the attribute tables that mirror the
+ * kernel's policies (tests/host/nl-attrs checks them against the kernel's
+ * source).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -16,7 +18,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "netlink.h"
+#include "nl.h"
 
 /* The kernel sizes dump messages to the largest buffer we read with. */
 #define REPLY_SIZE		32768
@@ -25,21 +27,20 @@
 #define CAP_HINT		"needs CAP_NET_ADMIN or CAP_SYS_ADMIN"
 #define MONITOR_CAP_HINT	"needs CAP_NET_ADMIN"
 
-static struct {
+struct nl_ctx {
 	struct mnl_socket *sock;
 	unsigned int portid;
 	unsigned int seq;
 	uint16_t family;		/* 0 until resolved */
 	uint32_t notify_group;		/* 0: the family has none */
 	bool owned;			/* see nl_own_objects() */
-} nl;
-
-static char reply[REPLY_SIZE] __attribute__((aligned(8)));
-
-const char *nl_progname = "magnetctl";
+	struct nl_error err;		/* the last failure */
+	char reply[REPLY_SIZE] __attribute__((aligned(8)));
+};
 
 /* One request and its replies. */
 struct exchange {
+	struct nl_ctx *nl;
 	const struct nlmsghdr *req;
 	mnl_cb_t cb;
 	void *data;
@@ -74,6 +75,19 @@ static const char *const magnet_attr_names[MAGNET_A_MAX + 1] = {
 	ATTR_NAME(FILTER_IDS), ATTR_NAME(FILTER_TYPE), ATTR_NAME(FILTER_CONFIG),
 	ATTR_NAME(FILTER_STATS), ATTR_NAME(OWNED), ATTR_NAME(CATALOG_RESOLVE),
 	ATTR_NAME(PROBE_TARGET_USED), ATTR_NAME(PROBE_DISPATCH),
+};
+
+#define STAT_NAME(a)	[MAGNET_STAT_##a] = "MAGNET_STAT_" #a
+static const char *const stat_attr_names[MAGNET_STAT_MAX + 1] = {
+	STAT_NAME(HITS), STAT_NAME(LOGGED), STAT_NAME(FILTERED),
+	STAT_NAME(SAMPLED), STAT_NAME(LOST),
+};
+
+#define CPU_NAME(a)	[MAGNET_CPU_##a] = "MAGNET_CPU_" #a
+static const char *const cpu_attr_names[MAGNET_CPU_MAX + 1] = {
+	CPU_NAME(ID), CPU_NAME(PRODUCED), CPU_NAME(WRITTEN), CPU_NAME(READ),
+	CPU_NAME(LOST), CPU_NAME(DROPPED), CPU_NAME(OVERWRITTEN),
+	CPU_NAME(DISCARDED),
 };
 
 #define PACKET_NAME(a)	[MAGNET_PACKET_##a] = "MAGNET_PACKET_" #a
@@ -134,6 +148,8 @@ static const enum mnl_attr_data_type magnet_attr_types[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_FILTER_CONFIG]	= MNL_TYPE_NESTED,
 	[MAGNET_A_FILTER_STATS]		= MNL_TYPE_NESTED,
 	[MAGNET_A_OWNED]		= MNL_TYPE_FLAG,
+	[MAGNET_A_CATALOG_RESOLVE]	= MNL_TYPE_FLAG,
+	[MAGNET_A_PROBE_TARGET_USED]	= MNL_TYPE_NUL_STRING,
 	[MAGNET_A_PROBE_DISPATCH]	= MNL_TYPE_U8,
 };
 
@@ -402,42 +418,47 @@ static const char *request_filter_type(const struct nlmsghdr *req)
 /* The name of attribute @type, in top-level nest @nest unless -1. */
 static const char *attr_name(const struct exchange *ex, int type, int nest)
 {
-	const char *const *names = magnet_attr_names;
-	int max = MAGNET_A_MAX;
+	const char *space = "magnet";
 
 	if (ex->req->nlmsg_type == GENL_ID_CTRL || type < 0)
 		return NULL;
 	if (nest == MAGNET_A_FILTER_CONFIG || nest == MAGNET_A_FILTER_STATS) {
-		if (!strcmp(request_filter_type(ex->req), "packet")) {
-			names = packet_attr_names;
-			max = MAGNET_PACKET_MAX;
-		} else if (!strcmp(request_filter_type(ex->req),
-				   "correlate")) {
-			names = corr_attr_names;
-			max = MAGNET_CORR_MAX;
-		} else {
+		space = request_filter_type(ex->req);
+		if (strcmp(space, "packet") && strcmp(space, "correlate"))
 			return NULL;
-		}
 	} else if (nest >= 0) {
 		return NULL;
 	}
-	if (type > max || !names[type])
-		return NULL;
-	return names[type];
+	return nl_attr_name(space, type);
+}
+
+/* Append printf-style to @buf (@size bytes, always terminated). */
+static void __attribute__((format(printf, 3, 4)))
+append(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len, fmt, ap);
+	va_end(ap);
 }
 
 /* " (attribute X)" or " (attribute X in NEST)", if we know their names. */
-static void print_attr(const struct exchange *ex, const char *what,
-		       int type, int nest)
+static void append_attr(struct nl_error *e, const struct exchange *ex,
+			const char *what, int type, int nest)
 {
 	const char *name = attr_name(ex, type, nest);
 
 	if (!name)
 		return;
-	fprintf(stderr, " (%s %s", what, name);
+	append(e->text, sizeof(e->text), " (%s %s", what, name);
 	if (nest >= 0 && attr_name(ex, nest, -1))
-		fprintf(stderr, " in %s", attr_name(ex, nest, -1));
-	fputc(')', stderr);
+		append(e->text, sizeof(e->text), " in %s",
+		       attr_name(ex, nest, -1));
+	append(e->text, sizeof(e->text), ")");
 }
 
 /* Filter types are added by modules of their own. */
@@ -450,38 +471,92 @@ static const char *filter_type_module(const char *type)
 	return NULL;
 }
 
-static void print_exchange_error(const struct exchange *ex)
+/* What an exchange that failed met, as the context's error. */
+static void exchange_error(const struct exchange *ex)
 {
+	struct nl_error *e = &ex->nl->err;
 	const char *module;
 
+	memset(e, 0, sizeof(*e));
 	if (!ex->error) {
-		fprintf(stderr, "%s: %s", nl_progname, ex->failed);
+		e->error = ex->local_errno ?: EPROTO;
+		snprintf(e->text, sizeof(e->text), "%s", ex->failed);
 		if (ex->local_errno)
-			fprintf(stderr, ": %s", strerror(ex->local_errno));
-		fputc('\n', stderr);
+			append(e->text, sizeof(e->text), ": %s",
+			       strerror(ex->local_errno));
 		return;
 	}
-	fprintf(stderr, "%s: %s", nl_progname, strerror(ex->error));
+	e->error = ex->error;
+	e->kernel = true;
+	snprintf(e->text, sizeof(e->text), "%s", strerror(ex->error));
 	if (ex->msg[0])
-		fprintf(stderr, ": %s", ex->msg);
-	print_attr(ex, "attribute", ex->bad_attr, ex->bad_nest);
-	print_attr(ex, "missing attribute", ex->missing_attr,
-		   ex->missing_nest);
+		append(e->text, sizeof(e->text), ": %s", ex->msg);
+	append_attr(e, ex, "attribute", ex->bad_attr, ex->bad_nest);
+	append_attr(e, ex, "missing attribute", ex->missing_attr,
+		    ex->missing_nest);
 	if (ex->error == EPERM && !ex->msg[0])
-		fputs(" (" CAP_HINT ")", stderr);
-	fputc('\n', stderr);
+		append(e->text, sizeof(e->text), " (" CAP_HINT ")");
 	module = filter_type_module(request_filter_type(ex->req));
 	if (ex->error == ENOENT && ex->bad_attr == MAGNET_A_FILTER_TYPE &&
 	    ex->bad_nest < 0 && module)
-		fprintf(stderr, "%s: filter type \"%s\" needs module %s loaded (modprobe %s)\n",
-			nl_progname, request_filter_type(ex->req), module,
-			module);
+		snprintf(e->hint, sizeof(e->hint),
+			 "filter type \"%s\" needs module %s loaded (modprobe %s)",
+			 request_filter_type(ex->req), module, module);
+}
+
+int nl_fail(struct nl_ctx *nl, int error, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(&nl->err, 0, sizeof(nl->err));
+	nl->err.error = error ?: EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(nl->err.text, sizeof(nl->err.text), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int nl_err_prefix(struct nl_ctx *nl, const char *fmt, ...)
+{
+	char text[sizeof(nl->err.text)];
+	va_list ap;
+
+	memcpy(text, nl->err.text, sizeof(text));
+	va_start(ap, fmt);
+	vsnprintf(nl->err.text, sizeof(nl->err.text), fmt, ap);
+	va_end(ap);
+	append(nl->err.text, sizeof(nl->err.text), ": %s", text);
+	return -1;
+}
+
+int nl_set_err(struct nl_ctx *nl, const struct nl_error *err)
+{
+	nl->err = *err;
+	return -1;
+}
+
+const struct nl_error *nl_err(const struct nl_ctx *nl)
+{
+	return &nl->err;
 }
 
 /* --- requests ------------------------------------------------------------- */
 
-struct nlmsghdr *request_start(struct request *req, uint8_t cmd,
-			       uint16_t flags)
+struct nl_ctx *nl_new(void)
+{
+	return calloc(1, sizeof(struct nl_ctx));
+}
+
+void nl_free(struct nl_ctx *nl)
+{
+	if (!nl)
+		return;
+	nl_close(nl);
+	free(nl);
+}
+
+struct nlmsghdr *request_start(struct nl_ctx *nl, struct request *req,
+			       uint8_t cmd, uint16_t flags)
 {
 	struct genlmsghdr *genl;
 
@@ -492,15 +567,15 @@ struct nlmsghdr *request_start(struct request *req, uint8_t cmd,
 	genl = mnl_nlmsg_put_extra_header(req->nlh, sizeof(*genl));
 	genl->cmd = cmd;
 	genl->version = MAGNET_GENL_VERSION;
-	if (nl.owned && (cmd == MAGNET_CMD_BUFFER_NEW ||
-			 cmd == MAGNET_CMD_PROBE_NEW))
+	if (nl->owned && (cmd == MAGNET_CMD_BUFFER_NEW ||
+			  cmd == MAGNET_CMD_PROBE_NEW))
 		mnl_attr_put(req->nlh, MAGNET_A_OWNED, 0, NULL);
 	return req->nlh;
 }
 
-void nl_own_objects(bool owned)
+void nl_own_objects(struct nl_ctx *nl, bool owned)
 {
-	nl.owned = owned;
+	nl->owned = owned;
 }
 
 static int data_cb(const struct nlmsghdr *nlh, void *data)
@@ -523,20 +598,21 @@ static int data_cb(const struct nlmsghdr *nlh, void *data)
 /* Send @nlh and run its replies through @ex until the ack or an error. */
 static int exchange(struct nlmsghdr *nlh, struct exchange *ex)
 {
+	struct nl_ctx *nl = ex->nl;
 	int ret = MNL_CB_OK;
 	ssize_t n;
 
 	ex->req = nlh;
 	ex->bad_attr = ex->bad_nest = -1;
 	ex->missing_attr = ex->missing_nest = -1;
-	nlh->nlmsg_seq = ++nl.seq;
-	if (mnl_socket_sendto(nl.sock, nlh, nlh->nlmsg_len) < 0) {
+	nlh->nlmsg_seq = ++nl->seq;
+	if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0) {
 		ex->failed = "sending the request";
 		ex->local_errno = errno;
 		return -1;
 	}
 	do {
-		n = mnl_socket_recvfrom(nl.sock, reply, sizeof(reply));
+		n = mnl_socket_recvfrom(nl->sock, nl->reply, sizeof(nl->reply));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -544,7 +620,7 @@ static int exchange(struct nlmsghdr *nlh, struct exchange *ex)
 			ex->local_errno = errno;
 			return -1;
 		}
-		ret = mnl_cb_run2(reply, n, nlh->nlmsg_seq, nl.portid,
+		ret = mnl_cb_run2(nl->reply, n, nlh->nlmsg_seq, nl->portid,
 				  data_cb, ex, control_cbs,
 				  MNL_ARRAY_SIZE(control_cbs));
 	} while (n < 0 || ret > MNL_CB_STOP);
@@ -562,7 +638,7 @@ static int exchange(struct nlmsghdr *nlh, struct exchange *ex)
 	return 0;
 }
 
-static int mcast_group_cb(const struct nlattr *group)
+static int mcast_group_cb(struct nl_ctx *nl, const struct nlattr *group)
 {
 	const struct nlattr *tb[CTRL_ATTR_MCAST_GRP_MAX + 1];
 
@@ -571,7 +647,7 @@ static int mcast_group_cb(const struct nlattr *group)
 	if (tb[CTRL_ATTR_MCAST_GRP_NAME] && tb[CTRL_ATTR_MCAST_GRP_ID] &&
 	    !strcmp(mnl_attr_get_str(tb[CTRL_ATTR_MCAST_GRP_NAME]),
 		    MAGNET_GENL_MCGRP_NOTIFY))
-		nl.notify_group = mnl_attr_get_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
+		nl->notify_group = mnl_attr_get_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
 	return MNL_CB_OK;
 }
 
@@ -579,22 +655,22 @@ static int family_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
 	const struct nlattr *group;
+	struct nl_ctx *nl = data;
 
-	(void)data;
 	if (parse_genl(nlh, tb, ctrl_attr_types, CTRL_ATTR_MAX) ||
 	    !tb[CTRL_ATTR_FAMILY_ID])
 		return MNL_CB_ERROR;
-	nl.family = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+	nl->family = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
 	if (tb[CTRL_ATTR_MCAST_GROUPS])
 		mnl_attr_for_each_nested(group, tb[CTRL_ATTR_MCAST_GROUPS])
-			if (mcast_group_cb(group) != MNL_CB_OK)
+			if (mcast_group_cb(nl, group) != MNL_CB_OK)
 				return MNL_CB_ERROR;
 	return MNL_CB_OK;
 }
 
-static int resolve_family(void)
+static int resolve_family(struct nl_ctx *nl)
 {
-	struct exchange ex = { .cb = family_cb };
+	struct exchange ex = { .nl = nl, .cb = family_cb, .data = nl };
 	struct request req = {};
 	struct genlmsghdr *genl;
 
@@ -606,108 +682,76 @@ static int resolve_family(void)
 	genl->version = 1;
 	mnl_attr_put_strz(req.nlh, CTRL_ATTR_FAMILY_NAME, MAGNET_GENL_NAME);
 	if (exchange(req.nlh, &ex) == 0) {
-		if (nl.family)
+		if (nl->family)
 			return 0;
 		ex.failed = "the kernel did not give the family's id";
 	}
 	if (ex.error == ENOENT)
-		fprintf(stderr, "%s: the magnet kernel module is not loaded (no generic netlink family \""
-			MAGNET_GENL_NAME "\")\n", nl_progname);
-	else
-		print_exchange_error(&ex);
+		return nl_fail(nl, ENOENT, "the magnet kernel module is not loaded (no generic netlink family \""
+			       MAGNET_GENL_NAME "\")");
+	exchange_error(&ex);
 	return -1;
 }
 
-static int nl_connect(void)
+static int nl_connect(struct nl_ctx *nl)
 {
 	int one = 1;
 
-	if (nl.family)
+	if (nl->family)
 		return 0;
 	/* A socket whose family lookup failed is used again. */
-	if (nl.sock)
-		return resolve_family();
-	nl.sock = mnl_socket_open(NETLINK_GENERIC);
-	if (!nl.sock || mnl_socket_bind(nl.sock, 0, MNL_SOCKET_AUTOPID) < 0) {
-		fprintf(stderr, "%s: generic netlink socket: %s\n",
-			nl_progname, strerror(errno));
-		if (nl.sock)
-			mnl_socket_close(nl.sock);
-		nl.sock = NULL;
-		return -1;
+	if (nl->sock)
+		return resolve_family(nl);
+	nl->sock = mnl_socket_open(NETLINK_GENERIC);
+	if (!nl->sock || mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int error = errno;
+
+		if (nl->sock)
+			mnl_socket_close(nl->sock);
+		nl->sock = NULL;
+		return nl_fail(nl, error, "generic netlink socket: %s",
+			       strerror(error));
 	}
 	/* Kernels without them still work, only with terser errors. */
-	mnl_socket_setsockopt(nl.sock, NETLINK_EXT_ACK, &one, sizeof(one));
-	mnl_socket_setsockopt(nl.sock, NETLINK_CAP_ACK, &one, sizeof(one));
-	nl.portid = mnl_socket_get_portid(nl.sock);
-	nl.seq = time(NULL);
-	return resolve_family();
+	mnl_socket_setsockopt(nl->sock, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl->sock, NETLINK_CAP_ACK, &one, sizeof(one));
+	nl->portid = mnl_socket_get_portid(nl->sock);
+	nl->seq = time(NULL);
+	return resolve_family(nl);
 }
 
-/* @err NULL: print every error; else return the kernel's in @err. */
-static int request(struct request *req, mnl_cb_t cb, void *data,
-		   struct nl_error *err)
+int nl_request(struct nl_ctx *nl, struct request *req, mnl_cb_t cb,
+	       void *data)
 {
-	struct exchange ex = { .cb = cb, .data = data };
+	struct exchange ex = { .nl = nl, .cb = cb, .data = data };
 
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (nl_connect())
+	if (nl_connect(nl))
 		return -1;
-	req->nlh->nlmsg_type = nl.family;
+	req->nlh->nlmsg_type = nl->family;
 	if (exchange(req->nlh, &ex) == 0)
 		return 0;
-	if (err && ex.error) {
-		err->error = ex.error;
-		snprintf(err->msg, sizeof(err->msg), "%s", ex.msg);
-		return -1;
-	}
-	print_exchange_error(&ex);
+	exchange_error(&ex);
 	return -1;
 }
 
-int nl_request(struct request *req, mnl_cb_t cb, void *data)
+void nl_close(struct nl_ctx *nl)
 {
-	return request(req, cb, data, NULL);
+	if (nl->sock)
+		mnl_socket_close(nl->sock);
+	nl->sock = NULL;
+	nl->family = 0;
+	nl->notify_group = 0;
 }
 
-int nl_request_quiet(struct request *req, mnl_cb_t cb, void *data,
-		     struct nl_error *err)
+int nl_fd(const struct nl_ctx *nl)
 {
-	return request(req, cb, data, err);
-}
-
-void nl_print_error(const char *context, const struct nl_error *err)
-{
-	fprintf(stderr, "%s: ", nl_progname);
-	if (context)
-		fprintf(stderr, "%s: ", context);
-	fputs(strerror(err->error), stderr);
-	if (err->msg[0])
-		fprintf(stderr, ": %s", err->msg);
-	else if (err->error == EPERM)
-		fputs(" (" CAP_HINT ")", stderr);
-	fputc('\n', stderr);
-}
-
-void nl_close(void)
-{
-	if (nl.sock)
-		mnl_socket_close(nl.sock);
-	nl.sock = NULL;
-	nl.family = 0;
+	return nl->sock ? mnl_socket_get_fd(nl->sock) : -1;
 }
 
 /* --- notifications -------------------------------------------------------- */
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
-
 struct listener {
+	struct nl_ctx *nl;
 	mnl_cb_t cb;
 	void *data;
 };
@@ -717,90 +761,102 @@ static int notify_cb(const struct nlmsghdr *nlh, void *data)
 	const struct genlmsghdr *genl = mnl_nlmsg_get_payload(nlh);
 	struct listener *l = data;
 
-	if (nlh->nlmsg_type != nl.family ||
+	if (nlh->nlmsg_type != l->nl->family ||
 	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*genl) ||
 	    genl->cmd != MAGNET_CMD_NOTIFY)
 		return MNL_CB_OK;
 	return l->cb(nlh, l->data);
 }
 
-static int join_notify_group(void)
+int nl_join_notify(struct nl_ctx *nl)
 {
 	int rcvbuf = MONITOR_RCVBUF;
 
-	if (!nl.notify_group) {
-		fprintf(stderr, "%s: the magnet module has no \""
-			MAGNET_GENL_MCGRP_NOTIFY "\" multicast group\n",
-			nl_progname);
+	if (nl_connect(nl))
 		return -1;
+	if (!nl->notify_group)
+		return nl_fail(nl, ENOENT, "the magnet module has no \""
+			       MAGNET_GENL_MCGRP_NOTIFY "\" multicast group");
+	if (mnl_socket_setsockopt(nl->sock, NETLINK_ADD_MEMBERSHIP,
+				  &nl->notify_group,
+				  sizeof(nl->notify_group))) {
+		int error = errno;
+
+		return nl_fail(nl, error, "joining the \"%s\" group: %s%s",
+			       MAGNET_GENL_MCGRP_NOTIFY, strerror(error),
+			       error == EPERM ? " (" MONITOR_CAP_HINT ")" : "");
 	}
-	if (mnl_socket_setsockopt(nl.sock, NETLINK_ADD_MEMBERSHIP,
-				  &nl.notify_group, sizeof(nl.notify_group))) {
-		fprintf(stderr, "%s: joining the \"%s\" group: %s%s\n",
-			nl_progname, MAGNET_GENL_MCGRP_NOTIFY, strerror(errno),
-			errno == EPERM ? " (" MONITOR_CAP_HINT ")" : "");
-		return -1;
-	}
-	setsockopt(mnl_socket_get_fd(nl.sock), SOL_SOCKET, SO_RCVBUF,
+	setsockopt(mnl_socket_get_fd(nl->sock), SOL_SOCKET, SO_RCVBUF,
 		   &rcvbuf, sizeof(rcvbuf));
 	return 0;
 }
 
-/* Block SIGINT and SIGTERM except while waiting, so none goes unnoticed. */
-static void catch_stop_signals(sigset_t *wait_mask)
+int nl_recv_notify(struct nl_ctx *nl, mnl_cb_t cb, void *data)
 {
-	struct sigaction sa = { .sa_handler = on_stop_signal };
-	sigset_t block;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, wait_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
-int nl_listen(mnl_cb_t cb, void *data)
-{
-	struct listener l = { cb, data };
-	struct pollfd pfd = { .events = POLLIN };
-	sigset_t wait_mask;
+	struct listener l = { nl, cb, data };
 	ssize_t n;
 	int ret;
 
-	if (nl_connect() || join_notify_group())
-		return -1;
-	pfd.fd = mnl_socket_get_fd(nl.sock);
-	catch_stop_signals(&wait_mask);
-	while (!stop_signal) {
-		if (ppoll(&pfd, 1, NULL, &wait_mask) < 0) {
-			if (errno == EINTR)
-				continue;
-			fprintf(stderr, "%s: poll: %s\n", nl_progname,
-				strerror(errno));
-			return -1;
-		}
-		n = mnl_socket_recvfrom(nl.sock, reply, sizeof(reply));
-		if (n < 0) {
-			if (errno == ENOBUFS) {
-				fprintf(stderr, "%s: warning: notifications lost, the socket's receive buffer overran (ENOBUFS)\n",
-					nl_progname);
-				continue;
-			}
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			fprintf(stderr, "%s: receiving notifications: %s\n",
-				nl_progname, strerror(errno));
-			return -1;
-		}
-		ret = mnl_cb_run(reply, n, 0, 0, notify_cb, &l);
-		if (ret == MNL_CB_STOP)
-			break;
-		if (ret < 0) {
-			fprintf(stderr, "%s: malformed notification: %s\n",
-				nl_progname, strerror(errno));
-			return -1;
-		}
+	n = mnl_socket_recvfrom(nl->sock, nl->reply, sizeof(nl->reply));
+	if (n < 0) {
+		int error = errno;
+
+		if (error == ENOBUFS)
+			return NL_NOTIFY_LOST;
+		if (error == EINTR || error == EAGAIN)
+			return NL_NOTIFY_MORE;
+		return nl_fail(nl, error, "receiving notifications: %s",
+			       strerror(error));
 	}
-	return 0;
+	ret = mnl_cb_run(nl->reply, n, 0, 0, notify_cb, &l);
+	if (ret < 0) {
+		int error = errno;
+
+		return nl_fail(nl, error, "malformed notification: %s",
+			       strerror(error));
+	}
+	return ret == MNL_CB_STOP ? NL_NOTIFY_STOP : NL_NOTIFY_MORE;
+}
+
+/* --- the attribute tables, by name ---------------------------------------- */
+
+static const struct {
+	const char *space;
+	const char *const *names;
+	const enum mnl_attr_data_type *types;
+	unsigned int max;
+} spaces[] = {
+	{ "magnet", magnet_attr_names, magnet_attr_types, MAGNET_A_MAX },
+	{ "stat", stat_attr_names, stat_attr_types, MAGNET_STAT_MAX },
+	{ "cpu", cpu_attr_names, cpu_attr_types, MAGNET_CPU_MAX },
+	{ "packet", packet_attr_names, packet_attr_types, MAGNET_PACKET_MAX },
+	{ "correlate", corr_attr_names, corr_attr_types, MAGNET_CORR_MAX },
+};
+
+const char *nl_attr_name(const char *space, unsigned int type)
+{
+	unsigned int i;
+
+	for (i = 0; i < MNL_ARRAY_SIZE(spaces); i++)
+		if (!strcmp(spaces[i].space, space))
+			return type <= spaces[i].max ? spaces[i].names[type] :
+						       NULL;
+	return NULL;
+}
+
+enum mnl_attr_data_type nl_attr_type(const char *space, unsigned int type,
+				     unsigned int *max)
+{
+	unsigned int i;
+
+	for (i = 0; i < MNL_ARRAY_SIZE(spaces); i++)
+		if (!strcmp(spaces[i].space, space)) {
+			if (max)
+				*max = spaces[i].max;
+			return type <= spaces[i].max ? spaces[i].types[type] :
+						       MNL_TYPE_UNSPEC;
+		}
+	if (max)
+		*max = 0;
+	return MNL_TYPE_UNSPEC;
 }

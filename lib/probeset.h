@@ -14,6 +14,8 @@
 
 #include <linux/magnet.h>
 
+#include "nl.h"
+
 #define PROBESET_MAX	64	/* probes in all the sets of one request */
 
 struct probeset_probe {
@@ -36,20 +38,24 @@ struct probeset {
  * as a probe of the same name, logging into @buffer with snap length
  * @snaplen (packet bytes; 0 = whole packets), enabled or not. Layers the
  * running kernel has no function for are skipped (error ENOENT in @out).
- * Any other failure, or a set that does not exist, removes what was added,
- * prints one line saying why and returns -1. Returns 0 on success; @out
- * then lists every layer of the sets with its outcome.
+ * Any other failure, or a set that does not exist, removes what was added
+ * and returns -1 (nl_err(); a probe that could not be removed again is
+ * named in its hint). Returns 0 on success; @out then lists every layer of
+ * the sets with its outcome.
  */
-int probeset_add(const char *sets, const char *buffer, uint32_t snaplen,
-		 bool enabled, struct probeset *out);
+int probeset_add(struct nl_ctx *nl, const char *sets, const char *buffer,
+		 uint32_t snaplen, bool enabled, struct probeset *out);
 
 /*
  * Remove the probes named "SET.*" of the comma-separated @sets, whoever
- * added them. Returns the number removed, or -1 after printing why.
+ * added them. Returns the number removed, or -1 (nl_err()).
  */
-int probeset_del(const char *sets);
+int probeset_del(struct nl_ctx *nl, const char *sets);
 
-/* Remove the probes @ps lists as added (error 0), e.g. at exit. */
-void probeset_remove(const struct probeset *ps);
+/*
+ * Remove the probes @ps lists as added (error 0), e.g. at exit; those
+ * gone already are fine. Returns 0, or -1 (nl_err(): the first failure).
+ */
+int probeset_remove(struct nl_ctx *nl, const struct probeset *ps);
 
 #endif /* MAGNET_PROBESET_H */

@@ -6,7 +6,7 @@
  *
  * A set is whatever the catalog says it is: the part of an entry's name
  * before its first '.'. Nothing here knows the sets or their layers.
- * Messages start with nl_progname, as netlink.c's do.
+ * Failures are left in the netlink context's error, as nl.c's are.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netlink.h"
+#include "nl.h"
 #include "probeset.h"
 
 /* Distinct set names in one request (each set has one probe at least). */
@@ -73,7 +73,8 @@ static bool in_sets(const char *name, const struct set_list *list)
 }
 
 /* "udp-send,udp-recv": the names, each once, in their order. */
-static int parse_sets(const char *sets, struct set_list *list)
+static int parse_sets(struct nl_ctx *nl, const char *sets,
+		      struct set_list *list)
 {
 	const char *p = sets, *end;
 	unsigned int i;
@@ -84,9 +85,8 @@ static int parse_sets(const char *sets, struct set_list *list)
 		end = strchrnul(p, ',');
 		len = end - p;
 		if (!len || len >= MAGNET_NAME_LEN) {
-			fprintf(stderr, "%s: bad probe set list \"%s\": expected set names separated by commas, e.g. udp-send,udp-recv\n",
-				nl_progname, sets);
-			return -1;
+			return nl_fail(nl, EINVAL, "bad probe set list \"%s\": expected set names separated by commas, e.g. udp-send,udp-recv",
+				       sets);
 		}
 		for (i = 0; i < list->count; i++)
 			if (strlen(list->name[i]) == len &&
@@ -94,9 +94,8 @@ static int parse_sets(const char *sets, struct set_list *list)
 				break;
 		if (i == list->count) {
 			if (list->count == SETS_MAX) {
-				fprintf(stderr, "%s: more than %d probe sets in \"%s\"\n",
-					nl_progname, SETS_MAX, sets);
-				return -1;
+				return nl_fail(nl, E2BIG, "more than %d probe sets in \"%s\"",
+					       SETS_MAX, sets);
 			}
 			memcpy(list->name[i], p, len);
 			list->name[i][len] = '\0';
@@ -139,30 +138,31 @@ static int catalog_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* The catalog's set entries; on error, printed, -1 and nothing to free. */
-static int catalog_load(struct catalog *cat)
+/* The catalog's set entries; on error -1 and nothing to free. */
+static int catalog_load(struct nl_ctx *nl, struct catalog *cat)
 {
 	struct request req;
 
 	memset(cat, 0, sizeof(*cat));
-	request_start(&req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP);
-	if (!nl_request(&req, catalog_cb, cat) && !cat->oom)
+	request_start(nl, &req, MAGNET_CMD_CATALOG_GET, NLM_F_DUMP);
+	if (!nl_request(nl, &req, catalog_cb, cat) && !cat->oom)
 		return 0;
 	if (cat->oom)
-		fprintf(stderr, "%s: out of memory\n", nl_progname);
+		nl_fail(nl, ENOMEM, "out of memory");
 	free(cat->entry);
 	cat->entry = NULL;
 	return -1;
 }
 
 /* "no probe set NAME (sets: A, B)", the sets as the catalog has them. */
-static void print_no_set(const struct catalog *cat, const char *set)
+static int no_set(struct nl_ctx *nl, const struct catalog *cat,
+		  const char *set)
 {
 	const struct catalog_entry *e = cat->entry;
+	char known[384] = "";
 	unsigned int sets = 0;
-	size_t i, j, len;
+	size_t i, j, len, at;
 
-	fprintf(stderr, "%s: no probe set %s", nl_progname, set);
 	for (i = 0; i < cat->count; i++) {
 		len = set_len(e[i].name);
 		for (j = 0; j < i; j++)
@@ -171,15 +171,19 @@ static void print_no_set(const struct catalog *cat, const char *set)
 				break;
 		if (j < i)
 			continue;
-		fprintf(stderr, "%s%.*s", sets++ ? ", " : " (sets: ", (int)len,
-			e[i].name);
+		at = strlen(known);
+		snprintf(known + at, sizeof(known) - at, "%s%.*s",
+			 sets++ ? ", " : "", (int)len, e[i].name);
 	}
-	fputs(sets ? ")\n" : " (the magnet module has no probe sets)\n",
-	      stderr);
+	if (!sets)
+		return nl_fail(nl, ENOENT, "no probe set %s (the magnet module has no probe sets)",
+			       set);
+	return nl_fail(nl, ENOENT, "no probe set %s (sets: %s)", set, known);
 }
 
 /* Every set of @list is in the catalog. */
-static int check_sets(const struct catalog *cat, const struct set_list *list)
+static int check_sets(struct nl_ctx *nl, const struct catalog *cat,
+		      const struct set_list *list)
 {
 	unsigned int s;
 	size_t i;
@@ -188,10 +192,8 @@ static int check_sets(const struct catalog *cat, const struct set_list *list)
 		for (i = 0; i < cat->count; i++)
 			if (in_set(cat->entry[i].name, list->name[s]))
 				break;
-		if (i == cat->count) {
-			print_no_set(cat, list->name[s]);
-			return -1;
-		}
+		if (i == cat->count)
+			return no_set(nl, cat, list->name[s]);
 	}
 	return 0;
 }
@@ -227,37 +229,36 @@ static bool target_resolved(const char *target)
 
 /*
  * Remove probe @name, also by @id unless 0 (then another probe that took
- * the name meanwhile stays). Returns 0, or -1 with the kernel's error in
- * @err (err->error 0: the failure was ours, and printed).
+ * the name meanwhile stays). Returns 0, or -1 (nl_err()).
  */
-static int del_probe(const char *name, uint16_t id, struct nl_error *err)
+static int del_probe(struct nl_ctx *nl, const char *name, uint16_t id)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_DEL, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_PROBE_DEL,
+					     0);
 
 	if (id)
 		mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, id);
 	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, name);
-	return nl_request_quiet(&req, NULL, NULL, err);
+	return nl_request(nl, &req, NULL, NULL);
 }
 
 /* The probe's id and the function it went on, asked of the kernel. */
-static int get_probe(struct probeset_probe *p, struct nl_error *err)
+static int get_probe(struct nl_ctx *nl, struct probeset_probe *p)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_GET, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_PROBE_GET,
+					     0);
 	struct probe_reply r = { 0 };
 
 	if (p->id)
 		mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, p->id);
 	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, p->name);
-	if (nl_request_quiet(&req, probe_reply_cb, &r, err))
+	if (nl_request(nl, &req, probe_reply_cb, &r))
 		return -1;
-	if (!r.id || !r.target[0]) {
-		fprintf(stderr, "%s: %s: the kernel did not give the probe's id and target\n",
-			nl_progname, p->name);
-		return -1;
-	}
+	if (!r.id || !r.target[0])
+		return nl_fail(nl, EPROTO, "%s: the kernel did not give the probe's id and target",
+			       p->name);
 	p->id = r.id;
 	snprintf(p->target, sizeof(p->target), "%s", r.target);
 	return 0;
@@ -265,15 +266,16 @@ static int get_probe(struct probeset_probe *p, struct nl_error *err)
 
 /*
  * Add @p as a probe of its catalog entry; *@added says whether it was,
- * even if finding out its id or target failed after. Returns 0, or -1 as
- * del_probe() does.
+ * even if finding out its id or target failed after. Returns 0, or -1
+ * (nl_err()).
  */
-static int add_probe(struct probeset_probe *p, const char *buffer,
-		     uint32_t snaplen, bool enabled, bool *added,
-		     struct nl_error *err)
+static int add_probe(struct nl_ctx *nl, struct probeset_probe *p,
+		     const char *buffer, uint32_t snaplen, bool enabled,
+		     bool *added)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_PROBE_NEW, 0);
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_PROBE_NEW,
+					     0);
 	struct probe_reply r = { 0 };
 
 	*added = false;
@@ -282,7 +284,7 @@ static int add_probe(struct probeset_probe *p, const char *buffer,
 	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, buffer);
 	mnl_attr_put_u32(nlh, MAGNET_A_PROBE_SNAPLEN, snaplen);
 	mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, enabled);
-	if (nl_request_quiet(&req, probe_reply_cb, &r, err))
+	if (nl_request(nl, &req, probe_reply_cb, &r))
 		return -1;
 	*added = true;
 	p->id = r.id;
@@ -290,60 +292,66 @@ static int add_probe(struct probeset_probe *p, const char *buffer,
 		snprintf(p->target, sizeof(p->target), "%s", r.target);
 		return 0;
 	}
-	return get_probe(p, err);
+	return get_probe(nl, p);
 }
 
 /* Probes go into an existing buffer: ENOENT then means a missing symbol. */
-static int check_buffer(const char *buffer)
+static int check_buffer(struct nl_ctx *nl, const char *buffer)
 {
 	struct request req;
-	struct nlmsghdr *nlh = request_start(&req, MAGNET_CMD_BUFFER_GET, 0);
-	char context[MAGNET_NAME_LEN + 16];
-	struct nl_error err;
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_BUFFER_GET,
+					     0);
 
 	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, buffer);
-	if (!nl_request_quiet(&req, NULL, NULL, &err))
+	if (!nl_request(nl, &req, NULL, NULL))
 		return 0;
-	if (err.error) {
-		snprintf(context, sizeof(context), "buffer %s", buffer);
-		nl_print_error(context, &err);
-	}
+	if (nl_err(nl)->kernel)
+		nl_err_prefix(nl, "buffer %s", buffer);
 	return -1;
 }
 
 /*
- * Remove a probe this program added (gone already is fine), saying so if
- * it cannot. Returns false after a failure on our side, which the next
- * request would repeat.
+ * Remove a probe this program added (gone already is fine). Returns 0, or
+ * -1 (nl_err()).
  */
-static bool remove_added(const char *name, uint16_t id)
+static int remove_added(struct nl_ctx *nl, const char *name, uint16_t id)
 {
-	char context[MAGNET_NAME_LEN + 16];
-	struct nl_error err;
-
-	if (!del_probe(name, id, &err) || err.error == ENOENT)
-		return true;
-	if (!err.error)
-		return false;
-	snprintf(context, sizeof(context), "removing %s", name);
-	nl_print_error(context, &err);
-	return true;
+	if (!del_probe(nl, name, id) ||
+	    (nl_err(nl)->kernel && nl_err(nl)->error == ENOENT))
+		return 0;
+	return nl_err_prefix(nl, "removing %s", name);
 }
 
-/* Remove, last first, what the first @n probes of @out added. */
-static void rollback(struct probeset *out, const bool *added, unsigned int n)
+/*
+ * Remove, last first, what the first @n probes of @out added, after a
+ * failure whose error stays the context's; a probe that cannot be removed
+ * is named in its hint.
+ */
+static void rollback(struct nl_ctx *nl, struct probeset *out,
+		     const bool *added, unsigned int n)
 {
-	while (n--)
-		if (added[n] &&
-		    !remove_added(out->probe[n].name, out->probe[n].id))
+	struct nl_error first = *nl_err(nl);
+	char failed[sizeof(first.hint)] = "";
+
+	while (n--) {
+		if (!added[n] ||
+		    !remove_added(nl, out->probe[n].name, out->probe[n].id))
+			continue;
+		snprintf(failed, sizeof(failed), "%s", nl_err(nl)->text);
+		/* a failure on our side: the next request would repeat it */
+		if (!nl_err(nl)->kernel)
 			break;
+	}
+	if (failed[0])
+		snprintf(first.hint, sizeof(first.hint), "%s", failed);
+	nl_set_err(nl, &first);
 	out->count = 0;
 }
 
 /* --- the API -------------------------------------------------------------- */
 
 /* The probes of @list's sets, set by set, in the catalog's order. */
-static int select_probes(const struct catalog *cat,
+static int select_probes(struct nl_ctx *nl, const struct catalog *cat,
 			 const struct set_list *list, const char *sets,
 			 struct probeset *out)
 {
@@ -355,11 +363,9 @@ static int select_probes(const struct catalog *cat,
 		for (i = 0; i < cat->count; i++) {
 			if (!in_set(cat->entry[i].name, list->name[s]))
 				continue;
-			if (out->count == PROBESET_MAX) {
-				fprintf(stderr, "%s: the probe sets \"%s\" have more than %d probes; add fewer at once\n",
-					nl_progname, sets, PROBESET_MAX);
-				return -1;
-			}
+			if (out->count == PROBESET_MAX)
+				return nl_fail(nl, E2BIG, "the probe sets \"%s\" have more than %d probes; add fewer at once",
+					       sets, PROBESET_MAX);
 			p = &out->probe[out->count++];
 			memset(p, 0, sizeof(*p));
 			strcpy(p->name, cat->entry[i].name);
@@ -369,65 +375,71 @@ static int select_probes(const struct catalog *cat,
 	return 0;
 }
 
-int probeset_add(const char *sets, const char *buffer, uint32_t snaplen,
-		 bool enabled, struct probeset *out)
+int probeset_add(struct nl_ctx *nl, const char *sets, const char *buffer,
+		 uint32_t snaplen, bool enabled, struct probeset *out)
 {
 	bool added[PROBESET_MAX] = { false };
 	struct probeset_probe *p;
 	struct set_list list;
 	struct catalog cat;
-	struct nl_error err;
 	unsigned int i;
 
 	out->count = 0;
 	if (!buffer)
 		buffer = "default";
-	if (parse_sets(sets, &list))
+	if (parse_sets(nl, sets, &list))
 		return -1;
-	if (snaplen > MAGNET_RECORD_MAX) {
-		fprintf(stderr, "%s: bad snap length %u: at most %d bytes\n",
-			nl_progname, snaplen, MAGNET_RECORD_MAX);
+	if (snaplen > MAGNET_RECORD_MAX)
+		return nl_fail(nl, EINVAL, "bad snap length %u: at most %d bytes",
+			       snaplen, MAGNET_RECORD_MAX);
+	if (catalog_load(nl, &cat))
 		return -1;
-	}
-	if (catalog_load(&cat))
-		return -1;
-	if (check_sets(&cat, &list) ||
-	    select_probes(&cat, &list, sets, out)) {
+	if (check_sets(nl, &cat, &list) ||
+	    select_probes(nl, &cat, &list, sets, out)) {
 		free(cat.entry);
 		out->count = 0;
 		return -1;
 	}
 	free(cat.entry);
-	if (check_buffer(buffer)) {
+	if (check_buffer(nl, buffer)) {
 		out->count = 0;
 		return -1;
 	}
 	for (i = 0; i < out->count; i++) {
 		p = &out->probe[i];
-		if (!add_probe(p, buffer, snaplen, enabled, &added[i], &err))
+		if (!add_probe(nl, p, buffer, snaplen, enabled, &added[i]))
 			continue;
 		/* none of the entry's functions in this kernel */
-		if (err.error == ENOENT && !added[i]) {
+		if (nl_err(nl)->kernel && nl_err(nl)->error == ENOENT &&
+		    !added[i]) {
 			p->error = ENOENT;
 			p->id = 0;
 			continue;
 		}
-		if (err.error)
-			nl_print_error(p->name, &err);
-		rollback(out, added, i + 1);
+		if (nl_err(nl)->kernel)
+			nl_err_prefix(nl, "%s", p->name);
+		rollback(nl, out, added, i + 1);
 		return -1;
 	}
 	return 0;
 }
 
-void probeset_remove(const struct probeset *ps)
+int probeset_remove(struct nl_ctx *nl, const struct probeset *ps)
 {
+	struct nl_error first = { 0 };
 	unsigned int i;
 
-	for (i = 0; i < ps->count && i < PROBESET_MAX; i++)
-		if (!ps->probe[i].error && ps->probe[i].id &&
-		    !remove_added(ps->probe[i].name, ps->probe[i].id))
-			return;
+	for (i = 0; i < ps->count && i < PROBESET_MAX; i++) {
+		if (ps->probe[i].error || !ps->probe[i].id ||
+		    !remove_added(nl, ps->probe[i].name, ps->probe[i].id))
+			continue;
+		if (!first.error)
+			first = *nl_err(nl);
+		/* a failure on our side: the next request would repeat it */
+		if (!nl_err(nl)->kernel)
+			break;
+	}
+	return first.error ? nl_set_err(nl, &first) : 0;
 }
 
 /* The probes of some sets, as PROBE_GET lists them. */
@@ -459,45 +471,40 @@ static int set_probes_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int probeset_del(const char *sets)
+int probeset_del(struct nl_ctx *nl, const char *sets)
 {
 	struct set_probes sp = { 0 };
 	struct set_list list;
 	struct catalog cat;
 	struct request req;
-	struct nl_error err;
-	char context[MAGNET_NAME_LEN + 16];
 	int removed = 0;
 	size_t i;
 
-	if (parse_sets(sets, &list) || catalog_load(&cat))
+	if (parse_sets(nl, sets, &list) || catalog_load(nl, &cat))
 		return -1;
-	if (check_sets(&cat, &list)) {
+	if (check_sets(nl, &cat, &list)) {
 		free(cat.entry);
 		return -1;
 	}
 	free(cat.entry);
 	sp.list = &list;
-	request_start(&req, MAGNET_CMD_PROBE_GET, NLM_F_DUMP);
-	if (nl_request(&req, set_probes_cb, &sp) || sp.oom) {
+	request_start(nl, &req, MAGNET_CMD_PROBE_GET, NLM_F_DUMP);
+	if (nl_request(nl, &req, set_probes_cb, &sp) || sp.oom) {
 		if (sp.oom)
-			fprintf(stderr, "%s: out of memory\n", nl_progname);
+			nl_fail(nl, ENOMEM, "out of memory");
 		free(sp.probe);
 		return -1;
 	}
 	for (i = 0; i < sp.count; i++) {
-		if (!del_probe(sp.probe[i].name, sp.probe[i].id, &err)) {
+		if (!del_probe(nl, sp.probe[i].name, sp.probe[i].id)) {
 			removed++;
 			continue;
 		}
 		/* gone meanwhile */
-		if (err.error == ENOENT)
+		if (nl_err(nl)->kernel && nl_err(nl)->error == ENOENT)
 			continue;
-		if (err.error) {
-			snprintf(context, sizeof(context), "removing %s",
-				 sp.probe[i].name);
-			nl_print_error(context, &err);
-		}
+		if (nl_err(nl)->kernel)
+			nl_err_prefix(nl, "removing %s", sp.probe[i].name);
 		removed = -1;
 		break;
 	}

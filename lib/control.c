@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The module's debugfs control files (see control.h and the top of
- * <linux/magnet.h>).
+ * What readers need to know before they read (see control.h and the top
+ * of <linux/magnet.h>).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include <linux/magnet.h>
 
@@ -38,18 +39,11 @@ int control_check_format(char *err, size_t len)
 	return 0;
 }
 
-uint64_t control_buffer_size(const char *buffer)
+uint64_t control_ring_size(int fd)
 {
-	FILE *f = fopen(MAGNET_DEBUGFS "/magnet/control/buffers", "r");
-	unsigned long long size = 0, n;
-	char line[256], name[MAGNET_NAME_LEN + 1];
+	struct magnet_map_info mi;
 
-	if (!f)
+	if (ioctl(fd, MAGNET_IOC_MAP_INFO, &mi))
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%32s %llu", name, &n) == 2 &&
-		    !strcmp(name, buffer))
-			size = n;
-	fclose(f);
-	return size;
+	return mi.ring_size;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The module's debugfs control files, as the programs that read its data
- * files need them (magnet-read, magnetd): the record format, and the size
- * of a buffer.
+ * What the programs that read the module's data files need to know before
+ * they read (magnet-read, magnetd): the record format (control/format),
+ * and the size of an open data file's rings.
  */
 #ifndef MAGNET_CONTROL_H
 #define MAGNET_CONTROL_H
@@ -19,7 +19,10 @@
  */
 int control_check_format(char *err, size_t len);
 
-/* Bytes per CPU of @buffer (control/buffers), 0 if there is no such buffer. */
-uint64_t control_buffer_size(const char *buffer);
+/*
+ * Bytes per CPU of the buffer whose data file is open at @fd
+ * (MAGNET_IOC_MAP_INFO), 0 if the module does not say.
+ */
+uint64_t control_ring_size(int fd);
 
 #endif /* MAGNET_CONTROL_H */
