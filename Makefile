@@ -82,7 +82,7 @@ test-programs: $(STATIC)
 # lib/: what every program that speaks to the module shares (netlink,
 # probe sets, the debugfs control files, the mapped reader), one static
 # library linked into each; not installed.
-LIB_SRC   := $(addprefix lib/,nl.c probeset.c control.c mapped.c)
+LIB_SRC   := $(addprefix lib/,nl.c probeset.c control.c mapped.c json.c merge.c)
 LIB_HDR   := $(wildcard lib/*.h) include/uapi/linux/magnet.h
 LIB_A     := build/lib/libmagnet-tools.a
 TOOL_CFLAGS := $(USER_CFLAGS) -Ilib
@@ -180,6 +180,10 @@ build/test-bin/rules-unit: tests/host/rules-unit.c kmod/magnet/rules.c kmod/magn
 	$(CC) $(CFLAGS) -Wall -Wextra -Itests/host/kshim -Iinclude -Iinclude/uapi -Ikmod/magnet \
 		-o $@ tests/host/rules-unit.c kmod/magnet/rules.c
 
+build/test-bin/lib-unit: tests/host/lib-unit.c tests/harness.h $(LIB_A) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(TOOL_CFLAGS) -Itests -o $@ tests/host/lib-unit.c $(LIB_A) -lmnl
+
 build/test-bin/nl-attrs: tests/host/nl-attrs.c $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(TOOL_CFLAGS) -o $@ tests/host/nl-attrs.c $(LIB_A) -lmnl
@@ -201,13 +205,14 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h incl
 
 check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
 		build/test-bin/libmagnet-unit build/test-bin/rules-unit build/bin/magnet-supermon \
-		build/bin/magnetd build/bin/magnetctl build/test-bin/nl-attrs
+		build/bin/magnetd build/bin/magnetctl build/test-bin/nl-attrs build/test-bin/lib-unit
 	tests/host/magnet-read.sh
 	tests/host/kernels.sh
 	build/test-bin/metrics-unit $(CURDIR)
 	build/test-bin/config-unit $(CURDIR)
 	build/test-bin/libmagnet-unit
 	build/test-bin/rules-unit
+	build/test-bin/lib-unit
 	/usr/bin/python3 tests/host/nl-attrs.py $(CURDIR) build/test-bin/nl-attrs
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
 

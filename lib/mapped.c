@@ -23,8 +23,6 @@
 
 #include "mapped.h"
 
-#define LEN(size) (((uint64_t)(size) + MAGNET_RECORD_ALIGN - 1) & \
-		   ~(uint64_t)(MAGNET_RECORD_ALIGN - 1))
 /* Event id of the padding at the end of a ring (the module's own). */
 #define EVENT_PAD 0xffff
 /*
@@ -170,7 +168,7 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 
 	for (; pos < commit; pos += len) {
 		rec = (const void *)(r + (pos & mask));
-		len = LEN(rec->size);
+		len = MAGNET_RECORD_LEN(rec->size);
 		if (len < sizeof(uint64_t) || (pos & mask) + len > m->mi.ring_size) {
 			errno = EIO;
 			return -1;
@@ -203,7 +201,7 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 	start = pos;
 	for (; pos < commit; pos += len) {
 		rec = (const void *)(r + (pos & mask));
-		len = LEN(rec->size);
+		len = MAGNET_RECORD_LEN(rec->size);
 		if (rec->event == EVENT_PAD || rec->event == MAGNET_EVENT_LOSS ||
 		    (pos != start && !(pos & mask)))
 			break;

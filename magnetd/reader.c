@@ -31,6 +31,8 @@
 #include "control.h"
 #include "magnetd.h"
 #include "mapped.h"
+#include "merge.h"
+#include "record.h"
 
 #define READ_SIZE	(256 * 1024)	/* >= MAGNET_RECORD_MAX */
 /* Reads per wakeup before other watchers get their turn. */
@@ -51,29 +53,11 @@ struct reader {
 
 static unsigned char read_buf[READ_SIZE] __attribute__((aligned(8)));
 
-/* Records held back for ordering: copies in @data, indexed by @rec. */
-struct held {
-	uint64_t ts;
-	uint64_t seq;		/* arrival order, for equal timestamps */
-	size_t off;
-};
-
+/* Records held back for ordering (lib/merge.c): copies, and their bytes. */
 static struct {
-	unsigned char *data;
-	size_t len, cap;
-	struct held *rec;
-	size_t n, nmax;
-	uint64_t seq;
+	struct merge *merge;
+	size_t bytes;
 } hold;
-
-static int held_cmp(const void *a, const void *b)
-{
-	const struct held *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
 
 static void deliver(struct daemon *d, const struct magnet_record *rec)
 {
@@ -81,91 +65,42 @@ static void deliver(struct daemon *d, const struct magnet_record *rec)
 	server_record(d->server, rec);
 }
 
-/* Keep the held records from index @from on, compacted, in order. */
-static bool hold_compact(size_t from)
-{
-	unsigned char *data = malloc(hold.cap);
-	size_t i, n = 0, len = 0;
-
-	if (!data)
-		return false;
-	for (i = from; i < hold.n; i++) {
-		const struct magnet_record *rec =
-			(const void *)(hold.data + hold.rec[i].off);
-
-		memcpy(data + len, rec, rec->size);
-		hold.rec[n] = hold.rec[i];
-		hold.rec[n++].off = len;
-		len += (rec->size + MAGNET_RECORD_ALIGN - 1) &
-		       ~(size_t)(MAGNET_RECORD_ALIGN - 1);
-	}
-	free(hold.data);
-	hold.data = data;
-	hold.len = len;
-	hold.n = n;
-	return true;
-}
-
 /*
- * Hand on, in timestamp order, the held records stamped up to @cutoff
- * (all of them with UINT64_MAX), and older ones beyond HOLD_MAX bytes.
+ * Hand on, in timestamp order, the held records more than HOLD_NS older
+ * than @horizon (all of them with MERGE_ALL), and older ones beyond
+ * HOLD_MAX bytes.
  */
-static void release(struct daemon *d, uint64_t cutoff)
+static void release(struct daemon *d, uint64_t horizon)
 {
-	size_t i, done = 0;
+	struct magnet_record *rec;
 
-	if (!hold.n)
+	if (!hold.merge)
 		return;
-	qsort(hold.rec, hold.n, sizeof(*hold.rec), held_cmp);
-	for (i = 0; i < hold.n; i++) {
-		const struct magnet_record *rec =
-			(const void *)(hold.data + hold.rec[i].off);
-
-		if (hold.rec[i].ts > cutoff && hold.len - done <= HOLD_MAX)
-			break;
-		done += (rec->size + MAGNET_RECORD_ALIGN - 1) &
-			~(size_t)(MAGNET_RECORD_ALIGN - 1);
+	while ((rec = merge_pop(hold.merge,
+				hold.bytes > HOLD_MAX ? MERGE_ALL : horizon,
+				NULL))) {
+		hold.bytes -= rec->size;
 		deliver(d, rec);
+		free(rec);
 	}
-	if (i < hold.n && hold_compact(i))
-		return;
-	/* All handed on (or no memory to keep the rest: hand it on now). */
-	for (; i < hold.n; i++)
-		deliver(d, (const void *)(hold.data + hold.rec[i].off));
-	hold.n = hold.len = 0;
 }
 
-/* Copy @rec into the held records; false if out of memory. */
+/* Hold a copy of @rec; false if out of memory. */
 static bool hold_record(const struct magnet_record *rec)
 {
-	size_t step = (rec->size + MAGNET_RECORD_ALIGN - 1) &
-		      ~(size_t)(MAGNET_RECORD_ALIGN - 1);
+	struct magnet_record *copy;
 
-	if (hold.len + step > hold.cap) {
-		size_t cap = hold.cap ? hold.cap : 1 << 20;
-		unsigned char *data;
-
-		while (cap < hold.len + step)
-			cap *= 2;
-		data = realloc(hold.data, cap);
-		if (!data)
-			return false;
-		hold.data = data;
-		hold.cap = cap;
+	if (!hold.merge && !(hold.merge = merge_new(HOLD_NS)))
+		return false;
+	copy = malloc(rec->size);
+	if (!copy)
+		return false;
+	memcpy(copy, rec, rec->size);
+	if (merge_add(hold.merge, rec->timestamp, copy)) {
+		free(copy);
+		return false;
 	}
-	if (hold.n == hold.nmax) {
-		size_t nmax = hold.nmax ? 2 * hold.nmax : 16384;
-		struct held *r = realloc(hold.rec, nmax * sizeof(*r));
-
-		if (!r)
-			return false;
-		hold.rec = r;
-		hold.nmax = nmax;
-	}
-	memcpy(hold.data + hold.len, rec, rec->size);
-	hold.rec[hold.n++] = (struct held){ rec->timestamp, hold.seq++,
-					    hold.len };
-	hold.len += step;
+	hold.bytes += rec->size;
 	return true;
 }
 
@@ -173,7 +108,7 @@ void readers_release(struct daemon *d, bool all)
 {
 	uint64_t now = now_ns();
 
-	release(d, all ? UINT64_MAX : now > HOLD_NS ? now - HOLD_NS : 0);
+	release(d, all ? MERGE_ALL : now);
 }
 
 static int set_watermarks(struct reader *r, uint64_t size_wm,
@@ -188,24 +123,19 @@ static int set_watermarks(struct reader *r, uint64_t size_wm,
 /* Hand each whole record of @len bytes to the metrics and the server. */
 static void dispatch(struct reader *r, const unsigned char *buf, size_t len)
 {
-	size_t off = 0;
+	const struct magnet_record *rec;
+	struct record_walk w;
 
-	while (len - off >= sizeof(struct magnet_record)) {
-		const struct magnet_record *rec = (const void *)(buf + off);
-		size_t step = (rec->size + MAGNET_RECORD_ALIGN - 1) &
-			      ~(size_t)(MAGNET_RECORD_ALIGN - 1);
-
-		/* The module returns whole records; anything else is a bug. */
-		if (rec->size < sizeof(*rec) || step > len - off) {
-			log_error("buffer %s: malformed record (size %u at offset %zu of %zu); skipping the rest of the read",
-				  r->buffer, rec->size, off, len);
-			return;
-		}
+	record_walk_init(&w, buf, len);
+	while ((rec = record_next(&w))) {
 		if (!hold_record(rec))
 			deliver(r->d, rec);	/* out of order, not lost */
 		r->records++;
-		off += step;
 	}
+	/* The module returns whole records; anything else is a bug. */
+	if (w.bad)
+		log_error("buffer %s: malformed record at offset %zu of %zu; skipping the rest of the read",
+			  r->buffer, w.off, len);
 }
 
 /* Has the buffer been removed? (Its data file then polls POLLHUP.) */
@@ -443,8 +373,7 @@ void readers_close(struct daemon *d)
 		close(r->fd);
 	}
 	readers_release(d, true);
-	free(hold.data);
-	free(hold.rec);
+	merge_free(hold.merge);
 	memset(&hold, 0, sizeof(hold));
 	free(d->readers);
 	d->readers = NULL;

@@ -1818,8 +1818,7 @@ static long count_records(const char *buf, ssize_t n)
 	ssize_t off;
 
 	for (off = 0; off + (ssize_t)sizeof(*rec) <= n;
-	     off += (rec->size + MAGNET_RECORD_ALIGN - 1) &
-		    ~(MAGNET_RECORD_ALIGN - 1)) {
+	     off += MAGNET_RECORD_LEN(rec->size)) {
 		rec = (const void *)(buf + off);
 		if (rec->size < sizeof(*rec))
 			break;

@@ -22,7 +22,7 @@
 
 /*
  * A trace file: this header, then the records exactly as read() returned
- * them (each RECORD_LEN(size) bytes). Version 1 (magnet-read before
+ * them (each MAGNET_RECORD_LEN(size) bytes). Version 1 (magnet-read before
  * packet journeys) had only the first four fields, with @size holding
  * sizeof(struct magnet_record) and @version the record format (1).
  */
@@ -280,9 +280,9 @@ static ssize_t whole_records(const char *data, size_t n, size_t *bad)
 			*bad = off;
 			return -1;
 		}
-		if (RECORD_LEN(r->size) > n - off)
+		if (MAGNET_RECORD_LEN(r->size) > n - off)
 			break;
-		off += RECORD_LEN(r->size);
+		off += MAGNET_RECORD_LEN(r->size);
 	}
 	return off;
 }
@@ -310,7 +310,7 @@ static uint64_t oldest_timestamp(const char *data, size_t n)
 
 		if (r->timestamp < oldest)
 			oldest = r->timestamp;
-		off += RECORD_LEN(r->size);
+		off += MAGNET_RECORD_LEN(r->size);
 	}
 	return oldest;
 }
@@ -582,87 +582,25 @@ int trace_close(struct trace_out *t)
 	return ret;
 }
 
-/* --- merging the CPUs ------------------------------------------------------
- *
- * A binary heap by (timestamp, arrival): each CPU's records arrive in
- * order, the CPUs' interleaved in no particular way. A record is released
- * once it is REORDER_WINDOW_NS older than the newest record seen, or than
- * the clock when the buffers are idle (or at the end).
- */
-struct merge {
-	struct item **heap;
-	size_t n, size;
-	uint64_t seq, newest;
-};
+/* --- items ---------------------------------------------------------------- */
 
-struct merge *merge_new(void)
+struct item *item_new(const struct magnet_record *r)
 {
-	return calloc(1, sizeof(struct merge));
-}
+	static uint64_t seq;
+	struct item *it = malloc(sizeof(*it) + MAGNET_RECORD_LEN(r->size));
 
-static bool before(const struct item *a, const struct item *b)
-{
-	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
-}
-
-void merge_add(struct merge *m, const struct magnet_record *r)
-{
-	struct item *it = malloc(sizeof(*it) + RECORD_LEN(r->size));
-	size_t i;
-
-	if (it && m->n == m->size) {
-		m->size = m->size * 2 + 1024;
-		m->heap = realloc(m->heap, m->size * sizeof(*m->heap));
-	}
-	if (!it || !m->heap) {
+	if (!it) {
 		fprintf(stderr, PROG ": out of memory\n");
 		exit(1);
 	}
 	*it = (struct item){
 		.rec = (void *)(it + 1),
 		.ts = r->timestamp,
-		.seq = m->seq++,
+		.seq = seq++,
 		.kind = r->event == MAGNET_EVENT_LOSS &&
 			r->size >= sizeof(*r) + sizeof(struct magnet_loss) ?
 			ITEM_LOSS : ITEM_RECORD,
 	};
 	memcpy(it->rec, r, r->size);
-	if (r->timestamp > m->newest)
-		m->newest = r->timestamp;
-	for (i = m->n++; i && before(it, m->heap[(i - 1) / 2]); i = (i - 1) / 2)
-		m->heap[i] = m->heap[(i - 1) / 2];
-	m->heap[i] = it;
-}
-
-struct item *merge_pop(struct merge *m, uint64_t horizon)
-{
-	struct item *top, *last;
-	size_t i = 0, c;
-
-	if (!m->n)
-		return NULL;
-	top = m->heap[0];
-	if (horizon != UINT64_MAX && top->ts + REORDER_WINDOW_NS >= horizon)
-		return NULL;
-	last = m->heap[--m->n];
-	while ((c = 2 * i + 1) < m->n) {
-		if (c + 1 < m->n && before(m->heap[c + 1], m->heap[c]))
-			c++;
-		if (!before(m->heap[c], last))
-			break;
-		m->heap[i] = m->heap[c];
-		i = c;
-	}
-	m->heap[i] = last;
-	return top;
-}
-
-bool merge_empty(const struct merge *m)
-{
-	return !m->n;
-}
-
-uint64_t merge_newest(const struct merge *m)
-{
-	return m->newest;
+	return it;
 }

@@ -422,7 +422,7 @@ static void emit(struct state *st)
 }
 
 /*
- * Hand on the records REORDER_WINDOW_NS older than @horizon (see
+ * Hand on the records more than REORDER_WINDOW_NS older than @horizon (see
  * merge_pop), and than the time up to which every CPU's records are in.
  */
 static void release(struct state *st, uint64_t horizon)
@@ -432,7 +432,7 @@ static void release(struct state *st, uint64_t horizon)
 
 	if (horizon != UINT64_MAX && in < horizon)
 		horizon = in;
-	while (!st->done && (it = merge_pop(st->merge, horizon))) {
+	while (!st->done && (it = merge_pop(st->merge, horizon, NULL))) {
 		if (it->kind == ITEM_LOSS) {
 			st->lost += ((struct magnet_loss *)it->rec->payload)->lost;
 		} else {
@@ -448,9 +448,13 @@ static void take(struct state *st, const char *data, size_t len)
 {
 	for (size_t off = 0; off < len;) {
 		const struct magnet_record *r = (const void *)(data + off);
+		struct item *it = item_new(r);
 
-		merge_add(st->merge, r);
-		off += RECORD_LEN(r->size);
+		if (merge_add(st->merge, it->ts, it)) {
+			fprintf(stderr, PROG ": out of memory\n");
+			exit(1);
+		}
+		off += MAGNET_RECORD_LEN(r->size);
 	}
 	release(st, merge_newest(st->merge));
 }
@@ -469,7 +473,7 @@ static void count_only(struct state *st, const char *data, size_t len)
 			st->lost += ((const struct magnet_loss *)r->payload)->lost;
 		else
 			st->records++;
-		off += RECORD_LEN(r->size);
+		off += MAGNET_RECORD_LEN(r->size);
 	}
 }
 
@@ -486,7 +490,7 @@ static void idle(struct state *st)
 	uint64_t clock;
 
 	if (!st->live) {
-		release(st, UINT64_MAX);
+		release(st, MERGE_ALL);
 		emit(st);
 		return;
 	}
@@ -501,7 +505,7 @@ static void idle(struct state *st)
 
 static void finish(struct state *st)
 {
-	release(st, UINT64_MAX);
+	release(st, MERGE_ALL);
 	journeys_end_all(st->js);
 	emit(st);
 }
@@ -561,7 +565,11 @@ int main(int argc, char **argv)
 		goto fail;
 	if (o.probe_sets && add_probes(&o))
 		goto fail;
-	st.merge = merge_new();
+	st.merge = merge_new(REORDER_WINDOW_NS);
+	if (!st.merge) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto fail;
+	}
 	st.js = journeys_new(o.journey_timeout_ns, o.snaplen);
 	st.hops = hops_new();
 	st.save_only = save_only(&o);
@@ -575,7 +583,7 @@ int main(int argc, char **argv)
 			if (!st.live || source_drain(src))
 				break;
 		}
-		pending = !merge_empty(st.merge) || journeys_pending(st.js);
+		pending = merge_count(st.merge) || journeys_pending(st.js);
 
 		switch (source_next(src, &data, &len, pending)) {
 		case SOURCE_DATA:

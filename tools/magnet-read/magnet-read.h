@@ -19,11 +19,12 @@
 
 #include <linux/magnet.h>
 
+#include "json.h"
+#include "merge.h"
+
 #define PROG		"magnet-read"
 #define DEBUGFS		"/sys/kernel/debug"
 
-#define RECORD_LEN(size) (((size_t)(size) + MAGNET_RECORD_ALIGN - 1) & \
-			  ~(size_t)(MAGNET_RECORD_ALIGN - 1))
 
 /*
  * Bytes of a packet record's payload before its data: the data follow
@@ -164,16 +165,8 @@ struct trace_out *trace_create(const char *path, const struct options *o,
 int trace_write(struct trace_out *t, const char *data, size_t len);
 int trace_close(struct trace_out *t);
 
-struct merge;
-struct merge *merge_new(void);
-void merge_add(struct merge *m, const struct magnet_record *r);
-/*
- * The oldest record held, if it is REORDER_WINDOW_NS older than @horizon
- * (a CLOCK_MONOTONIC time; UINT64_MAX: whatever is held), else NULL.
- */
-struct item *merge_pop(struct merge *m, uint64_t horizon);
-bool merge_empty(const struct merge *m);
-uint64_t merge_newest(const struct merge *m);
+/* A record's item, the record copied after it (exits when out of memory). */
+struct item *item_new(const struct magnet_record *r);
 
 /* journey.c */
 struct journeys;
@@ -216,7 +209,6 @@ void print_journey_lines(FILE *f, const struct journey *j, const char *indent);
 void json_record(FILE *f, const struct magnet_record *r);
 void json_loss(FILE *f, const struct magnet_record *r);
 void json_packet(FILE *f, const struct journey *j);
-void json_string(FILE *f, const char *s);
 /* Addresses named in /etc/hosts: up to @max of @name's, or -1. */
 struct host_addr {
 	uint8_t family;		/* AF_INET or AF_INET6 */

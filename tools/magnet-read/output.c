@@ -198,7 +198,7 @@ static void print_corr_journey(FILE *f, const struct magnet_record *r)
 			return;
 		}
 		print_one(f, in, "    ");
-		off += RECORD_LEN(in->size);
+		off += MAGNET_RECORD_LEN(in->size);
 	}
 }
 
@@ -459,22 +459,6 @@ void print_packet(FILE *f, const struct journey *j)
 
 /* --- JSON ----------------------------------------------------------------------- */
 
-void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void json_hex(FILE *f, const char *key, const uint8_t *d, size_t len)
 {
 	fprintf(f, ",\"%s\":\"", key);
@@ -523,7 +507,7 @@ static void json_one(FILE *f, const struct magnet_record *r)
 			if (i)
 				fputc(',', f);
 			json_one(f, in);
-			off += RECORD_LEN(in->size);
+			off += MAGNET_RECORD_LEN(in->size);
 		}
 		fputc(']', f);
 	} else if (out.hex) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "print.h"
 
 #define JSON_DEPTH_MAX	16
@@ -56,65 +57,6 @@ static void json_indent(void)
 		fputs("  ", stdout);
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if it is not one. */
-static size_t utf8_length(const unsigned char *s)
-{
-	size_t len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	for (i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong forms, surrogates and code points above U+10FFFF */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return len;
-}
-
-/* A JSON string; bytes that are not UTF-8 become U+FFFD. */
-static void json_string(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t len;
-
-	putchar('"');
-	while (*s) {
-		switch (*s) {
-		case '"':  fputs("\\\"", stdout); break;
-		case '\\': fputs("\\\\", stdout); break;
-		case '\b': fputs("\\b", stdout); break;
-		case '\f': fputs("\\f", stdout); break;
-		case '\n': fputs("\\n", stdout); break;
-		case '\r': fputs("\\r", stdout); break;
-		case '\t': fputs("\\t", stdout); break;
-		default:
-			if (*s < 0x20) {
-				printf("\\u%04x", *s);
-				break;
-			}
-			len = utf8_length(s);
-			if (!len) {
-				fputs("\\ufffd", stdout);
-				break;
-			}
-			fwrite(s, 1, len, stdout);
-			s += len - 1;
-		}
-		s++;
-	}
-	putchar('"');
-}
-
 /* The comma, indentation and key before a value. */
 static void json_member(const char *key)
 {
@@ -126,7 +68,7 @@ static void json_member(const char *key)
 			json_indent();
 	}
 	if (key && out.depth > 0 && !out.array[out.depth]) {
-		json_string(key);
+		json_string(stdout, key);
 		fputs(out.pretty ? ": " : ":", stdout);
 	}
 }
@@ -325,7 +267,7 @@ void print_string(enum print_mode mode, const char *key, const char *fmt,
 	if (out.json) {
 		if (value) {
 			json_member(key);
-			json_string(value);
+			json_string(stdout, value);
 		}
 	} else if (table.active) {
 		table_add(key, false, fmt ? fmt : "%s", value ? value : "-");
@@ -355,7 +297,7 @@ void print_u64(enum print_mode mode, const char *key, const char *fmt,
 		return;
 	if (out.json) {
 		json_member(key);
-		printf("%" PRIu64, value);
+		json_u64(stdout, value);
 	} else if (table.active) {
 		table_add(key, true, fmt ? fmt : "%" PRIu64, value);
 	} else if (fmt) {

@@ -55,9 +55,9 @@
 /*
  * struct magnet_record - the fixed header of every record
  * @size:	bytes of header plus payload, without alignment padding.
- *		The next record starts ALIGN(@size, MAGNET_RECORD_ALIGN) bytes
- *		after this one, both in the kernel's buffers and in the byte
- *		stream read() returns.
+ *		The next record starts MAGNET_RECORD_LEN(@size) bytes after
+ *		this one, both in the kernel's buffers and in the byte stream
+ *		read() returns.
  * @event:	event id, 1..MAGNET_EVENT_ID_MAX, or MAGNET_EVENT_LOSS.
  * @flags:	MAGNET_RF_* bits.
  * @cpu:	CPU that logged the record.
@@ -91,6 +91,12 @@ struct magnet_record {
 };
 
 #define MAGNET_RECORD_ALIGN	8
+/* Bytes from a record of @size to the next: @size rounded up to the
+ * alignment.
+ */
+#define MAGNET_RECORD_LEN(size) \
+	(((__u64)(size) + MAGNET_RECORD_ALIGN - 1) & \
+	 ~(__u64)(MAGNET_RECORD_ALIGN - 1))
 /* Largest record (header + payload) any buffer accepts, in bytes. A buffer
  * also refuses records larger than a quarter of its per-CPU size; its limit
  * is listed in control/buffers. A reader whose read() buffer is at least

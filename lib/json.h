@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * JSON's values as every magnet tool writes them (magnetctl -j, magnet-read
+ * --json, magnetd's replies): one implementation of the two rules a
+ * reader of our JSON can rely on.
+ *
+ * Strings: valid UTF-8 passes through as it is (a process or device name
+ * in any script stays readable); each byte that is not part of a valid
+ * UTF-8 sequence becomes U+FFFD; '"', '\\' and control characters are
+ * escaped.
+ *
+ * Integers: a JSON number up to 2^53 (9007199254740992); above it, a
+ * string of its decimal digits ("18446744073709551615"). Most JSON tools
+ * read numbers into doubles (jq 1.6, JavaScript), which keep every
+ * integer up to 2^53 and round those above, so an id or a nanosecond
+ * time above it is quoted to keep every digit; tools that read big
+ * integers exactly (Python) read either form.
+ */
+#ifndef MAGNET_JSON_H
+#define MAGNET_JSON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define JSON_SAFE_INT_MAX	(1ULL << 53)
+
+void json_string(FILE *f, const char *s);
+void json_u64(FILE *f, uint64_t v);
+void json_s64(FILE *f, int64_t v);
+
+#endif /* MAGNET_JSON_H */

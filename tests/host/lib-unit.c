@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of lib/, the code every tool shares: what the tools print
+ * depends on it, so each rule is held to here, on its edges.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "json.h"
+#include "merge.h"
+#include "record.h"
+
+/* What @write printed, as a string the test frees. */
+#define PRINTED(write) ({						\
+		char *_buf = NULL;					\
+		size_t _len = 0;					\
+		FILE *_f = open_memstream(&_buf, &_len);		\
+		ASSERT_TRUE(_f != NULL);				\
+		write;							\
+		fclose(_f);						\
+		_buf;							\
+	})
+
+static void expect_printed(struct harness_test *_t, char *got,
+			   const char *want)
+{
+	EXPECT_STREQ(got, want);
+	free(got);
+}
+
+/* --- JSON ---------------------------------------------------------------- */
+
+TEST(json_string_ascii_and_escapes)
+{
+	expect_printed(_t, PRINTED(json_string(_f, "plain")), "\"plain\"");
+	expect_printed(_t, PRINTED(json_string(_f, "a\"b\\c")),
+		       "\"a\\\"b\\\\c\"");
+	expect_printed(_t, PRINTED(json_string(_f, "\b\f\n\r\t")),
+		       "\"\\b\\f\\n\\r\\t\"");
+	expect_printed(_t, PRINTED(json_string(_f, "\x01\x1f")),
+		       "\"\\u0001\\u001f\"");
+	/* DEL is not a control character in JSON */
+	expect_printed(_t, PRINTED(json_string(_f, "\x7f")), "\"\x7f\"");
+	expect_printed(_t, PRINTED(json_string(_f, "")), "\"\"");
+}
+
+TEST(json_string_passes_utf8)
+{
+	/* 2, 3 and 4 byte sequences: a process named in Greek, CJK, emoji */
+	const char *names[] = { "\xce\xb1\xce\xb2", "\xe6\x97\xa5\xe6\x9c\xac",
+				"\xf0\x9f\x93\xa6", "caf\xc3\xa9" };
+	char want[64];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(want, sizeof(want), "\"%s\"", names[i]);
+		expect_printed(_t, PRINTED(json_string(_f, names[i])), want);
+	}
+}
+
+TEST(json_string_replaces_invalid_bytes)
+{
+	/* a lone byte >= 0x80, a truncated sequence, an overlong '/', a
+	 * UTF-16 surrogate, a code point above U+10FFFF, 0xff
+	 */
+	expect_printed(_t, PRINTED(json_string(_f, "a\x80" "b")),
+		       "\"a\\ufffdb\"");
+	expect_printed(_t, PRINTED(json_string(_f, "\xe6\x97")),
+		       "\"\\ufffd\\ufffd\"");
+	expect_printed(_t, PRINTED(json_string(_f, "\xc0\xaf")),
+		       "\"\\ufffd\\ufffd\"");
+	expect_printed(_t, PRINTED(json_string(_f, "\xed\xa0\x80")),
+		       "\"\\ufffd\\ufffd\\ufffd\"");
+	expect_printed(_t, PRINTED(json_string(_f, "\xf4\x90\x80\x80")),
+		       "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	expect_printed(_t, PRINTED(json_string(_f, "x\xff")), "\"x\\ufffd\"");
+}
+
+TEST(json_integers_keep_every_digit)
+{
+	expect_printed(_t, PRINTED(json_u64(_f, 0)), "0");
+	expect_printed(_t, PRINTED(json_u64(_f, 9007199254740992ULL)),
+		       "9007199254740992");
+	expect_printed(_t, PRINTED(json_u64(_f, 9007199254740993ULL)),
+		       "\"9007199254740993\"");
+	expect_printed(_t, PRINTED(json_u64(_f, UINT64_MAX)),
+		       "\"18446744073709551615\"");
+	expect_printed(_t, PRINTED(json_s64(_f, -9007199254740992LL)),
+		       "-9007199254740992");
+	expect_printed(_t, PRINTED(json_s64(_f, -9007199254740993LL)),
+		       "\"-9007199254740993\"");
+	expect_printed(_t, PRINTED(json_s64(_f, INT64_MIN)),
+		       "\"-9223372036854775808\"");
+	expect_printed(_t, PRINTED(json_s64(_f, 1704204123000040000LL)),
+		       "\"1704204123000040000\"");
+}
+
+/* --- records ------------------------------------------------------------- */
+
+/* Records of payload @sizes[i] bytes, back to back, in @buf; their bytes. */
+static size_t make_records(unsigned char *buf, const unsigned int *sizes,
+			   unsigned int n)
+{
+	size_t off = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct magnet_record *r = (void *)(buf + off);
+
+		memset(r, 0, MAGNET_RECORD_LEN(sizeof(*r) + sizes[i]));
+		r->size = sizeof(*r) + sizes[i];
+		r->event = i + 1;
+		r->timestamp = 1000 + i;
+		off += MAGNET_RECORD_LEN(r->size);
+	}
+	return off;
+}
+
+TEST(record_len_rule)
+{
+	EXPECT_EQ(MAGNET_RECORD_LEN(40), 40);
+	EXPECT_EQ(MAGNET_RECORD_LEN(41), 48);
+	EXPECT_EQ(MAGNET_RECORD_LEN(47), 48);
+	EXPECT_EQ(MAGNET_RECORD_LEN(48), 48);
+	EXPECT_EQ(MAGNET_RECORD_LEN(0xfffffff9u), 0x100000000ULL);
+}
+
+TEST(record_walk_whole_records)
+{
+	static const unsigned int sizes[] = { 0, 1, 7, 8, 13, 256 };
+	unsigned char buf[1024] __attribute__((aligned(8)));
+	size_t len = make_records(buf, sizes, 6);
+	const struct magnet_record *r;
+	struct record_walk w;
+	unsigned int n = 0;
+
+	record_walk_init(&w, buf, len);
+	while ((r = record_next(&w))) {
+		EXPECT_EQ(r->event, n + 1);
+		EXPECT_EQ(r->size, sizeof(*r) + sizes[n]);
+		n++;
+	}
+	EXPECT_EQ(n, 6);
+	EXPECT_FALSE(w.bad);
+	EXPECT_EQ(w.off, len);
+	/* nothing at all is no record, and not bad */
+	record_walk_init(&w, buf, 0);
+	EXPECT_TRUE(record_next(&w) == NULL);
+	EXPECT_FALSE(w.bad);
+}
+
+TEST(record_walk_stops_at_truncated_input)
+{
+	/* records of 48, 53 (+3 padding) and 64 bytes: they end at 48, 101
+	 * (104 with its padding) and 168
+	 */
+	static const unsigned int sizes[] = { 8, 13, 24 };
+	unsigned char buf[512] __attribute__((aligned(8)));
+	size_t len = make_records(buf, sizes, 3), cut;
+	unsigned int n, want_n;
+	struct record_walk w;
+	bool want_bad;
+
+	ASSERT_EQ(len, 168);
+	for (cut = 1; cut < len; cut++) {
+		record_walk_init(&w, buf, cut);
+		for (n = 0; record_next(&w); n++)
+			;
+		want_n = cut >= 168 ? 3 : cut >= 101 ? 2 : cut >= 48 ? 1 : 0;
+		/* whole records, the last without its padding, are fine */
+		want_bad = !(cut == 48 || (cut >= 101 && cut <= 104));
+		EXPECT_EQ(n, want_n);
+		EXPECT_EQ(w.bad, want_bad);
+	}
+}
+
+TEST(record_walk_refuses_bad_sizes)
+{
+	unsigned char buf[256] __attribute__((aligned(8)));
+	struct magnet_record *r = (void *)buf;
+	struct record_walk w;
+
+	memset(buf, 0, sizeof(buf));
+	r->size = sizeof(*r) - 1;		/* shorter than its header */
+	record_walk_init(&w, buf, sizeof(buf));
+	EXPECT_TRUE(record_next(&w) == NULL);
+	EXPECT_TRUE(w.bad);
+	EXPECT_EQ(w.off, 0);
+	r->size = sizeof(buf) + 8;		/* past the end */
+	record_walk_init(&w, buf, sizeof(buf));
+	EXPECT_TRUE(record_next(&w) == NULL);
+	EXPECT_TRUE(w.bad);
+	r->size = 0;				/* a zero size never loops */
+	record_walk_init(&w, buf, sizeof(buf));
+	EXPECT_TRUE(record_next(&w) == NULL);
+	EXPECT_TRUE(w.bad);
+}
+
+/* --- the merge ----------------------------------------------------------- */
+
+TEST(merge_orders_by_time_then_arrival)
+{
+	/* two CPUs' streams, interleaved by chunks, with equal stamps */
+	static const uint64_t ts[] = { 10, 20, 30, 15, 25, 20, 35, 5 };
+	static int tag[8];
+	struct merge *m = merge_new(0);
+	uint64_t t, last = 0;
+	int *p, prev_tag = -1;
+	unsigned int n = 0;
+
+	ASSERT_TRUE(m != NULL);
+	for (int i = 0; i < 8; i++) {
+		tag[i] = i;
+		ASSERT_EQ(merge_add(m, ts[i], &tag[i]), 0);
+	}
+	EXPECT_EQ(merge_count(m), 8);
+	EXPECT_EQ(merge_newest(m), 35);
+	while ((p = merge_pop(m, MERGE_ALL, &t))) {
+		EXPECT_EQ(t, ts[*p]);
+		EXPECT_GE(t, last);
+		/* equal timestamps: the one added first comes first */
+		if (t == last)
+			EXPECT_GT(*p, prev_tag);
+		last = t;
+		prev_tag = *p;
+		n++;
+	}
+	EXPECT_EQ(n, 8);
+	EXPECT_EQ(merge_count(m), 0);
+	merge_free(m);
+}
+
+TEST(merge_holds_records_for_the_window)
+{
+	struct merge *m = merge_new(50);
+	int a, b, c;
+	uint64_t t;
+
+	ASSERT_TRUE(m != NULL);
+	merge_add(m, 1000, &a);
+	merge_add(m, 1040, &b);
+	merge_add(m, 1100, &c);
+	/* held until more than the window older than the horizon */
+	EXPECT_TRUE(merge_pop(m, 1050, NULL) == NULL);
+	EXPECT_TRUE(merge_pop(m, 1051, &t) == &a);
+	EXPECT_EQ(t, 1000);
+	EXPECT_TRUE(merge_pop(m, 1051, NULL) == NULL);
+	EXPECT_TRUE(merge_pop(m, 1091, NULL) == &b);
+	/* a horizon inside the first window holds everything */
+	EXPECT_TRUE(merge_pop(m, 40, NULL) == NULL);
+	EXPECT_TRUE(merge_pop(m, MERGE_ALL, NULL) == &c);
+	EXPECT_TRUE(merge_pop(m, MERGE_ALL, NULL) == NULL);
+	merge_free(m);
+}
+
+TEST(merge_many_records_in_order)
+{
+	struct merge *m = merge_new(1000);
+	uint64_t t, last = 0;
+	unsigned int cpu, i, n = 0;
+	void *p;
+
+	ASSERT_TRUE(m != NULL);
+	/* 4 CPUs, each in order, added a chunk of 100 at a time */
+	for (i = 0; i < 25000; i += 100)
+		for (cpu = 0; cpu < 4; cpu++)
+			for (unsigned int k = i; k < i + 100; k++)
+				ASSERT_EQ(merge_add(m, 7 * k + cpu * 3,
+					(void *)(uintptr_t)(4 * k + cpu + 1)), 0);
+	while ((p = merge_pop(m, MERGE_ALL, &t))) {
+		EXPECT_GE(t, last);
+		last = t;
+		n++;
+	}
+	EXPECT_EQ(n, 100000);
+	merge_free(m);
+}
+
+TEST_MAIN
