@@ -82,7 +82,8 @@ test-programs: $(STATIC)
 # lib/: what every program that speaks to the module shares (netlink,
 # probe sets, the debugfs control files, the mapped reader), one static
 # library linked into each; not installed.
-LIB_SRC   := $(addprefix lib/,nl.c probeset.c control.c mapped.c json.c merge.c)
+LIB_SRC   := $(addprefix lib/,nl.c probeset.c control.c mapped.c json.c merge.c \
+	     print.c words.c filter.c f_packet.c f_correlate.c)
 LIB_HDR   := $(wildcard lib/*.h) include/uapi/linux/magnet.h
 LIB_A     := build/lib/libmagnet-tools.a
 TOOL_CFLAGS := $(USER_CFLAGS) -Ilib
@@ -103,7 +104,7 @@ build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_
 	@mkdir -p $(@D)
 	$(CC) $(TOOL_CFLAGS) -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl
 
-MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c print.c daemon.c)
+MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c daemon.c)
 
 build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $(LIB_HDR) \
 		build/lib/libmagnet.a
@@ -165,9 +166,9 @@ build/test-bin/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c magnetd
 	@mkdir -p $(@D)
 	$(CC) $(MAGNETD_CFLAGS) -o $@ tests/host/metrics-unit.c magnetd/metrics.c -lm
 
-build/test-bin/config-unit: tests/host/config-unit.c magnetd/config.c magnetd/config.h
+build/test-bin/config-unit: tests/host/config-unit.c magnetd/config.c magnetd/config.h $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -o $@ tests/host/config-unit.c magnetd/config.c -lconfuse
+	$(CC) $(MAGNETD_CFLAGS) -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) -lconfuse -lmnl
 
 build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c libmagnet/libmagnet.h
 	@mkdir -p $(@D)

@@ -18,6 +18,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
+#include "filter.h"
 #include "nl.h"
 
 /* The kernel sizes dump messages to the largest buffer we read with. */
@@ -423,9 +424,8 @@ static const char *attr_name(const struct exchange *ex, int type, int nest)
 	if (ex->req->nlmsg_type == GENL_ID_CTRL || type < 0)
 		return NULL;
 	if (nest == MAGNET_A_FILTER_CONFIG || nest == MAGNET_A_FILTER_STATS) {
+		/* a filter type's nest: its attribute space bears its name */
 		space = request_filter_type(ex->req);
-		if (strcmp(space, "packet") && strcmp(space, "correlate"))
-			return NULL;
 	} else if (nest >= 0) {
 		return NULL;
 	}
@@ -461,14 +461,12 @@ static void append_attr(struct nl_error *e, const struct exchange *ex,
 	append(e->text, sizeof(e->text), ")");
 }
 
-/* Filter types are added by modules of their own. */
-static const char *filter_type_module(const char *type)
+/* Filter types are added by modules of their own (filter.h). */
+static const char *filter_type_module(const char *name)
 {
-	if (!strcmp(type, "packet"))
-		return "magnet_pktfilter";
-	if (!strcmp(type, "correlate"))
-		return "magnet_correlate";
-	return NULL;
+	const struct filter_type *type = filter_type_find(name);
+
+	return type ? type->module : NULL;
 }
 
 /* What an exchange that failed met, as the context's error. */

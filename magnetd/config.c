@@ -40,7 +40,6 @@
 #define SIZE_WM_DEFAULT		65536L
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define FIELD_SIZE(t, f)	sizeof(((t *)0)->f)
-#define CPUS_MAX		((long)FIELD_SIZE(struct config_filter, cpus) * 8)
 #define PATH_SIZE		FIELD_SIZE(struct config_socket, path)
 #define GROUP_SIZE		FIELD_SIZE(struct config_socket, group)
 #define CLIENTS_MAX		65536L
@@ -658,6 +657,7 @@ static cfg_opt_t filter_opts[] = {
 	OPT_INT("tid", 0, v_tid),
 	OPT_INT_GIVEN("id-min", p_u64),
 	OPT_INT_GIVEN("id-max", p_u64),
+	OPT_STR_GIVEN("rule", v_note),
 	CFG_END()
 };
 
@@ -1060,24 +1060,28 @@ static void check_probe_kind(struct loader *ld, cfg_t *sec, const char *ctx)
 }
 
 static void build_cpus(struct loader *ld, cfg_t *sec, const char *ctx,
-		       struct config_filter *f)
+		       struct filter_rule *r)
 {
 	unsigned int i, n = cfg_size(sec, "cpus");
 	long cpu;
 
 	for (i = 0; i < n; i++) {
 		cpu = cfg_getnint(sec, "cpus", i);
-		if (in_range(cpu, 0, CPUS_MAX - 1))
-			f->cpus[cpu / 8] |= 1U << (cpu % 8);
-		else
+		if (!in_range(cpu, 0, CPUS_MAX - 1)) {
 			report(ld, opt_line(ld, sec, "cpus"), ctx,
-			       "cpu %ld out of range 0..%ld", cpu,
-			       CPUS_MAX - 1);
+			       "cpu %ld out of range 0..%d", cpu, CPUS_MAX - 1);
+			continue;
+		}
+		r->cpus[cpu / 8] |= 1U << (cpu % 8);
+		if ((size_t)cpu / 8 + 1 > r->cpus_len)
+			r->cpus_len = cpu / 8 + 1;
 	}
+	if (n)
+		r->given |= 1ULL << MAGNET_A_FILTER_CPUS;
 }
 
 static void build_tgids(struct loader *ld, cfg_t *sec, const char *ctx,
-			struct config_filter *f)
+			struct filter_rule *r)
 {
 	unsigned int i, n = cfg_size(sec, "tgids");
 	long tgid;
@@ -1093,13 +1097,13 @@ static void build_tgids(struct loader *ld, cfg_t *sec, const char *ctx,
 			report(ld, opt_line(ld, sec, "tgids"), ctx,
 			       "tgid %ld out of range 0..%lu", tgid,
 			       (unsigned long)UINT32_MAX);
-		f->tgids[i] = tgid;
+		r->tgid[i] = tgid;
 	}
-	f->ntgids = n;
+	r->tgids = n;
 }
 
 static void build_id_range(struct loader *ld, cfg_t *sec, const char *ctx,
-			   struct config_filter *f)
+			   struct filter_rule *r)
 {
 	bool min = cfg_size(sec, "id-min"), max = cfg_size(sec, "id-max");
 
@@ -1111,32 +1115,70 @@ static void build_id_range(struct loader *ld, cfg_t *sec, const char *ctx,
 	}
 	if (!min)
 		return;
-	f->id_range = true;
-	f->id_min = (uint64_t)cfg_getint(sec, "id-min");
-	f->id_max = (uint64_t)cfg_getint(sec, "id-max");
-	if (f->id_min > f->id_max)
+	r->given |= 1ULL << MAGNET_A_FILTER_ID_MIN;
+	r->id_min = (uint64_t)cfg_getint(sec, "id-min");
+	r->id_max = (uint64_t)cfg_getint(sec, "id-max");
+	if (r->id_min > r->id_max)
 		report(ld, conflict_line(ld, sec, "id-min", "id-max"), ctx,
 		       "id-min %llu exceeds id-max %llu",
-		       (unsigned long long)f->id_min,
-		       (unsigned long long)f->id_max);
+		       (unsigned long long)r->id_min,
+		       (unsigned long long)r->id_max);
+}
+
+/* A rule's words, as magnetctl filter add takes them, into @r. */
+static void build_rule_words(struct loader *ld, cfg_t *sec, const char *ctx,
+			     struct filter_rule *r)
+{
+	char *copy = strdup(cfg_getstr(sec, "rule")), *save = NULL, *w;
+	char *words[256];
+	struct parse_error e;
+	int n = 0;
+
+	if (!copy) {
+		report(ld, opt_line(ld, sec, "rule"), ctx, "out of memory");
+		return;
+	}
+	for (w = strtok_r(copy, " \t", &save); w && n < 256;
+	     w = strtok_r(NULL, " \t", &save))
+		words[n++] = w;
+	if (w)
+		report(ld, opt_line(ld, sec, "rule"), ctx,
+		       "rule: more than 256 words");
+	else if (filter_parse(r, n, words, &e))
+		report(ld, opt_line(ld, sec, "rule"), ctx, "rule: %s", e.text);
+	free(copy);
 }
 
 static void build_filter(struct loader *ld, cfg_t *sec, const char *probe,
-			 unsigned int index, struct config_filter *f)
+			 unsigned int index, struct filter_rule *r)
 {
+	unsigned int errors = ld->errors;
+	struct parse_error e;
+	bool rule = cfg_size(sec, "rule");
 	char ctx[96];
 
 	snprintf(ctx, sizeof(ctx), "probe '%s': filter %u", probe, index + 1);
-	f->action = cfg_getint(sec, "action");
-	build_cpus(ld, sec, ctx, f);
-	build_tgids(ld, sec, ctx, f);
-	f->tid = cfg_getint(sec, "tid");
-	build_id_range(ld, sec, ctx, f);
+	filter_rule_init(r);
+	if (noted_line(ld, sec, "action")) {
+		r->action = cfg_getint(sec, "action");
+		r->given |= 1ULL << MAGNET_A_FILTER_ACTION;
+	}
+	build_cpus(ld, sec, ctx, r);
+	build_tgids(ld, sec, ctx, r);
+	r->tid = cfg_getint(sec, "tid");
+	if (r->tid)
+		r->given |= 1ULL << MAGNET_A_FILTER_TID;
+	build_id_range(ld, sec, ctx, r);
+	if (rule)
+		build_rule_words(ld, sec, ctx, r);
 	/* given but wrong counts as given: it is reported already */
-	if (!cfg_size(sec, "cpus") && !cfg_size(sec, "tgids") && !f->tid &&
-	    !cfg_size(sec, "id-min") && !cfg_size(sec, "id-max"))
+	if (!rule && !cfg_size(sec, "cpus") && !cfg_size(sec, "tgids") &&
+	    !r->tid && !cfg_size(sec, "id-min") && !cfg_size(sec, "id-max"))
 		report(ld, noted_line(ld, sec, NULL), ctx,
-		       "no predicate: give cpus, tgids, tid or id-min and id-max");
+		       "no predicate: give cpus, tgids, tid, id-min and id-max, or a rule");
+	else if (ld->errors == errors && filter_check(r, probe, &e))
+		report(ld, opt_line(ld, sec, rule ? "rule" : NULL), ctx, "%s",
+		       e.text);
 }
 
 static void build_filters(struct loader *ld, cfg_t *sec,

@@ -48,7 +48,9 @@
  *			tid = 0			# 0 = any
  *			id-min = 0		# id range (both, or neither)
  *			id-max = 0
- *		}
+ *			rule = "packet proto udp"	# magnetctl filter
+ *		}				# add's words
+
  *	}
  *	latency NAME {				# any number
  *		start = "udp-send.socket"	# event names: probes, or
@@ -67,6 +69,7 @@
 
 #include <linux/magnet.h>
 
+#include "filter.h"
 #include "metrics.h"
 
 #define CONFIG_FILTER_MAX	MAGNET_FILTER_RULES_MAX
@@ -101,15 +104,6 @@ struct config_probeset {
 	uint32_t snaplen;
 };
 
-struct config_filter {
-	uint8_t action;			/* enum magnet_filter_action */
-	uint8_t cpus[32];		/* bit N = CPU N; all zero = not set */
-	unsigned int ntgids;
-	uint32_t tgids[MAGNET_FILTER_SET_MAX];
-	uint32_t tid;			/* 0 = not set */
-	bool id_range;
-	uint64_t id_min, id_max;
-};
 
 struct config_probe {
 	char name[MAGNET_NAME_LEN];
@@ -123,7 +117,7 @@ struct config_probe {
 	uint32_t sample_every;
 	uint64_t sample_interval_ns;
 	unsigned int nfilters;
-	struct config_filter *filters;
+	struct filter_rule *filters;	/* lib/filter.h */
 };
 
 struct config_latency {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "magnetd.h"
+#include "filter.h"
 #include "nl.h"
 #include "probeset.h"
 
@@ -177,39 +178,17 @@ static int probe_sampling(struct nl_ctx *nl, const struct config_probe *p, uint1
 	return 0;
 }
 
-/* The CPU set's bytes up to its highest CPU; 0 if it has none. */
-static size_t cpus_len(const struct config_filter *f)
-{
-	size_t len = sizeof(f->cpus);
-
-	while (len && !f->cpus[len - 1])
-		len--;
-	return len;
-}
-
 static int filter_new(struct nl_ctx *nl, const struct config_probe *p,
-		      uint16_t id, const struct config_filter *f,
+		      uint16_t id, const struct filter_rule *f,
 		      unsigned int n)
 {
 	struct request req;
 	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_FILTER_NEW, 0);
-	unsigned int i;
 	char what[64];
 
+	snprintf(what, sizeof(what), "%s, filter %u", p->name, n + 1);
 	mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, id);
-	mnl_attr_put_u8(nlh, MAGNET_A_FILTER_ACTION, f->action);
-	if (cpus_len(f))
-		mnl_attr_put(nlh, MAGNET_A_FILTER_CPUS, cpus_len(f), f->cpus);
-	for (i = 0; i < f->ntgids; i++)
-		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TGID, f->tgids[i]);
-	if (f->tid)
-		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TID, f->tid);
-	if (f->id_range) {
-		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MIN, f->id_min);
-		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MAX, f->id_max);
-	}
-	if (nl_request(nl, &req, NULL, NULL)) {
-		snprintf(what, sizeof(what), "%s, filter %u", p->name, n + 1);
+	if (filter_encode(nl, f, nlh) || nl_request(nl, &req, NULL, NULL)) {
 		log_nl_error(nl, "probe", what);
 		return -1;
 	}
@@ -218,18 +197,28 @@ static int filter_new(struct nl_ctx *nl, const struct config_probe *p,
 
 /* --- install and remove --------------------------------------------------------- */
 
-static int install_probe(struct daemon *d, const struct config_probe *p)
+static int install_probe(struct daemon *d, const struct config_probe *p,
+			 uint16_t *id)
 {
-	unsigned int i;
-	uint16_t id;
-
-	if (probe_new(d->nl, p, &id))
+	if (probe_new(d->nl, p, id))
 		return -1;
-	if (note_probe(&d->inst, p->name, id)) {
-		probe_del(d->nl, &(struct installed_probe){ .id = id });
+	if (note_probe(&d->inst, p->name, *id)) {
+		probe_del(d->nl, &(struct installed_probe){ .id = *id });
 		log_error("out of memory");
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * A probe's filters and sampling, once every probe is in: a correlate
+ * rule names other probes, by name.
+ */
+static int configure_probe(struct daemon *d, const struct config_probe *p,
+			   uint16_t id)
+{
+	unsigned int i;
+
 	for (i = 0; i < p->nfilters; i++)
 		if (filter_new(d->nl, p, id, &p->filters[i], i))
 			return -1;
@@ -271,6 +260,7 @@ static int install_set(struct daemon *d, const struct config_probeset *s)
 
 int kernel_install(struct daemon *d, const struct config *cfg)
 {
+	uint16_t *ids = NULL;
 	unsigned int i;
 
 	for (i = 0; i < cfg->nbuffers; i++) {
@@ -287,14 +277,25 @@ int kernel_install(struct daemon *d, const struct config *cfg)
 	for (i = 0; i < cfg->nsets; i++)
 		if (install_set(d, &cfg->sets[i]))
 			goto fail;
+	ids = calloc(cfg->nprobes ?: 1, sizeof(*ids));
+	if (!ids) {
+		log_error("out of memory");
+		goto fail;
+	}
 	for (i = 0; i < cfg->nprobes; i++)
-		if (install_probe(d, &cfg->probes[i]))
+		if (install_probe(d, &cfg->probes[i], &ids[i]))
 			goto fail;
+	for (i = 0; i < cfg->nprobes; i++)
+		if (configure_probe(d, &cfg->probes[i], ids[i]))
+			goto fail;
+	free(ids);
+	ids = NULL;
 	for (i = 0; i < d->inst.nprobes; i++)
 		if (probe_enable(d->nl, &d->inst.probes[i]))
 			goto fail;
 	return 0;
 fail:
+	free(ids);
 	kernel_remove(d);
 	return -1;
 }

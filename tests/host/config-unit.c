@@ -290,9 +290,8 @@ static const char full_conf[] =
 static void test_full(void)
 {
 	static const uint8_t cpus[32] = { [0] = 0x01, [1] = 0x02, [31] = 0x80 };
-	static const uint8_t none[32];
 	const struct config_latency *l;
-	const struct config_filter *f;
+	const struct filter_rule *f;
 	const struct config_probe *p;
 	const struct config_buffer *b;
 	struct config *cfg = load("full.conf", full_conf);
@@ -340,14 +339,19 @@ static void test_full(void)
 	      "full: probe rd");
 	f = p[0].filters;
 	check(p[0].nfilters == 2 && f[0].action == MAGNET_FILTER_EXCLUDE &&
-	      !memcmp(f[0].cpus, cpus, sizeof(cpus)) && f[0].ntgids == 2 &&
-	      f[0].tgids[0] == 1 && f[0].tgids[1] == 4294967295u &&
-	      f[0].tid == 42 && f[0].id_range &&
+	      f[0].cpus_len == 32 && !memcmp(f[0].cpus, cpus, sizeof(cpus)) &&
+	      f[0].tgids == 2 && f[0].tgid[0] == 1 &&
+	      f[0].tgid[1] == 4294967295u && f[0].tid == 42 &&
+	      (f[0].given & (1ULL << MAGNET_A_FILTER_ID_MIN)) &&
 	      f[0].id_min == 0xffff888000000000ull &&
-	      f[0].id_max == UINT64_MAX, "full: filter 1, every predicate");
-	check(p[0].nfilters == 2 && f[1].action == MAGNET_FILTER_INCLUDE &&
-	      !memcmp(f[1].cpus, none, sizeof(none)) && !f[1].ntgids &&
-	      f[1].tid == 7 && !f[1].id_range, "full: filter 2, tid only");
+	      f[0].id_max == UINT64_MAX && !f[0].type,
+	      "full: filter 1, every predicate");
+	/* no action given: include, as the kernel's default */
+	check(p[0].nfilters == 2 && f[1].action < 0 && !f[1].cpus_len &&
+	      !f[1].tgids && f[1].tid == 7 &&
+	      (f[1].given & (1ULL << MAGNET_A_FILTER_TID)) &&
+	      !(f[1].given & (1ULL << MAGNET_A_FILTER_ID_MIN)),
+	      "full: filter 2, tid only");
 	check(!strcmp(p[1].name, "sw") &&
 	      p[1].kind == MAGNET_PROBE_TRACEPOINT &&
 	      !strcmp(p[1].target, "sched_switch") && p[1].args == 5 &&
@@ -647,14 +651,40 @@ static void test_filters(void)
 	expect_error("id-min above id-max",
 		     "probe p {\n\tpredef = x\n\tfilter {\n\t\tid-min = 4\n"
 		     "\t\tid-max = 3\n\t}\n}\n", 5, "id-min 4 exceeds id-max 3");
-	expect_error("cpu 256", "probe p {\n\tpredef = x\n\tfilter {\n"
-		     "\t\tcpus = {1, 256}\n\t}\n}\n", 4,
-		     "cpu 256 out of range 0..255");
+	expect_error("cpu 8192", "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\tcpus = {1, 8192}\n\t}\n}\n", 4,
+		     "cpu 8192 out of range 0..8191");
 	expect_error("bad action", "probe p {\n\tpredef = x\n\tfilter {\n"
 		     "\t\ttid = 1\n\t\taction = drop\n\t}\n}\n", 5,
 		     "filter 1: action 'drop': expected include or exclude");
 	expect_error("tid above u32", "probe p {\n\tpredef = x\n\tfilter {\n"
 		     "\t\ttid = 4294967296\n\t}\n}\n", 4, "tid 4294967296 out of range");
+
+	/* the rule's words: magnetctl filter add's */
+	expect_error("rule: unknown word", "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\trule = \"packet proto udp colour red\"\n\t}\n}\n", 4,
+		     "filter 1: rule: unknown keyword \"colour\"");
+	expect_error("rule: a type's word without the type",
+		     "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\trule = \"dport 53\"\n\t}\n}\n", 4,
+		     "rule: \"dport\" goes after \"packet\"");
+	expect_error("rule: bad value", "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\trule = \"packet src 10.0.0.300\"\n\t}\n}\n", 4,
+		     "rule: bad address \"10.0.0.300\" after \"src\"");
+	expect_error("rule: tid both ways", "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\ttid = 3\n\t\trule = \"tid 4\"\n\t}\n}\n", 5,
+		     "rule: \"tid\" given twice");
+	expect_error("rule: correlate ends where it starts",
+		     "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\trule = \"correlate end p\"\n\t}\n}\n", 4,
+		     "the end probe \"p\" is the start probe");
+	expect_error("rule: correlate is exclude",
+		     "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\taction = include\n\t\trule = \"correlate end q\"\n\t}\n}\n", 5,
+		     "a correlate rule is an exclude rule");
+	expect_error("rule: a value missing", "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\trule = \"id\"\n\t}\n}\n", 4,
+		     "missing value after \"id\"");
 
 	/* 257 tgids on line 3 */
 	conf = malloc(8192);
@@ -671,6 +701,43 @@ static void test_filters(void)
 	strcpy(p, "}\n");
 	expect_error("65 filters", conf, 66, "more than 64 filters");
 	free(conf);
+}
+
+/* Every filter the kernel has, from the rule's words. */
+static void test_filter_rules(void)
+{
+	static const char conf[] =
+		"probe-set udp-send {}\n"
+		"probe p {\n"
+		"\tpredef = x\n"
+		"\tfilter { rule = \"exclude packet proto udp dst 10.1.0.0/16 dport 53\" }\n"
+		"\tfilter { rule = \"id 0x10,0x20,30 cpu 0-3,4095\" }\n"
+		"\tfilter { rule = \"correlate end udp-send.dev-xmit via q threshold 1.5ms window 2s max-open 9\" }\n"
+		"\tfilter { action = exclude  tgids = {7}  rule = \"tgid 8,9 cpu 8191\" }\n"
+		"}\n";
+	struct config *cfg = load("rules.conf", conf);
+	const struct filter_rule *f;
+
+	if (!check(cfg && cfg->nprobes == 1 && cfg->probes[0].nfilters == 4,
+		   "rules: four filters from words"))
+		return;
+	f = cfg->probes[0].filters;
+	check(f[0].action == MAGNET_FILTER_EXCLUDE && f[0].type &&
+	      !strcmp(f[0].type->name, "packet") && !f[0].cpus_len,
+	      "rules: packet, with its action");
+	check(f[1].action < 0 && !f[1].type && f[1].ids == 3 &&
+	      f[1].id[0] == 0x10 && f[1].id[1] == 0x20 && f[1].id[2] == 30 &&
+	      f[1].cpus_len == 4095 / 8 + 1 && (f[1].cpus[0] & 0x0f) == 0x0f &&
+	      cpu_in_map(f[1].cpus, 4095) && !cpu_in_map(f[1].cpus, 4),
+	      "rules: an id set and CPUs beyond 255");
+	check(f[2].type && !strcmp(f[2].type->name, "correlate") &&
+	      f[2].action < 0 && f[2].type->default_action ==
+	      MAGNET_FILTER_EXCLUDE, "rules: correlate, exclude by default");
+	check(f[3].action == MAGNET_FILTER_EXCLUDE && f[3].tgids == 3 &&
+	      f[3].tgid[0] == 7 && f[3].tgid[1] == 8 && f[3].tgid[2] == 9 &&
+	      f[3].cpus_len == 1024 && cpu_in_map(f[3].cpus, 8191),
+	      "rules: options and words add up");
+	config_free(cfg);
 }
 
 static void test_latencies(void)
@@ -800,6 +867,7 @@ int main(int argc, char **argv)
 	test_buffers();
 	test_probes();
 	test_filters();
+	test_filter_rules();
 	test_latencies();
 	test_many_errors();
 	test_files();

@@ -42,6 +42,40 @@ check "... naming file and line" grep -q '/tmp/bad.conf:7' /tmp/bad.out
 check "... and nothing installed" sh -c '! magnetctl probe list | grep -q p1'
 check "... and no socket" [ ! -e /tmp/bad.sock ]
 
+# --- every filter the kernel has, from magnetd.conf's words ---------------------------
+check "load the filter modules" sh -c "insmod $M/magnet_pktfilter.ko && insmod $M/magnet_correlate.ko"
+cat > /tmp/filters.conf <<'EOF'
+socket {
+	path = "/tmp/filters.sock"
+}
+probe tx {
+	predef = "net_start_xmit"
+	filter { rule = "exclude packet proto udp dst 10.1.0.0/16 dport 53" }
+	filter { action = exclude  rule = "id 0x10,0x20 cpu 1 tgid 7" }
+}
+probe rx {
+	predef = "netif_receive"
+	filter { rule = "correlate end tx threshold 1ms max-open 64" }
+}
+EOF
+check "filters.conf is valid" magnetd -n -c /tmp/filters.conf
+magnetd -c /tmp/filters.conf >> /tmp/filters.log 2>&1 &
+FD=$!
+wait_for 20 [ -S /tmp/filters.sock ]
+magnetctl filter list > /tmp/fl.txt
+cat /tmp/fl.txt /tmp/filters.log
+tx_id=$(magnetctl -j probe list | tr '{' '\n' | grep '"name":"tx"' | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+check "magnetd.conf: a packet rule, as the kernel lists it" \
+	grep -q "^[0-9]* tx exclude packet proto udp dst 10.1.0.0/16 dport 53\$" /tmp/fl.txt
+check "magnetd.conf: an id set, a CPU and a tgid" \
+	grep -q "^[0-9]* tx exclude cpu 1 tgid 7 id 0x10,0x20\$" /tmp/fl.txt
+check "magnetd.conf: a correlate rule, its end probe by id" \
+	grep -q "^[0-9]* rx exclude correlate end $tx_id threshold 1ms max-open 64\$" /tmp/fl.txt
+kill -TERM $FD
+wait $FD
+check_count "magnetd stopped: its rules went with its probes" "" "$(magnetctl filter list)"
+check "unload the filter modules" sh -c "rmmod magnet_correlate && rmmod magnet_pktfilter"
+
 check "two namespaces joined by a veth pair" netns_pair
 
 cat > $CONF <<EOF

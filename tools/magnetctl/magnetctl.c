@@ -21,18 +21,15 @@
 #include <sys/socket.h>
 
 #include "daemon.h"
+#include "filter.h"
 #include "nl.h"
 #include "print.h"
 #include "probeset.h"
+#include "words.h"
 
 #define MAGNETCTL_VERSION	"0.1.0"
 #define EXIT_USAGE		2
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
-#define CPUS_MAX		8192	/* the largest CONFIG_NR_CPUS */
-#define CORR_VIA_MAX		MAGNET_CORR_VIA_MAX
-#define CORR_WINDOW_MIN		MAGNET_CORR_WINDOW_MIN
-#define CORR_WINDOW_MAX		MAGNET_CORR_WINDOW_MAX
-#define CORR_MAX_OPEN_MAX	MAGNET_CORR_MAX_OPEN_MAX
 
 /* --- help ----------------------------------------------------------------- */
 
@@ -394,43 +391,18 @@ static void refuse_repeat(const struct nlmsghdr *nlh, uint16_t type,
 		usage_error("%s: \"%s\" given twice", command, key);
 }
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
-}
-
 /* A decimal number from @min to @max; @what names it in messages. */
 static uint64_t parse_uint(const char *s, uint64_t min, uint64_t max,
 			   const char *what)
 {
+	struct parse_error e;
 	uint64_t value;
-	char *end;
 
-	errno = 0;
-	value = strtoull(s, &end, 10);
-	if (!isdigit((unsigned char)*s) || *end || errno || value < min ||
-	    value > max)
-		usage_error("%s: bad %s \"%s\": expected a number from %" PRIu64
-			    " to %" PRIu64, command, what, s, min, max);
+	if (word_uint(s, min, max, what, &value, &e))
+		usage_error("%s: %s", command, e.text);
 	return value;
 }
 
-/* A record id: decimal or 0x hex, as ids are often addresses. */
-static bool parse_record_id(const char *s, uint64_t *value)
-{
-	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-	const char *digits = hex ? s + 2 : s;
-	const char *valid = hex ? "0123456789abcdefABCDEF" : "0123456789";
-
-	errno = 0;
-	*value = strtoull(digits, NULL, hex ? 16 : 10);
-	return *digits && !digits[strspn(digits, valid)] && !errno;
-}
 
 static bool parse_on_off(const char *s, const char *key)
 {
@@ -474,111 +446,31 @@ static uint64_t parse_size(const char *s)
  */
 static uint64_t parse_duration(const char *s, const char *what)
 {
-	static const struct {
-		const char *unit;
-		uint64_t ns;
-	} units[] = {
-		{ "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
-		{ "s", 1000000000 },
-	};
-	uint64_t whole, frac = 0, scale = 1, ns;
-	const char *p;
-	char *end;
-	size_t i, digits;
+	struct parse_error e;
+	uint64_t ns;
 
-	errno = 0;
-	whole = strtoull(s, &end, 10);
-	if (!isdigit((unsigned char)*s) || errno)
-		goto bad;
-	if (*end == '.') {
-		p = end + 1;
-		digits = strspn(p, "0123456789");
-		if (!digits)
-			goto bad;
-		end = (char *)p + digits;
-		while (digits && p[digits - 1] == '0')
-			digits--;
-		/* below a nanosecond whatever the unit */
-		if (digits > 9)
-			goto too_fine;
-		for (i = 0; i < digits; i++) {
-			frac = frac * 10 + (p[i] - '0');
-			scale *= 10;
-		}
-	}
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (strcmp(end, units[i].unit))
-			continue;
-		if (frac * units[i].ns % scale)
-			goto too_fine;
-		ns = frac * units[i].ns / scale;
-		if (whole > (UINT64_MAX - ns) / units[i].ns)
-			goto bad;
-		return whole * units[i].ns + ns;
-	}
-bad:
-	usage_error("%s: bad %s \"%s\": expected a number with an optional unit ns, us, ms or s, e.g. 250us or 1.5ms",
-		    command, what, s);
-too_fine:
-	usage_error("%s: bad %s \"%s\": not a whole number of nanoseconds",
-		    command, what, s);
-}
-
-/* "0-3,6" into a bitmap (bit N in byte N / 8); returns its length. */
-static size_t parse_cpu_list(const char *s, uint8_t *map)
-{
-	unsigned long first, last, cpu;
-	const char *p = s;
-	size_t len = 0;
-	char *end;
-
-	memset(map, 0, CPUS_MAX / 8);
-	for (;;) {
-		if (!isdigit((unsigned char)*p))
-			break;
-		errno = 0;
-		first = last = strtoul(p, &end, 10);
-		if (*end == '-') {
-			p = end + 1;
-			if (!isdigit((unsigned char)*p))
-				break;
-			last = strtoul(p, &end, 10);
-		}
-		if (errno || first > last || last >= CPUS_MAX)
-			break;
-		for (cpu = first; cpu <= last; cpu++)
-			map[cpu / 8] |= 1U << (cpu % 8);
-		if (last / 8 + 1 > len)
-			len = last / 8 + 1;
-		if (!*end)
-			return len;
-		if (*end != ',')
-			break;
-		p = end + 1;
-	}
-	usage_error("%s: bad CPU list \"%s\": expected CPUs and ascending ranges below %d, e.g. 0-3,6",
-		    command, s, CPUS_MAX);
+	if (word_duration(s, what, &ns, &e))
+		usage_error("%s: %s", command, e.text);
+	return ns;
 }
 
 static void check_name(const char *name, const char *what)
 {
-	size_t len = strlen(name), i;
-	bool bad = len == 0 || len >= MAGNET_NAME_LEN;
+	struct parse_error e;
 
-	for (i = 0; i < len && !bad; i++)
-		bad = name[i] == '/' || isspace((unsigned char)name[i]);
-	if (bad)
-		usage_error("%s: bad %s \"%s\": 1 to %d bytes, no '/' or white space",
-			    command, what, name, MAGNET_NAME_LEN - 1);
+	if (word_name(name, what, &e))
+		usage_error("%s: %s", command, e.text);
 }
 
 /* A PROBE argument: its id if all digits (0 for a name, checked). */
 static uint16_t check_probe_ref(const char *ref)
 {
-	if (all_digits(ref))
-		return parse_uint(ref, 1, MAGNET_EVENT_ID_MAX, "probe id");
-	check_name(ref, "probe name");
-	return 0;
+	struct parse_error e;
+	uint16_t id;
+
+	if (word_probe_ref(ref, &id, &e))
+		usage_error("%s: %s", command, e.text);
+	return id;
 }
 
 static void put_probe_ref(struct nlmsghdr *nlh, const char *ref)
@@ -644,22 +536,6 @@ static int word_index(const char *const *words, size_t count, const char *s)
 	return -1;
 }
 
-/* An unsigned attribute of any width (validated already); 0 if absent. */
-static uint64_t attr_uint(const struct nlattr *attr)
-{
-	if (!attr)
-		return 0;
-	switch (mnl_attr_get_payload_len(attr)) {
-	case 1:
-		return mnl_attr_get_u8(attr);
-	case 2:
-		return mnl_attr_get_u16(attr);
-	case 4:
-		return mnl_attr_get_u32(attr);
-	default:
-		return mnl_attr_get_u64(attr);
-	}
-}
 
 static const char *attr_str(const struct nlattr *attr)
 {
@@ -701,25 +577,6 @@ static void *append(void *array, size_t *count, size_t size)
 	return grown;
 }
 
-/* Nanoseconds as "1s", "1500us", "250ns": the largest exact unit. */
-static void format_duration(uint64_t ns, char buf[32])
-{
-	static const struct {
-		const char *unit;
-		uint64_t ns;
-	} units[] = {
-		{ "s", 1000000000 }, { "ms", 1000000 }, { "us", 1000 },
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(units); i++)
-		if (ns && ns % units[i].ns == 0) {
-			snprintf(buf, 32, "%" PRIu64 "%s", ns / units[i].ns,
-				 units[i].unit);
-			return;
-		}
-	snprintf(buf, 32, "%" PRIu64 "%s", ns, ns ? "ns" : "");
-}
 
 /* "4K", "1M", "1G" when exact, else bytes. */
 static void format_size(uint64_t bytes, char buf[32])
@@ -739,34 +596,13 @@ static void format_size(uint64_t bytes, char buf[32])
 	snprintf(buf, 32, "%" PRIu64, bytes);
 }
 
-static bool cpu_in_map(const uint8_t *map, size_t cpu)
-{
-	return map[cpu / 8] & (1U << (cpu % 8));
-}
 
 /* A CPU bitmap as "0-3,6"; the caller frees the string. */
-static char *format_cpu_list(const uint8_t *map, size_t len)
+static char *cpu_list_text(const uint8_t *map, size_t len)
 {
-	size_t cpu, first, bits = len * 8;
-	bool comma = false;
-	char *list = NULL;
-	size_t size;
-	FILE *f = open_memstream(&list, &size);
+	char *list = format_cpu_list(map, len);
 
-	if (!f)
-		out_of_memory();
-	for (cpu = 0; cpu < bits; cpu++) {
-		if (!cpu_in_map(map, cpu))
-			continue;
-		first = cpu;
-		while (cpu + 1 < bits && cpu_in_map(map, cpu + 1))
-			cpu++;
-		fprintf(f, "%s%zu", comma ? "," : "", first);
-		if (cpu > first)
-			fprintf(f, "-%zu", cpu);
-		comma = true;
-	}
-	if (fclose(f))
+	if (!list)
 		out_of_memory();
 	return list;
 }
@@ -1618,514 +1454,6 @@ static int probe_sets(struct args *a)
 
 /* --- filter --------------------------------------------------------------- */
 
-static int probe_id_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct nlattr *tb[MAGNET_A_MAX + 1];
-
-	if (parse_magnet_attrs(nlh, tb))
-		return MNL_CB_ERROR;
-	if (tb[MAGNET_A_PROBE_ID])
-		*(uint16_t *)data = mnl_attr_get_u16(tb[MAGNET_A_PROBE_ID]);
-	return MNL_CB_OK;
-}
-
-/*
- * A probe's id, looked up if @ref is a name (correlate rules name their
- * end and via probes by id). Returns 0 after an error.
- */
-static uint16_t resolve_probe_id(const char *ref)
-{
-	uint16_t id = check_probe_ref(ref);
-	struct request req;
-	struct nlmsghdr *nlh;
-
-	if (id)
-		return id;
-	nlh = request_start(nl, &req, MAGNET_CMD_PROBE_GET, 0);
-	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, ref);
-	if (ctl_request(&req, probe_id_cb, &id))
-		return 0;
-	if (!id)
-		fprintf(stderr, "magnetctl: no id for probe \"%s\" in the kernel's reply\n",
-			ref);
-	return id;
-}
-
-static const struct {
-	const char *name;
-	uint8_t number;
-} ip_protocols[] = {
-	{ "icmp", 1 }, { "tcp", 6 }, { "udp", 17 }, { "dccp", 33 },
-	{ "icmp6", 58 }, { "sctp", 132 }, { "udplite", 136 },
-};
-
-/* The keywords after "packet" and "correlate", by attribute. */
-static const char *const packet_keys[MAGNET_PACKET_MAX + 1] = {
-	[MAGNET_PACKET_PROTO]	= "proto",
-	[MAGNET_PACKET_SRC]	= "src",
-	[MAGNET_PACKET_DST]	= "dst",
-	[MAGNET_PACKET_HOST]	= "host",
-	[MAGNET_PACKET_SPORT]	= "sport",
-	[MAGNET_PACKET_DPORT]	= "dport",
-	[MAGNET_PACKET_PORT]	= "port",
-};
-
-static const char *const corr_keys[MAGNET_CORR_MAX + 1] = {
-	[MAGNET_CORR_END]	= "end",
-	[MAGNET_CORR_VIA]	= "via",
-	[MAGNET_CORR_THRESHOLD]	= "threshold",
-	[MAGNET_CORR_WINDOW]	= "window",
-	[MAGNET_CORR_MAX_OPEN]	= "max-open",
-};
-
-static const char *const corr_stat_names[MAGNET_CORR_MAX + 1] = {
-	[MAGNET_CORR_TAKEN]	= "taken",
-	[MAGNET_CORR_JOURNEYS]	= "journeys",
-	[MAGNET_CORR_PASSED]	= "passed",
-	[MAGNET_CORR_EXPIRED]	= "expired",
-	[MAGNET_CORR_UNMATCHED]	= "unmatched",
-	[MAGNET_CORR_OVERFLOW]	= "overflow",
-	[MAGNET_CORR_CUT]	= "cut",
-	[MAGNET_CORR_LOST]	= "lost",
-};
-
-/* The prefix attribute that goes with an address attribute. */
-static uint16_t packet_prefix_attr(int type)
-{
-	switch (type) {
-	case MAGNET_PACKET_SRC:
-		return MAGNET_PACKET_SRC_PREFIX;
-	case MAGNET_PACKET_DST:
-		return MAGNET_PACKET_DST_PREFIX;
-	default:
-		return MAGNET_PACKET_HOST_PREFIX;
-	}
-}
-
-struct packet_addr {
-	uint8_t bytes[16];
-	size_t len;			/* 4 or 16 */
-	int prefix;			/* bits compared, -1: not given */
-};
-
-/* A filter add command line, checked before anything is sent. */
-struct filter_rule {
-	const char *probe;
-	int action;			/* -1: not given */
-	uint64_t given;			/* keywords given, by MAGNET_A_* */
-	uint8_t cpus[CPUS_MAX / 8];
-	size_t cpus_len;
-	uint32_t tgid[MAGNET_FILTER_SET_MAX];
-	unsigned int tgids;
-	uint32_t tid;
-	uint64_t id[MAGNET_FILTER_SET_MAX];
-	unsigned int ids;
-	uint64_t id_min, id_max;	/* with MAGNET_A_FILTER_ID_MIN given */
-	const char *type;		/* NULL, "packet" or "correlate" */
-
-	uint32_t packet_given;		/* by MAGNET_PACKET_* */
-	uint8_t proto;
-	struct packet_addr addr[MAGNET_PACKET_MAX + 1];	/* SRC, DST, HOST */
-	uint16_t port[MAGNET_PACKET_MAX + 1];		/* SPORT, DPORT, PORT */
-
-	uint32_t corr_given;		/* by MAGNET_CORR_* */
-	const char *end;
-	const char *via[CORR_VIA_MAX];
-	unsigned int vias;
-	uint64_t threshold, window;
-	uint32_t max_open;
-};
-
-static void given_once(uint64_t *given, unsigned int bit, const char *key)
-{
-	if (*given & (1ULL << bit))
-		usage_error("%s: \"%s\" given twice", command, key);
-	*given |= 1ULL << bit;
-}
-
-/* The next comma-separated item of *@rest, NULL after the last one. */
-static char *list_item(char **rest)
-{
-	char *item = *rest, *comma;
-
-	if (!item)
-		return NULL;
-	comma = strchr(item, ',');
-	if (comma) {
-		*comma = '\0';
-		*rest = comma + 1;
-	} else {
-		*rest = NULL;
-	}
-	return item;
-}
-
-static void parse_tgid_list(struct filter_rule *r, const char *list)
-{
-	char *copy = strdup(list), *rest = copy, *item;
-	uint64_t value;
-	char *end;
-
-	if (!copy)
-		out_of_memory();
-	while ((item = list_item(&rest))) {
-		errno = 0;
-		value = strtoull(item, &end, 10);
-		if (!isdigit((unsigned char)*item) || *end || errno ||
-		    value > UINT32_MAX)
-			usage_error("%s: bad tgid list \"%s\": expected numbers from 0 to %u separated by commas",
-				    command, list, UINT32_MAX);
-		if (r->tgids == MAGNET_FILTER_SET_MAX)
-			usage_error("%s: more than %d tgids", command,
-				    MAGNET_FILTER_SET_MAX);
-		r->tgid[r->tgids++] = value;
-	}
-	free(copy);
-}
-
-/* id LIST (a set) or id MIN-MAX (a range); ids decimal or 0x hex. */
-static void parse_ids(struct filter_rule *r, const char *arg)
-{
-	char *copy = strdup(arg), *rest = copy, *item, *dash;
-	uint64_t value;
-
-	if (!copy)
-		out_of_memory();
-	dash = strchr(copy, '-');
-	if (dash && !strchr(copy, ',')) {
-		*dash = '\0';
-		if (!parse_record_id(copy, &r->id_min) ||
-		    !parse_record_id(dash + 1, &r->id_max))
-			usage_error("%s: bad id range \"%s\": expected MIN-MAX, decimal or 0x hex",
-				    command, arg);
-		if (r->id_min > r->id_max)
-			usage_error("%s: bad id range \"%s\": MIN is above MAX",
-				    command, arg);
-		r->given |= 1ULL << MAGNET_A_FILTER_ID_MIN;
-		free(copy);
-		return;
-	}
-	while ((item = list_item(&rest))) {
-		if (!parse_record_id(item, &value))
-			usage_error("%s: bad id list \"%s\": expected ids (decimal or 0x hex) separated by commas, or one range MIN-MAX",
-				    command, arg);
-		if (r->ids == MAGNET_FILTER_SET_MAX)
-			usage_error("%s: more than %d ids", command,
-				    MAGNET_FILTER_SET_MAX);
-		r->id[r->ids++] = value;
-	}
-	free(copy);
-}
-
-static uint8_t parse_protocol(const char *s)
-{
-	uint64_t value;
-	char *end;
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(ip_protocols); i++)
-		if (!strcmp(s, ip_protocols[i].name))
-			return ip_protocols[i].number;
-	errno = 0;
-	value = strtoull(s, &end, 10);
-	if (!isdigit((unsigned char)*s) || *end || errno || value > 255)
-		usage_error("%s: bad protocol \"%s\": expected tcp, udp, icmp, icmp6, sctp, udplite, dccp or a number from 0 to 255",
-			    command, s);
-	return value;
-}
-
-/* ADDR or ADDR/LEN, IPv4 or IPv6. */
-static void parse_packet_addr(const char *s, const char *key,
-			      struct packet_addr *addr)
-{
-	const char *slash = strchr(s, '/');
-	size_t len = slash ? (size_t)(slash - s) : strlen(s);
-	char text[INET6_ADDRSTRLEN];
-	unsigned long bits;
-	char *end;
-
-	addr->len = 0;
-	addr->prefix = -1;
-	if (len < sizeof(text)) {
-		memcpy(text, s, len);
-		text[len] = '\0';
-		if (inet_pton(AF_INET, text, addr->bytes) == 1)
-			addr->len = 4;
-		else if (inet_pton(AF_INET6, text, addr->bytes) == 1)
-			addr->len = 16;
-	}
-	if (!addr->len)
-		usage_error("%s: bad address \"%s\" after \"%s\": expected an IPv4 or IPv6 address, optionally with /LEN",
-			    command, s, key);
-	if (!slash)
-		return;
-	errno = 0;
-	bits = strtoul(slash + 1, &end, 10);
-	if (!isdigit((unsigned char)slash[1]) || *end || errno ||
-	    bits > addr->len * 8)
-		usage_error("%s: bad prefix length in \"%s\": expected /0 to /%zu for an %s address",
-			    command, s, addr->len * 8,
-			    addr->len == 4 ? "IPv4" : "IPv6");
-	addr->prefix = bits;
-}
-
-/* A keyword of the "packet" type; false if @key is none. */
-static bool parse_packet_keyword(struct filter_rule *r, struct args *a,
-				 const char *key)
-{
-	int type = word_index(packet_keys, ARRAY_SIZE(packet_keys), key);
-	uint64_t given = r->packet_given;
-	const char *value;
-
-	if (type < 0)
-		return false;
-	given_once(&given, type, key);
-	r->packet_given = given;
-	value = take_value(a, key);
-	switch (type) {
-	case MAGNET_PACKET_PROTO:
-		r->proto = parse_protocol(value);
-		break;
-	case MAGNET_PACKET_SRC:
-	case MAGNET_PACKET_DST:
-	case MAGNET_PACKET_HOST:
-		parse_packet_addr(value, key, &r->addr[type]);
-		break;
-	default:
-		r->port[type] = parse_uint(value, 0, UINT16_MAX, key);
-	}
-	return true;
-}
-
-/* A keyword of the "correlate" type; false if @key is none. */
-static bool parse_corr_keyword(struct filter_rule *r, struct args *a,
-			       const char *key)
-{
-	int type = word_index(corr_keys, ARRAY_SIZE(corr_keys), key);
-	uint64_t given = r->corr_given;
-	const char *value;
-
-	if (type < 0)
-		return false;
-	if (type == MAGNET_CORR_VIA) {
-		value = take_value(a, key);
-		check_probe_ref(value);
-		if (r->vias == CORR_VIA_MAX)
-			usage_error("%s: more than %d via probes", command,
-				    CORR_VIA_MAX);
-		r->via[r->vias++] = value;
-		r->corr_given |= 1U << type;
-		return true;
-	}
-	given_once(&given, type, key);
-	r->corr_given = given;
-	value = take_value(a, key);
-	switch (type) {
-	case MAGNET_CORR_END:
-		check_probe_ref(value);
-		r->end = value;
-		break;
-	case MAGNET_CORR_THRESHOLD:
-		r->threshold = parse_duration(value, key);
-		break;
-	case MAGNET_CORR_WINDOW:
-		r->window = parse_duration(value, key);
-		if (r->window < CORR_WINDOW_MIN || r->window > CORR_WINDOW_MAX)
-			usage_error("%s: bad window \"%s\": expected 1ms to 1 hour (3600s)",
-				    command, value);
-		break;
-	case MAGNET_CORR_MAX_OPEN:
-		r->max_open = parse_uint(value, 1, CORR_MAX_OPEN_MAX, key);
-		break;
-	}
-	return true;
-}
-
-/* "packet" or "correlate": starts that type's keywords. */
-static void start_filter_type(struct filter_rule *r, const char *type)
-{
-	if (r->type && !strcmp(r->type, type))
-		usage_error("%s: \"%s\" given twice", command, type);
-	if (r->type)
-		usage_error("%s: \"%s\" and \"%s\" in one rule: a rule has one filter type",
-			    command, r->type, type);
-	r->type = type;
-}
-
-static void __attribute__((noreturn)) unknown_filter_keyword(const char *key)
-{
-	if (word_index(packet_keys, ARRAY_SIZE(packet_keys), key) >= 0)
-		usage_error("%s: \"%s\" goes after \"packet\"", command, key);
-	if (word_index(corr_keys, ARRAY_SIZE(corr_keys), key) >= 0)
-		usage_error("%s: \"%s\" goes after \"correlate\"", command, key);
-	unknown_keyword(key);
-}
-
-static void parse_filter_keyword(struct filter_rule *r, struct args *a,
-				 const char *key)
-{
-	static const char *const action_keys = "include|exclude";
-	int action = word_index(filter_actions, ARRAY_SIZE(filter_actions),
-				key);
-
-	if (r->type && !strcmp(r->type, "packet") &&
-	    parse_packet_keyword(r, a, key))
-		return;
-	if (r->type && !strcmp(r->type, "correlate") &&
-	    parse_corr_keyword(r, a, key))
-		return;
-	if (action >= 0) {
-		given_once(&r->given, MAGNET_A_FILTER_ACTION, action_keys);
-		r->action = action;
-	} else if (!strcmp(key, "cpu") || !strcmp(key, "cpus")) {
-		given_once(&r->given, MAGNET_A_FILTER_CPUS, "cpu");
-		r->cpus_len = parse_cpu_list(take_value(a, key), r->cpus);
-	} else if (!strcmp(key, "tgid")) {
-		/* may be repeated: the sets add up */
-		parse_tgid_list(r, take_value(a, key));
-	} else if (!strcmp(key, "tid")) {
-		given_once(&r->given, MAGNET_A_FILTER_TID, key);
-		r->tid = parse_uint(take_value(a, key), 0, UINT32_MAX, key);
-	} else if (!strcmp(key, "id")) {
-		given_once(&r->given, MAGNET_A_FILTER_IDS, key);
-		parse_ids(r, take_value(a, key));
-	} else if (!strcmp(key, "packet") || !strcmp(key, "correlate")) {
-		start_filter_type(r, key);
-	} else {
-		unknown_filter_keyword(key);
-	}
-}
-
-/* What the kernel would refuse anyway, said in magnetctl's terms. */
-static void check_filter_rule(const struct filter_rule *r)
-{
-	bool header = r->cpus_len || r->tgids ||
-		      (r->given & (1ULL << MAGNET_A_FILTER_TID)) || r->ids ||
-		      (r->given & (1ULL << MAGNET_A_FILTER_ID_MIN));
-	size_t family = 0;
-	int i;
-
-	if (!header && !r->type)
-		usage_error("%s: no predicate: give at least one of cpu, tgid, tid, id, packet or correlate",
-			    command);
-	if (r->type && !strcmp(r->type, "packet")) {
-		if (!r->packet_given)
-			usage_error("%s: \"packet\" needs at least one of proto, src, dst, host, sport, dport or port",
-				    command);
-		for (i = MAGNET_PACKET_SRC; i <= MAGNET_PACKET_HOST; i++) {
-			if (!(r->packet_given & (1U << i)))
-				continue;
-			if (family && r->addr[i].len != family)
-				usage_error("%s: src, dst and host mix IPv4 and IPv6: the rule could never match",
-					    command);
-			family = r->addr[i].len;
-		}
-	}
-	if (r->type && !strcmp(r->type, "correlate")) {
-		if (!r->end)
-			usage_error("%s: \"correlate\" needs \"end PROBE\"",
-				    command);
-		if (!strcmp(r->end, r->probe))
-			usage_error("%s: the end probe \"%s\" is the start probe",
-				    command, r->end);
-		if (header)
-			usage_error("%s: a correlate rule has no other predicate (cpu, tgid, tid, id)",
-				    command);
-		if (r->action == MAGNET_FILTER_INCLUDE)
-			usage_error("%s: a correlate rule is an exclude rule",
-				    command);
-	}
-}
-
-static void put_packet_config(struct nlmsghdr *nlh,
-			      const struct filter_rule *r)
-{
-	const struct packet_addr *addr;
-	int i;
-
-	for (i = 1; i <= MAGNET_PACKET_MAX; i++) {
-		if (!(r->packet_given & (1U << i)))
-			continue;
-		switch (i) {
-		case MAGNET_PACKET_PROTO:
-			mnl_attr_put_u8(nlh, i, r->proto);
-			break;
-		case MAGNET_PACKET_SRC:
-		case MAGNET_PACKET_DST:
-		case MAGNET_PACKET_HOST:
-			addr = &r->addr[i];
-			mnl_attr_put(nlh, i, addr->len, addr->bytes);
-			if (addr->prefix >= 0)
-				mnl_attr_put_u8(nlh, packet_prefix_attr(i),
-						addr->prefix);
-			break;
-		default:
-			mnl_attr_put_u16(nlh, i, r->port[i]);
-		}
-	}
-}
-
-/* The probes of a correlate rule as ids: CORR_END and CORR_VIA are u16. */
-static int put_corr_config(struct nlmsghdr *nlh, const struct filter_rule *r)
-{
-	unsigned int i;
-	uint16_t id;
-
-	id = resolve_probe_id(r->end);
-	if (!id)
-		return -1;
-	mnl_attr_put_u16(nlh, MAGNET_CORR_END, id);
-	for (i = 0; i < r->vias; i++) {
-		id = resolve_probe_id(r->via[i]);
-		if (!id)
-			return -1;
-		mnl_attr_put_u16(nlh, MAGNET_CORR_VIA, id);
-	}
-	if (r->corr_given & (1U << MAGNET_CORR_THRESHOLD))
-		mnl_attr_put_u64(nlh, MAGNET_CORR_THRESHOLD, r->threshold);
-	if (r->corr_given & (1U << MAGNET_CORR_WINDOW))
-		mnl_attr_put_u64(nlh, MAGNET_CORR_WINDOW, r->window);
-	if (r->corr_given & (1U << MAGNET_CORR_MAX_OPEN))
-		mnl_attr_put_u32(nlh, MAGNET_CORR_MAX_OPEN, r->max_open);
-	return 0;
-}
-
-/* The request; a correlate rule's probe names are looked up first. */
-static int put_filter_rule(struct nlmsghdr *nlh, const struct filter_rule *r)
-{
-	struct nlattr *nest;
-	unsigned int i;
-	int action = r->action;
-
-	put_probe_ref(nlh, r->probe);
-	if (action < 0)
-		action = r->type && !strcmp(r->type, "correlate") ?
-			 MAGNET_FILTER_EXCLUDE : MAGNET_FILTER_INCLUDE;
-	mnl_attr_put_u8(nlh, MAGNET_A_FILTER_ACTION, action);
-	if (r->cpus_len)
-		mnl_attr_put(nlh, MAGNET_A_FILTER_CPUS, r->cpus_len, r->cpus);
-	for (i = 0; i < r->tgids; i++)
-		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TGID, r->tgid[i]);
-	if (r->given & (1ULL << MAGNET_A_FILTER_TID))
-		mnl_attr_put_u32(nlh, MAGNET_A_FILTER_TID, r->tid);
-	for (i = 0; i < r->ids; i++)
-		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_IDS, r->id[i]);
-	if (r->given & (1ULL << MAGNET_A_FILTER_ID_MIN)) {
-		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MIN, r->id_min);
-		mnl_attr_put_u64(nlh, MAGNET_A_FILTER_ID_MAX, r->id_max);
-	}
-	if (!r->type)
-		return 0;
-	mnl_attr_put_strz(nlh, MAGNET_A_FILTER_TYPE, r->type);
-	nest = mnl_attr_nest_start(nlh, MAGNET_A_FILTER_CONFIG);
-	if (!strcmp(r->type, "packet"))
-		put_packet_config(nlh, r);
-	else if (put_corr_config(nlh, r))
-		return -1;
-	mnl_attr_nest_end(nlh, nest);
-	return 0;
-}
-
 static int filter_new_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[MAGNET_A_MAX + 1];
@@ -2142,16 +1470,20 @@ static int filter_add(struct args *a)
 	static struct filter_rule r;	/* a few KiB */
 	struct request req;
 	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_FILTER_NEW, 0);
+	const char *probe = take_arg(a, "PROBE");
+	struct parse_error e;
 	int64_t rule = -1;
 
-	memset(&r, 0, sizeof(r));
-	r.action = -1;
-	r.probe = take_arg(a, "PROBE");
-	check_probe_ref(r.probe);
-	while (more(a))
-		parse_filter_keyword(&r, a, next_word(a));
-	check_filter_rule(&r);
-	if (put_filter_rule(nlh, &r) || ctl_request(&req, filter_new_cb, &rule))
+	check_probe_ref(probe);
+	filter_rule_init(&r);
+	if (filter_parse(&r, a->count, a->word, &e) ||
+	    filter_check(&r, probe, &e))
+		usage_error("%s: %s", command, e.text);
+	a->count = 0;
+	put_probe_ref(nlh, probe);
+	if (filter_encode(nl, &r, nlh))
+		return print_nl_error();
+	if (ctl_request(&req, filter_new_cb, &rule))
 		return -1;
 	print_open_object(NULL);
 	if (rule >= 0)
@@ -2182,12 +1514,6 @@ static int filter_del(struct args *a)
  */
 
 /* In text, a keyword of filter add's: " WORD". */
-static void text_word(const char *word)
-{
-	print_string(PRINT_TEXT, NULL, " %s", word);
-}
-
-/* The repeated attribute @type: JSON array @key, text " WORD A,B". */
 static void print_filter_set(const struct nlmsghdr *nlh, uint16_t type,
 			     const char *key, const char *word, bool hex)
 {
@@ -2219,8 +1545,8 @@ static void print_filter_set(const struct nlmsghdr *nlh, uint16_t type,
 	print_close_array();
 	if (fclose(f))
 		out_of_memory();
-	text_word(word);
-	text_word(text);
+	print_word(word);
+	print_word(text);
 	free(text);
 }
 
@@ -2228,14 +1554,14 @@ static void print_filter_cpus(const struct nlattr *attr)
 {
 	const uint8_t *map = mnl_attr_get_payload(attr);
 	size_t len = mnl_attr_get_payload_len(attr), cpu;
-	char *list = format_cpu_list(map, len);
+	char *list = cpu_list_text(map, len);
 
 	print_open_array("cpus");
 	for (cpu = 0; cpu < len * 8; cpu++)
 		if (cpu_in_map(map, cpu))
 			print_u64(PRINT_JSON, NULL, NULL, cpu);
 	print_close_array();
-	text_word("cpu");
+	print_word("cpu");
 	print_string(PRINT_TEXT, NULL, " %s", *list ? list : NULL);
 	free(list);
 }
@@ -2252,168 +1578,21 @@ static void print_filter_id_range(const struct nlattr **tb)
 		print_u64(PRINT_JSON, "id_min", NULL, attr_uint(min));
 	if (max)
 		print_u64(PRINT_JSON, "id_max", NULL, attr_uint(max));
-	text_word("id");
+	print_word("id");
 	print_u64(PRINT_TEXT, NULL, " 0x%" PRIx64, attr_uint(min));
 	print_u64(PRINT_TEXT, NULL, "-0x%" PRIx64,
 		  max ? attr_uint(max) : UINT64_MAX);
 }
 
-/* JSON "src": "ADDR", "src_prefix": N; text " src ADDR/N". */
-static void print_packet_addr(const struct nlattr **pt, int type)
-{
-	const struct nlattr *attr = pt[type];
-	const struct nlattr *prefix = pt[packet_prefix_attr(type)];
-	const char *key = packet_keys[type];
-	char addr[INET6_ADDRSTRLEN], prefix_key[16];
-	size_t len;
-
-	if (!attr)
-		return;
-	len = mnl_attr_get_payload_len(attr);
-	if ((len != 4 && len != 16) ||
-	    !inet_ntop(len == 4 ? AF_INET : AF_INET6,
-		       mnl_attr_get_payload(attr), addr, sizeof(addr)))
-		return;		/* not an address we know */
-	text_word(key);
-	print_string(PRINT_ANY, key, " %s", addr);
-	if (prefix) {
-		snprintf(prefix_key, sizeof(prefix_key), "%s_prefix", key);
-		print_u64(PRINT_ANY, prefix_key, "/%" PRIu64,
-			  attr_uint(prefix));
-	}
-}
-
-static void print_packet_config(const struct nlattr **pt)
-{
-	const char *name = NULL;
-	uint64_t proto;
-	size_t i;
-	int type;
-
-	print_open_object("config");
-	if (pt[MAGNET_PACKET_PROTO]) {
-		proto = attr_uint(pt[MAGNET_PACKET_PROTO]);
-		for (i = 0; i < ARRAY_SIZE(ip_protocols); i++)
-			if (ip_protocols[i].number == proto)
-				name = ip_protocols[i].name;
-		text_word("proto");
-		print_u64(PRINT_JSON, "proto", NULL, proto);
-		if (name)
-			print_string(PRINT_TEXT, NULL, " %s", name);
-		else
-			print_u64(PRINT_TEXT, NULL, " %" PRIu64, proto);
-	}
-	print_packet_addr(pt, MAGNET_PACKET_SRC);
-	print_packet_addr(pt, MAGNET_PACKET_DST);
-	print_packet_addr(pt, MAGNET_PACKET_HOST);
-	for (type = MAGNET_PACKET_SPORT; type <= MAGNET_PACKET_PORT; type++) {
-		if (!pt[type])
-			continue;
-		text_word(packet_keys[type]);
-		print_u64(PRINT_ANY, packet_keys[type], " %" PRIu64,
-			  attr_uint(pt[type]));
-	}
-	print_close_object();
-}
-
-/* A duration: JSON "KEY_ns": N, text " KEY DURATION". */
-static void print_duration(const char *key, const struct nlattr *attr)
-{
-	char json_key[32], text[32];
-
-	if (!attr)
-		return;
-	snprintf(json_key, sizeof(json_key), "%s_ns", key);
-	format_duration(attr_uint(attr), text);
-	print_u64(PRINT_JSON, json_key, NULL, attr_uint(attr));
-	text_word(key);
-	print_string(PRINT_TEXT, NULL, " %s", text);
-}
-
-static void print_corr_config(const struct nlattr *config,
-			      const struct nlattr **ct)
-{
-	const struct nlattr *attr;
-	bool any = false;
-
-	print_open_object("config");
-	if (ct[MAGNET_CORR_END]) {
-		text_word("end");
-		print_u64(PRINT_ANY, "end", " %" PRIu64,
-			  attr_uint(ct[MAGNET_CORR_END]));
-	}
-	mnl_attr_for_each_nested(attr, config) {
-		if (mnl_attr_get_type(attr) != MAGNET_CORR_VIA)
-			continue;
-		if (!any)
-			print_open_array("via");
-		any = true;
-		text_word("via");
-		print_u64(PRINT_ANY, NULL, " %" PRIu64, attr_uint(attr));
-	}
-	if (any)
-		print_close_array();
-	print_duration("threshold", ct[MAGNET_CORR_THRESHOLD]);
-	print_duration("window", ct[MAGNET_CORR_WINDOW]);
-	if (ct[MAGNET_CORR_MAX_OPEN]) {
-		text_word("max-open");
-		print_u64(PRINT_ANY, "max_open", " %" PRIu64,
-			  attr_uint(ct[MAGNET_CORR_MAX_OPEN]));
-	}
-	print_close_object();
-}
-
-/* The counters of a correlate rule: JSON "stats": {...}, text " KEY N". */
-static void print_corr_stats(const struct nlattr **st)
-{
-	int i;
-
-	print_open_object("stats");
-	for (i = MAGNET_CORR_TAKEN; i <= MAGNET_CORR_MAX; i++) {
-		if (!st[i] || !corr_stat_names[i])
-			continue;
-		text_word(corr_stat_names[i]);
-		print_u64(PRINT_ANY, corr_stat_names[i], " %" PRIu64,
-			  attr_uint(st[i]));
-	}
-	print_close_object();
-}
-
-struct filter_nests {
-	bool packet, correlate;				/* the type */
-	const struct nlattr *pt[MAGNET_PACKET_MAX + 1];	/* packet config */
-	const struct nlattr *ct[MAGNET_CORR_MAX + 1];	/* correlate config */
-	const struct nlattr *cs[MAGNET_CORR_MAX + 1];	/* correlate stats */
-};
-
-/* Validate the nests of the filter types we know. */
-static int parse_filter_nests(const struct nlattr **tb, struct filter_nests *n)
-{
-	const char *type = attr_str(tb[MAGNET_A_FILTER_TYPE]);
-	const struct nlattr *config = tb[MAGNET_A_FILTER_CONFIG];
-	const struct nlattr *stats = tb[MAGNET_A_FILTER_STATS];
-
-	memset(n, 0, sizeof(*n));
-	n->packet = type && !strcmp(type, "packet");
-	n->correlate = type && !strcmp(type, "correlate");
-	if (n->packet && config && parse_packet_attrs(config, n->pt))
-		return -1;
-	if (n->correlate && config && parse_corr_attrs(config, n->ct))
-		return -1;
-	if (n->correlate && stats && parse_corr_attrs(stats, n->cs))
-		return -1;
-	return 0;
-}
-
 static int filter_line_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[MAGNET_A_MAX + 1];
+	const struct filter_type *known = NULL;
 	const char *name, *type;
-	struct filter_nests n;
 	char action[24];
 
 	(void)data;
-	if (parse_magnet_attrs(nlh, tb) || parse_filter_nests(tb, &n))
+	if (parse_magnet_attrs(nlh, tb))
 		return MNL_CB_ERROR;
 	name = attr_str(tb[MAGNET_A_PROBE_NAME]);
 	type = attr_str(tb[MAGNET_A_FILTER_TYPE]);
@@ -2436,25 +1615,24 @@ static int filter_line_cb(const struct nlmsghdr *nlh, void *data)
 		print_filter_cpus(tb[MAGNET_A_FILTER_CPUS]);
 	print_filter_set(nlh, MAGNET_A_FILTER_TGID, "tgids", "tgid", false);
 	if (tb[MAGNET_A_FILTER_TID]) {
-		text_word("tid");
+		print_word("tid");
 		print_u64(PRINT_ANY, "tid", " %" PRIu64,
 			  attr_uint(tb[MAGNET_A_FILTER_TID]));
 	}
 	print_filter_set(nlh, MAGNET_A_FILTER_IDS, "ids", "id", true);
 	print_filter_id_range(tb);
 	if (type) {
+		known = filter_type_find(type);
 		print_string(PRINT_JSON, "type", NULL, type);
-		if (n.packet || n.correlate)
-			text_word(type);
+		if (known)
+			print_word(type);
 		else
 			print_string(PRINT_TEXT, NULL, " type %s", type);
 	}
-	if (n.packet && tb[MAGNET_A_FILTER_CONFIG])
-		print_packet_config(n.pt);
-	if (n.correlate && tb[MAGNET_A_FILTER_CONFIG])
-		print_corr_config(tb[MAGNET_A_FILTER_CONFIG], n.ct);
-	if (n.correlate && tb[MAGNET_A_FILTER_STATS])
-		print_corr_stats(n.cs);
+	/* a type newer than us: its name, not its nests */
+	if (known && known->print(tb[MAGNET_A_FILTER_CONFIG],
+				  tb[MAGNET_A_FILTER_STATS]))
+		return MNL_CB_ERROR;
 	print_string(PRINT_TEXT, NULL, "%s", "\n");
 	print_close_object();
 	return MNL_CB_OK;

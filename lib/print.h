@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * magnetctl output: the same calls print text or JSON, one call per field,
- * in the spirit of iproute2's json_print.h.
+ * magnetctl's output, and its filter types' (filter.h): the same calls
+ * print text or JSON, one call per field, in the spirit of iproute2's
+ * json_print.h. Printing to standard output; out of memory, it exits.
  *
  * JSON: print_open_object/array() and print_close_*() build the document;
  * each field is "key": value inside the innermost object (key NULL inside
@@ -18,8 +19,8 @@
  * mode selects where a field goes: PRINT_ANY both, PRINT_JSON or
  * PRINT_TEXT only one of them.
  */
-#ifndef MAGNETCTL_PRINT_H
-#define MAGNETCTL_PRINT_H
+#ifndef MAGNET_PRINT_H
+#define MAGNET_PRINT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,8 +54,11 @@ void print_number(enum print_mode mode, const char *key, const char *text);
 void print_bool(enum print_mode mode, const char *key, const char *fmt,
 		bool value);
 
+/* A word of text only: " WORD". */
+void print_word(const char *word);
+
 /* JSON object for one row of a table, and the end of both. */
 void print_row_begin(void);
 void print_row_end(void);
 
-#endif /* MAGNETCTL_PRINT_H */
+#endif /* MAGNET_PRINT_H */

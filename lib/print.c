@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnetctl output helpers: text tables and JSON from the same calls.
+ * Text tables and JSON from the same calls (see print.h).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -124,7 +125,7 @@ void print_close_array(void)
 
 static void out_of_memory(void)
 {
-	fputs("magnetctl: out of memory\n", stderr);
+	fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
 	exit(1);
 }
 
@@ -329,4 +330,9 @@ void print_row_end(void)
 {
 	print_close_object();
 	table_row_end();
+}
+
+void print_word(const char *word)
+{
+	print_string(PRINT_TEXT, NULL, " %s", word);
 }
