@@ -3,7 +3,7 @@
  * modmagnet.so: magnet's metrics in Ganglia's gmond.
  *
  * gmond calls a module's handler from its main loop, so the handler must
- * never wait: it reads a cache. A thread of the module's own refreshes
+ * never wait: it reads a cache. libmagnet's poller (a thread) refreshes
  * the cache from magnetd's snapshots (libmagnet) every Refresh seconds,
  * reconnecting as needed. The metric list is built once, at init, from
  * what magnetd reports then (gmond freezes the list after init, as with
@@ -84,10 +84,7 @@ static struct {
 	bool healthy;			/* the last snapshot worked */
 	bool logged_down;		/* said so once */
 	pthread_mutex_t lock;
-	pthread_t thread;
-	bool thread_running;
-	bool stop;			/* under lock; wake says it changed */
-	pthread_cond_t wake;
+	struct magnet_poller *poller;	/* libmagnet's refresh thread */
 } mm = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -227,33 +224,19 @@ static void take(struct exported *e, double raw)
 	e->value = e->counter ? e->base + raw : raw;
 }
 
-/* One snapshot into the cache: 0, or why magnetd could not be asked. */
-static int refresh(struct magnet_client **c)
+/* A snapshot into the cache. */
+static void take_snapshot(const struct magnet_snapshot *snap)
 {
-	struct magnet_snapshot snap;
 	const struct magnet_metric *m;
 	unsigned int i;
-	int err;
 
-	if (!*c)
-		*c = magnet_connect(mm.socket);
-	if (!*c)
-		return errno ? errno : EIO;
-	if (magnet_snapshot(*c, &snap, SNAP_TIMEOUT_MS)) {
-		err = errno ? errno : EIO;
-		magnet_close(*c);
-		*c = NULL;
-		return err;
-	}
 	pthread_mutex_lock(&mm.lock);
 	for (i = 0; i < mm.n; i++) {
-		m = magnet_snapshot_find(&snap, mm.metric[i].magnetd_name);
+		m = magnet_snapshot_find(snap, mm.metric[i].magnetd_name);
 		/* A metric magnetd does not have (now) reads 0. */
 		take(&mm.metric[i], m ? m->value : 0);
 	}
 	pthread_mutex_unlock(&mm.lock);
-	magnet_snapshot_free(&snap);
-	return 0;
 }
 
 /*
@@ -294,34 +277,18 @@ static void note_health(int err)
 }
 
 /*
- * Sleeps on a condition variable, not in nanosleep(), so that cleanup
- * ends it at once: gmond runs module cleanups while it destroys its
- * memory pools, with its TCP thread still polling (3.7.2 does not join
- * it first), so every millisecond cleanup takes is a window for that
- * thread to touch freed memory.
+ * Each refresh, on libmagnet's poller thread. Its wait ends at once on
+ * cleanup: gmond runs module cleanups while it destroys its memory pools,
+ * with its TCP thread still polling (3.7.2 does not join it first), so
+ * every millisecond cleanup takes is a window for that thread to touch
+ * freed memory.
  */
-static void *refresher(void *arg)
+static void on_poll(const struct magnet_snapshot *snap, int err, void *data)
 {
-	struct magnet_client *c = NULL;
-	struct timespec at;
-
-	(void)arg;
-	pthread_mutex_lock(&mm.lock);
-	while (!mm.stop) {
-		clock_gettime(CLOCK_MONOTONIC, &at);
-		at.tv_sec += mm.refresh;
-		while (!mm.stop &&
-		       pthread_cond_timedwait(&mm.wake, &mm.lock, &at) != ETIMEDOUT)
-			;
-		if (mm.stop)
-			break;
-		pthread_mutex_unlock(&mm.lock);
-		note_health(refresh(&c));
-		pthread_mutex_lock(&mm.lock);
-	}
-	pthread_mutex_unlock(&mm.lock);
-	magnet_close(c);
-	return NULL;
+	(void)data;
+	if (snap)
+		take_snapshot(snap);
+	note_health(err);
 }
 
 /* --- the module ----------------------------------------------------------------- */
@@ -422,33 +389,10 @@ static int first_snapshot(struct magnet_snapshot *snap)
 	}
 }
 
-/* The refresher, with its wake-up timed on the monotonic clock. */
-static int start_refresher(void)
-{
-	pthread_condattr_t attr;
-	int err;
-
-	err = pthread_condattr_init(&attr);
-	if (err)
-		return err;
-	err = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	if (!err)
-		err = pthread_cond_init(&mm.wake, &attr);
-	pthread_condattr_destroy(&attr);
-	if (err)
-		return err;
-	mm.stop = false;
-	err = pthread_create(&mm.thread, NULL, refresher, NULL);
-	if (err)
-		pthread_cond_destroy(&mm.wake);
-	return err;
-}
-
 static int magnet_init(apr_pool_t *p)
 {
 	struct magnet_snapshot snap = { 0 };
 	apr_array_header_t *list;
-	struct magnet_client *c;
 	bool have, ok = true;
 	unsigned int i;
 	int err;
@@ -471,8 +415,8 @@ static int magnet_init(apr_pool_t *p)
 	}
 	if (ok && have && mm.per_cpu)
 		ok = add_per_cpu(list, p, &snap);
-	magnet_snapshot_free(&snap);
 	if (!ok) {
+		magnet_snapshot_free(&snap);
 		err_msg("[magnet] out of memory building the metric list");
 		return 1;
 	}
@@ -482,30 +426,22 @@ static int magnet_init(apr_pool_t *p)
 	/* gmond reads the list until a zeroed entry. */
 	memset(apr_array_push(list), 0, sizeof(Ganglia_25metric));
 	magnet_module.metrics_info = (Ganglia_25metric *)list->elts;
-	if (have) {
-		c = NULL;
-		err = refresh(&c);
-		magnet_close(c);
-	}
+	if (have)
+		take_snapshot(&snap);
+	magnet_snapshot_free(&snap);
 	note_health(err);
-	if (start_refresher() == 0)
-		mm.thread_running = true;
-	else
-		err_msg("[magnet] cannot start the refresh thread: values stay as at start");
+	mm.poller = magnet_poller_start(mm.socket, mm.refresh * 1000,
+					SNAP_TIMEOUT_MS, on_poll, NULL);
+	if (!mm.poller)
+		err_msg("[magnet] cannot start the refresh thread (%s): values stay as at start",
+			strerror(errno));
 	return 0;
 }
 
 static void magnet_cleanup(void)
 {
-	if (mm.thread_running) {
-		pthread_mutex_lock(&mm.lock);
-		mm.stop = true;
-		pthread_cond_signal(&mm.wake);
-		pthread_mutex_unlock(&mm.lock);
-		pthread_join(mm.thread, NULL);
-		pthread_cond_destroy(&mm.wake);
-	}
-	mm.thread_running = false;
+	magnet_poller_stop(mm.poller);
+	mm.poller = NULL;
 	free(mm.metric);
 	mm.metric = NULL;
 	mm.n = 0;

@@ -29,6 +29,7 @@
 #include <locale.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1077,4 +1078,128 @@ MAGNET_EXPORT int magnet_receive(struct magnet_client *c,
 		if (pump(c, deadline, NULL))
 			return errno == ETIMEDOUT ? 0 : -1;
 	}
+}
+
+/* --- the poller ------------------------------------------------------------------ */
+
+struct magnet_poller {
+	char *path;
+	unsigned int interval_ms;
+	int timeout_ms;
+	magnet_poll_cb cb;
+	void *data;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* CLOCK_MONOTONIC */
+	bool stop;			/* under @lock */
+};
+
+/* One snapshot through *@c, connecting first if need be. */
+static void poll_once(struct magnet_poller *p, struct magnet_client **c)
+{
+	struct magnet_snapshot snap;
+	int err;
+
+	if (!*c)
+		*c = magnet_connect(p->path);
+	if (!*c) {
+		p->cb(NULL, errno ? errno : EIO, p->data);
+		return;
+	}
+	if (magnet_snapshot(*c, &snap, p->timeout_ms)) {
+		err = errno ? errno : EIO;
+		/* a connection that failed once is not trusted again */
+		magnet_close(*c);
+		*c = NULL;
+		p->cb(NULL, err, p->data);
+		return;
+	}
+	p->cb(&snap, 0, p->data);
+	magnet_snapshot_free(&snap);
+}
+
+static void *poller_thread(void *arg)
+{
+	struct magnet_poller *p = arg;
+	struct magnet_client *c = NULL;
+	struct timespec at;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		pthread_mutex_unlock(&p->lock);
+		poll_once(p, &c);
+		clock_gettime(CLOCK_MONOTONIC, &at);
+		at.tv_sec += p->interval_ms / 1000;
+		at.tv_nsec += (long)(p->interval_ms % 1000) * 1000000;
+		if (at.tv_nsec >= 1000000000) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000;
+		}
+		pthread_mutex_lock(&p->lock);
+		while (!p->stop &&
+		       pthread_cond_timedwait(&p->wake, &p->lock, &at) !=
+		       ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&p->lock);
+	magnet_close(c);
+	return NULL;
+}
+
+struct magnet_poller *magnet_poller_start(const char *path,
+					  unsigned int interval_ms,
+					  int timeout_ms, magnet_poll_cb cb,
+					  void *data)
+{
+	struct magnet_poller *p = calloc(1, sizeof(*p));
+	pthread_condattr_t attr;
+	int err;
+
+	if (!p)
+		return NULL;
+	if (!cb || !interval_ms) {
+		free(p);
+		errno = EINVAL;
+		return NULL;
+	}
+	p->path = strdup(path ? path : MAGNET_SOCKET_PATH);
+	if (!p->path) {
+		free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->interval_ms = interval_ms;
+	p->timeout_ms = timeout_ms;
+	p->cb = cb;
+	p->data = data;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	err = pthread_create(&p->thread, NULL, poller_thread, p);
+	if (err) {
+		pthread_cond_destroy(&p->wake);
+		pthread_mutex_destroy(&p->lock);
+		free(p->path);
+		free(p);
+		errno = err;
+		return NULL;
+	}
+	return p;
+}
+
+void magnet_poller_stop(struct magnet_poller *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->lock);
+	free(p->path);
+	free(p);
 }

@@ -252,6 +252,37 @@ int magnet_receive(struct magnet_client *c, struct magnet_message *msg,
 /* The daemon's message of the last "error" reply, or "". */
 const char *magnet_last_error(const struct magnet_client *c);
 
+/*
+ * A poller: a thread of its own that takes a snapshot of magnetd at once
+ * and then every @interval_ms, connecting again whenever it has to (at
+ * start, after magnetd went away or restarted), as a monitor's data
+ * source does. After each attempt it calls @cb with the snapshot, or with
+ * NULL and the errno of why magnetd could not be asked (ENOENT,
+ * ECONNREFUSED, EACCES, ETIMEDOUT, EPIPE, EPROTO, ...); @snap is freed
+ * when @cb returns. @cb runs on the poller's thread. @timeout_ms bounds
+ * each snapshot.
+ */
+typedef void (*magnet_poll_cb)(const struct magnet_snapshot *snap, int err,
+			       void *data);
+
+struct magnet_poller;
+
+/*
+ * Start a poller of magnetd at @path (NULL: MAGNET_SOCKET_PATH). Returns
+ * it, or NULL with errno set.
+ */
+struct magnet_poller *magnet_poller_start(const char *path,
+					  unsigned int interval_ms,
+					  int timeout_ms, magnet_poll_cb cb,
+					  void *data);
+
+/*
+ * Stop the poller: a wait between snapshots ends at once, a snapshot under
+ * way within its timeout; then its thread is joined, the connection
+ * closed and @p freed. NULL is allowed.
+ */
+void magnet_poller_stop(struct magnet_poller *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -86,11 +86,9 @@ static struct {
 	struct client *clients;
 	unsigned int nclients;
 
-	/* Shared with the refresher thread. */
+	/* Shared with libmagnet's poller thread. */
 	pthread_mutex_t lock;
 	struct view view;
-	pthread_t thread;
-	volatile bool stop;
 } s = {
 	.port = DEFAULT_PORT,
 	.socket = MAGNET_SOCKET_PATH,
@@ -150,31 +148,17 @@ static void write_files(void)
 	free(sample);
 }
 
-/* One snapshot into the view: 0, or why magnetd could not be asked. */
-static int take_snapshot(struct magnet_client **c)
+/* A snapshot into the view. */
+static void take_snapshot(const struct magnet_snapshot *snap)
 {
-	struct magnet_snapshot snap;
 	struct view v;
-	int err;
 
-	if (!*c)
-		*c = magnet_connect(s.socket);
-	if (!*c)
-		return errno ? errno : EIO;
-	if (magnet_snapshot(*c, &snap, SNAP_TIMEOUT_MS)) {
-		err = errno ? errno : EIO;
-		magnet_close(*c);
-		*c = NULL;
-		return err;
-	}
-	if (view_build(&v, &snap) == 0) {
+	if (view_build(&v, snap) == 0) {
 		pthread_mutex_lock(&s.lock);
 		view_free(&s.view);
 		s.view = v;
 		pthread_mutex_unlock(&s.lock);
 	}
-	magnet_snapshot_free(&snap);
-	return 0;
 }
 
 static void log_down(int err)
@@ -189,34 +173,27 @@ static void log_down(int err)
 			s.socket, strerror(err));
 }
 
-static void *refresher(void *arg)
+/* Each refresh, on libmagnet's poller thread. */
+static void on_poll(const struct magnet_snapshot *snap, int err, void *data)
 {
-	struct magnet_client *c = NULL;
-	bool down_logged = false;
-	unsigned int waited;
-	int err;
+	static bool down_logged;
 
-	(void)arg;
-	while (!s.stop) {
-		err = take_snapshot(&c);
-		if (err) {
-			pthread_mutex_lock(&s.lock);
-			view_unhealthy(&s.view);
-			pthread_mutex_unlock(&s.lock);
-			if (!down_logged)
-				log_down(err);
-			down_logged = true;
-		} else if (down_logged) {
+	(void)data;
+	if (snap) {
+		take_snapshot(snap);
+		if (down_logged)
 			log_msg("magnetd at %s is back", s.socket);
-			down_logged = false;
-		}
-		if (s.outdir)
-			write_files();
-		for (waited = 0; waited < s.refresh * 10 && !s.stop; waited++)
-			nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+		down_logged = false;
+	} else {
+		pthread_mutex_lock(&s.lock);
+		view_unhealthy(&s.view);
+		pthread_mutex_unlock(&s.lock);
+		if (!down_logged)
+			log_down(err);
+		down_logged = true;
 	}
-	magnet_close(c);
-	return NULL;
+	if (s.outdir)
+		write_files();
 }
 
 /* --- clients ------------------------------------------------------------------- */
@@ -595,6 +572,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct magnet_poller *poller;
 	bool have_addr = false;
 	unsigned int port;
 	struct stat st;
@@ -684,14 +662,15 @@ int main(int argc, char **argv)
 	ev_signal_start(s.loop, &s.sigterm);
 	ev_signal_init(&s.sigint, on_signal, SIGINT);
 	ev_signal_start(s.loop, &s.sigint);
-	if (pthread_create(&s.thread, NULL, refresher, NULL)) {
-		log_msg("cannot start the snapshot thread");
+	poller = magnet_poller_start(s.socket, s.refresh * 1000,
+				     SNAP_TIMEOUT_MS, on_poll, NULL);
+	if (!poller) {
+		log_msg("cannot start the snapshot thread: %s", strerror(errno));
 		return 1;
 	}
 	ev_run(s.loop, 0);
 
-	s.stop = true;
-	pthread_join(s.thread, NULL);
+	magnet_poller_stop(poller);
 	while (s.clients)
 		client_close(s.clients);
 	close(s.listen_fd);
