@@ -104,7 +104,8 @@ build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_
 	@mkdir -p $(@D)
 	$(CC) $(TOOL_CFLAGS) -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl
 
-MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c daemon.c)
+MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c buffer.c probe.c filter.c stats.c \
+		 monitor.c daemon.c)
 
 build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $(LIB_HDR) \
 		build/lib/libmagnet.a

@@ -308,19 +308,3 @@ int probe_ref_id(struct nl_ctx *nl, const char *ref, uint16_t *id)
 			       ref);
 	return 0;
 }
-
-uint64_t attr_uint(const struct nlattr *attr)
-{
-	if (!attr)
-		return 0;
-	switch (mnl_attr_get_payload_len(attr)) {
-	case 1:
-		return mnl_attr_get_u8(attr);
-	case 2:
-		return mnl_attr_get_u16(attr);
-	case 4:
-		return mnl_attr_get_u32(attr);
-	default:
-		return mnl_attr_get_u64(attr);
-	}
-}

@@ -120,7 +120,4 @@ int filter_encode(struct nl_ctx *nl, const struct filter_rule *r,
  */
 int probe_ref_id(struct nl_ctx *nl, const char *ref, uint16_t *id);
 
-/* An attribute's unsigned value, whatever its width; 0 for NULL. */
-uint64_t attr_uint(const struct nlattr *attr);
-
 #endif /* MAGNET_FILTER_H */

@@ -259,6 +259,22 @@ static int parse_nest(const struct nlattr *nest, const struct nlattr **tb,
 	return mnl_attr_parse_nested(nest, attr_table_cb, &t) < 0 ? -1 : 0;
 }
 
+uint64_t attr_uint(const struct nlattr *attr)
+{
+	if (!attr)
+		return 0;
+	switch (mnl_attr_get_payload_len(attr)) {
+	case 1:
+		return mnl_attr_get_u8(attr);
+	case 2:
+		return mnl_attr_get_u16(attr);
+	case 4:
+		return mnl_attr_get_u32(attr);
+	default:
+		return mnl_attr_get_u64(attr);
+	}
+}
+
 int parse_magnet_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb)
 {
 	return parse_genl(nlh, tb, magnet_attr_types, MAGNET_A_MAX);

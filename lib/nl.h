@@ -143,6 +143,9 @@ int parse_cpu_attrs(const struct nlattr *nest, const struct nlattr **tb);
 int parse_packet_attrs(const struct nlattr *nest, const struct nlattr **tb);
 int parse_corr_attrs(const struct nlattr *nest, const struct nlattr **tb);
 
+/* An attribute's unsigned value, whatever its width; 0 for NULL. */
+uint64_t attr_uint(const struct nlattr *attr);
+
 /*
  * The attribute tables, for tests that hold them against the kernel's
  * policies: the name of attribute @type of @space ("magnet", "stat",
