@@ -163,23 +163,23 @@ build/bin/magnet-supermon: $(SUPERMON_SRC) supermon-plugin/view.h libmagnet/libm
 GANGLIA_MODDIR ?= $(PREFIX)/lib/ganglia
 
 # Host unit tests of magnetd's parts (check-host runs them).
-build/test-bin/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c magnetd/metrics.h
+build/test-bin/metrics-unit: tests/host/metrics-unit.c tests/harness.h magnetd/metrics.c magnetd/metrics.h
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -o $@ tests/host/metrics-unit.c magnetd/metrics.c -lm
+	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/metrics-unit.c magnetd/metrics.c -lm
 
-build/test-bin/config-unit: tests/host/config-unit.c magnetd/config.c magnetd/config.h $(LIB_A)
+build/test-bin/config-unit: tests/host/config-unit.c tests/harness.h magnetd/config.c magnetd/config.h $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) -lconfuse -lmnl
+	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) -lconfuse -lmnl
 
-build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c libmagnet/libmagnet.h
+build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libmagnet/libmagnet.c libmagnet/libmagnet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ tests/host/libmagnet-unit.c libmagnet/libmagnet.c
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -Itests -o $@ tests/host/libmagnet-unit.c libmagnet/libmagnet.c -lpthread
 
 # The module's filter gate, built from its own source in user space.
-build/test-bin/rules-unit: tests/host/rules-unit.c kmod/magnet/rules.c kmod/magnet/rules.h \
+build/test-bin/rules-unit: tests/host/rules-unit.c tests/harness.h kmod/magnet/rules.c kmod/magnet/rules.h \
 		$(wildcard tests/host/kshim/linux/*.h) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Wall -Wextra -Itests/host/kshim -Iinclude -Iinclude/uapi -Ikmod/magnet \
+	$(CC) $(CFLAGS) -Wall -Wextra -Itests -Itests/host/kshim -Iinclude -Iinclude/uapi -Ikmod/magnet \
 		-o $@ tests/host/rules-unit.c kmod/magnet/rules.c
 
 build/test-bin/lib-unit: tests/host/lib-unit.c tests/harness.h $(LIB_A) $(LIB_HDR)
@@ -194,14 +194,14 @@ build/test-bin/magnetd-client: tests/bin/magnetd-client.c
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $<
 
-build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c include/uapi/linux/magnet.h
+build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c tests/harness.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< -lmnl
+	$(CC) $(USER_CFLAGS) -Itests -o $@ $< -lmnl
 
-build/static/magnet-test: tests/bin/magnet-test.c tests/bin/stress_format.h include/uapi/linux/magnet.h \
+build/static/magnet-test: tests/bin/magnet-test.c tests/harness.h tests/bin/stress_format.h include/uapi/linux/magnet.h \
 		lib/mapped.c lib/mapped.h
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) -static -o $@ $< lib/mapped.c -luring -lpthread
+	$(CC) $(TOOL_CFLAGS) -Itests -static -o $@ $< lib/mapped.c -luring -lpthread
 
 # --- checks ------------------------------------------------------------------
 

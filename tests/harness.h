@@ -8,16 +8,21 @@
  * test runs in a child process of its own, so a crash or an exit fails
  * that test alone, and leaks nothing into the next.
  *
- * Output is TAP 13, the one format the suites read:
- *	TAP version 13
- *	1..N
- *	ok 1 name
- *	not ok 2 name
- *	#   file.c:42: EXPECT_EQ(a, b): 3 != 4
- *	ok 3 name # SKIP why
- *	# N passed, M failed, K skipped
- * The program exits 0 when no test failed, 1 otherwise. With arguments,
- * only the tests whose names contain one of them run.
+ * Programs that run one scenario and check as they go (the VM's test
+ * programs, which the suites run with arguments) use harness_check()
+ * instead, and harness_summary() at the end.
+ *
+ * The one format every test of the project prints, the suites' shell
+ * checks (tests/lib.sh) and the Python ones included, and that the rig
+ * and run_c() add up (TAP's lines, without numbers or a plan):
+ *	ok - NAME
+ *	not ok - NAME: WHY
+ *	#   diagnostics, e.g. file.c:42: EXPECT_EQ(a, b): 3 vs 4
+ *	ok - NAME # SKIP WHY
+ *	N passed, M failed
+ * (a skipped test counts as neither). The program exits 0 when nothing
+ * failed, 1 otherwise. With arguments, a TEST_MAIN program runs only the
+ * tests whose names contain one of them.
  *
  *	#include "harness.h"
  *	TEST(adds) { EXPECT_EQ(1 + 1, 2); }
@@ -48,6 +53,66 @@ struct harness_test {
 
 static struct harness_test *harness_tests[HARNESS_TESTS_MAX];
 static unsigned int harness_count;
+static unsigned int harness_passed, harness_failed, harness_skipped;
+
+/* --- the format ----------------------------------------------------------- */
+
+/* One result line; @why (printf-style) only for a failure. */
+static inline bool __attribute__((format(printf, 3, 4)))
+harness_result(bool ok, const char *name, const char *why, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		harness_passed++;
+		printf("ok - %s\n", name);
+	} else {
+		harness_failed++;
+		printf("not ok - %s", name);
+		if (why) {
+			fputs(": ", stdout);
+			va_start(ap, why);
+			vprintf(why, ap);
+			va_end(ap);
+		}
+		putchar('\n');
+	}
+	fflush(stdout);
+	return ok;
+}
+
+static inline void harness_skip(const char *name, const char *why)
+{
+	harness_skipped++;
+	printf("ok - %s # SKIP %s\n", name, why);
+	fflush(stdout);
+}
+
+/*
+ * A check of a scenario: "ok - NAME" or "not ok - NAME", NAME
+ * printf-style. Returns @cond.
+ */
+static inline bool __attribute__((format(printf, 2, 3)))
+harness_check(bool cond, const char *fmt, ...)
+{
+	char name[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	return harness_result(cond, name, NULL);
+}
+
+/* The summary line; the exit status: 0 if nothing failed, else 1. */
+static inline int harness_summary(void)
+{
+	if (harness_skipped)
+		printf("# %u skipped\n", harness_skipped);
+	printf("%u passed, %u failed\n", harness_passed, harness_failed);
+	fflush(stdout);
+	return harness_failed ? 1 : 0;
+}
 
 static inline void harness_register(struct harness_test *t)
 {
@@ -158,7 +223,7 @@ harness_note(const char *file, int line, const char *fmt, ...)
 
 /* End the test as skipped: SKIP("no %s here", what). */
 #define SKIP(...) do {							\
-		printf("# SKIP ");					\
+		printf("#   skipped: ");				\
 		printf(__VA_ARGS__);					\
 		putchar('\n');						\
 		fflush(stdout);						\
@@ -179,21 +244,16 @@ static inline bool harness_selected(const char *name, int argc, char **argv)
 
 static inline int harness_main(int argc, char **argv)
 {
-	unsigned int i, n = 0, passed = 0, failed = 0, skipped = 0;
+	unsigned int i;
 	int status;
 	pid_t pid;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (i = 0; i < harness_count; i++)
-		n += harness_selected(harness_tests[i]->name, argc, argv);
-	printf("TAP version 13\n1..%u\n", n);
-	n = 0;
 	for (i = 0; i < harness_count; i++) {
 		struct harness_test *t = harness_tests[i];
 
 		if (!harness_selected(t->name, argc, argv))
 			continue;
-		n++;
 		fflush(stdout);
 		pid = fork();
 		if (pid < 0) {
@@ -207,25 +267,18 @@ static inline int harness_main(int argc, char **argv)
 		}
 		while (waitpid(pid, &status, 0) < 0)
 			;
-		if (WIFEXITED(status) && !WEXITSTATUS(status)) {
-			printf("ok %u %s\n", n, t->name);
-			passed++;
-		} else if (WIFEXITED(status) &&
-			   WEXITSTATUS(status) == HARNESS_EXIT_SKIP) {
-			printf("ok %u %s # SKIP\n", n, t->name);
-			skipped++;
-		} else {
-			if (WIFSIGNALED(status))
-				printf("#   killed by signal %d (%s)\n",
+		if (WIFEXITED(status) &&
+		    WEXITSTATUS(status) == HARNESS_EXIT_SKIP)
+			harness_skip(t->name, "see above");
+		else if (WIFSIGNALED(status))
+			harness_result(false, t->name, "killed by signal %d (%s)",
 				       WTERMSIG(status),
 				       strsignal(WTERMSIG(status)));
-			printf("not ok %u %s\n", n, t->name);
-			failed++;
-		}
+		else
+			harness_result(WIFEXITED(status) &&
+				       !WEXITSTATUS(status), t->name, NULL);
 	}
-	printf("# %u passed, %u failed, %u skipped\n", passed, failed,
-	       skipped);
-	return failed ? 1 : 0;
+	return harness_summary();
 }
 
 #define TEST_MAIN							\

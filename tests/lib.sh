@@ -1,6 +1,8 @@
 # Shell test harness for the suites that run inside the VM (busybox sh).
 # Each check prints "ok - NAME" or "not ok - NAME: WHY"; summary() prints
-# "N passed, N failed" and returns non-zero if anything failed.
+# "N passed, N failed" and returns non-zero if anything failed: the one
+# format of every test of the project (tests/harness.h, which the C test
+# programs use), which the rig adds up.
 
 passed=0
 failed=0
@@ -37,13 +39,13 @@ run_c() {
 	failed=$((failed + $3))
 }
 
-# run_nl COMMAND...: run a program that prints ok/FAIL lines; fails if it
-# fails or prints a FAIL line.
+# run_nl COMMAND...: run a C test program as one check of ours: fails if
+# it fails or any of its checks failed.
 run_nl() {
 	out=$("$@" 2>&1)
 	rc=$?
 	echo "$out"
-	[ $rc -eq 0 ] && ! echo "$out" | grep -q '^FAIL'
+	[ $rc -eq 0 ] && ! echo "$out" | grep -q '^not ok'
 }
 
 load_magnet() {

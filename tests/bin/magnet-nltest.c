@@ -24,7 +24,8 @@
  *                               each fails cleanly and changes nothing, or
  *                               succeeds anyway
  *
- * Prints "ok"/"FAIL" lines; exits 1 if anything failed.
+ * Prints the tests' one format (tests/harness.h); exits 1 if anything
+ * failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,11 +48,12 @@
 #include <linux/netlink.h>
 #include <linux/magnet.h>
 
+#include "harness.h"
+
 static struct mnl_socket *nl;
 static uint16_t family_id;
 static uint32_t mcgrp_notify;
 static unsigned int seq = 1;
-static int failures;
 
 /* Fault injection for the next request: fail its Nth fault point. */
 static int inject_nth;
@@ -276,18 +278,8 @@ static void open_family(void)
 	}
 }
 
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf(ok ? "ok   " : "FAIL ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!ok)
-		failures++;
-}
+/* A check, in the harness's format (tests/harness.h). */
+#define check harness_check
 
 /* --- the table of bad requests ---------------------------------------------- */
 
@@ -675,7 +667,7 @@ static int bad_input(void)
 	      strlen(before));
 	if (strcmp(before, after))
 		printf("before:\n%safter:\n%s", before, after);
-	return failures ? 1 : 0;
+	return harness_summary();
 }
 
 /* --- unprivileged ------------------------------------------------------------ */
@@ -724,7 +716,7 @@ static int unprivileged(void)
 	check(grp && mnl_socket_setsockopt(nl, NETLINK_ADD_MEMBERSHIP, &grp,
 					   sizeof(grp)) < 0 && errno == EPERM,
 	      "unprivileged: joining the notify group refused");
-	return failures ? 1 : 0;
+	return harness_summary();
 }
 
 /* --- fault injection ------------------------------------------------------- */
@@ -918,7 +910,7 @@ static int fault_sweep(void)
 	}
 	snapshot(after);
 	check(!strcmp(before, after), "fault injection: configuration as before");
-	return failures ? 1 : 0;
+	return harness_summary();
 }
 
 /* --- fuzzing ------------------------------------------------------------------ */
@@ -1391,7 +1383,7 @@ static int probe_stats_agree(void)
 	transact(genl_start(buf, family_id, MAGNET_CMD_PROBE_GET, NLM_F_DUMP), &r);
 	check(!r.err && !bad, "every probe: hits = logged + filtered + sampled + lost (%d disagree)",
 	      bad);
-	return failures ? 1 : 0;
+	return harness_summary();
 }
 
 /* Ids (probes, filters) and names (buffers) of the configuration. */
@@ -1610,7 +1602,7 @@ static int fuzz(long n, uint64_t seed, const char *keep_probe,
 	      now.buffers, now.probes, now.filters);
 	if (strcmp(now.text, before.text))
 		printf("before:\n%snow:\n%s", before.text, now.text);
-	return failures ? 1 : 0;
+	return harness_summary();
 }
 
 /* --- owned objects ------------------------------------------------------------- */
@@ -1678,7 +1670,7 @@ static int owned(void)
 	      "the listing says own_b, own_k and own_p are owned");
 	check(!listed_owned(MAGNET_CMD_PROBE_GET, MAGNET_A_PROBE_NAME, "keep_p"),
 	      "and that keep_p is not");
-	return failures ? 1 : 0;
+	return harness_summary();
 }
 
 /* --- churn -------------------------------------------------------------------- */
@@ -1735,7 +1727,7 @@ static int churn(long n, const char *symbol)
 	      n, symbol, bad,
 	      ((t1.tv_sec - t0.tv_sec) * 1e3 +
 	       (t1.tv_nsec - t0.tv_nsec) / 1e6) / (n ? n : 1));
-	return failures ? 1 : 0;
+	return harness_summary();
 }
 
 int main(int argc, char **argv)

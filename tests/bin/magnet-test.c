@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include <linux/magnet.h>
+#include "harness.h"
 #include "stress_format.h"
 #include "mapped.h"
 
@@ -63,31 +64,23 @@
 #define STRESS_RESULT	DEBUGFS "magnet_stress/result"
 #define MAX_CPUS	64
 
-static int passed, failed;
 
+/*
+ * A result in the harness's format (tests/harness.h); @fmt says why it
+ * failed, "" if there is nothing to add.
+ */
 static void result(bool ok, const char *name, const char *fmt, ...)
 {
+	char why[512];
 	va_list ap;
 
-	if (ok) {
-		passed++;
-		printf("ok - %s\n", name);
-	} else {
-		failed++;
-		printf("not ok - %s: ", name);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		putchar('\n');
-	}
-	fflush(stdout);
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	harness_result(ok, name, why[0] ? "%s" : NULL, why);
 }
 
-static int summary(void)
-{
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
-}
+#define summary harness_summary
 
 static double now_ms(void)
 {

@@ -20,32 +20,18 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "harness.h"
 
 #define ERR_SIZE	8192
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static unsigned int passed, failed;
 static char tmpdir[] = "/tmp/config-unit.XXXXXX";
 static char err[ERR_SIZE];
 
-static bool __attribute__((format(printf, 2, 3)))
-check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
+/* A check, in the harness's format (tests/harness.h). */
+#define check harness_check
 
-	printf("%sok %u - ", cond ? "" : "not ", passed + failed + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (cond)
-		passed++;
-	else
-		failed++;
-	return cond;
-}
-
-/* The error text, as TAP comments, after a failed check. */
+/* The error text, as comments, after a failed check. */
 static void show_err(void)
 {
 	const char *p = err, *nl;
@@ -872,6 +858,5 @@ int main(int argc, char **argv)
 	test_many_errors();
 	test_files();
 
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return harness_summary();
 }

@@ -9,7 +9,8 @@
 # are used, on a copy of the sources.
 #
 # Usage: tests/host/kernels.sh
-# Prints "ok N - ..." / "not ok N - ..." lines; exits 1 if any failed.
+# Prints the tests' one format (tests/harness.h): "ok - ..." /
+# "not ok - ..." lines, then "N passed, M failed"; exits 1 if any failed.
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kdir=$(KVER=6.1 "$top/scripts/kdir") || exit 1
@@ -17,8 +18,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0
 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+ok() { n=$((n + 1)); echo "ok - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok - $1"; }
 
 mkdir -p "$T/src/kmod"
 cp -r "$top/include" "$top/filters" "$T/src/"

@@ -31,31 +31,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "libmagnet.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define GREETING	"magnetd 1 0.1.0\n"
 #define SERVER_WAIT_MS	10000
 
-static int passed, failed;
 static char sock_path[108];
 static char tmp_dir[64];
 
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", passed + failed + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (cond)
-		passed++;
-	else
-		failed++;
-}
+/* A check, in the harness's format (tests/harness.h). */
+#define ok harness_check
 
 static int64_t now_ms(void)
 {
@@ -1095,6 +1082,5 @@ int main(void)
 	test_bad_args();
 	test_per_cpu_names();
 
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return harness_summary();
 }

@@ -8,7 +8,8 @@
 # and tshark where the host has them.
 #
 # Usage: tests/host/magnet-read.sh [MAGNET_READ]   (default build/bin/magnet-read)
-# Prints "ok N - ..." / "not ok N - ..." lines; exits 1 if any failed.
+# Prints the tests' one format (tests/harness.h): "ok - ..." /
+# "not ok - ..." lines, then "N passed, M failed"; exits 1 if any failed.
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 MR=${1:-$top/build/bin/magnet-read}
@@ -18,8 +19,8 @@ export TZ=UTC LC_ALL=C
 n=0
 failed=0
 
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+ok() { n=$((n + 1)); echo "ok - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok - $1"; }
 # check DESCRIPTION COMMAND...: passes if COMMAND succeeds
 check() {
 	d=$1
@@ -41,13 +42,13 @@ mr() {
 	rc=$?
 }
 packets() { grep -E '^([0-9]{2}:){2}[0-9]{2}\.[0-9]{9} IP6? ' "$T/out"; }
-skip() { n=$((n + 1)); echo "ok $n # skip $1"; }
+skip() { echo "ok - $1 # SKIP"; }
 
 if ! command -v python3 > /dev/null; then
 	skip "python3 missing: no trace files to read"
 	exit 0
 fi
-[ -x "$MR" ] || { echo "not ok 1 - $MR is not built"; exit 1; }
+[ -x "$MR" ] || { echo "not ok - $MR is not built"; exit 1; }
 GEN="python3 $top/tests/host/magnet-tracegen.py"
 $GEN "$T/t.mtr"
 
@@ -285,5 +286,5 @@ if command -v groff > /dev/null; then
 	same "$(cat "$T/groff.txt")" "" "the man page formats without warnings"
 fi
 
-echo "# $((n - failed)) passed, $failed failed"
+echo "$((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "metrics.h"
 
 #define NS		1000000000ULL
@@ -26,24 +27,9 @@
 #define HDR		sizeof(struct magnet_record)
 #define PKT		sizeof(struct magnet_packet)
 
-static unsigned int npass, nfail, ntest;
 
-static bool __attribute__((format(printf, 2, 3)))
-ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %u - ", cond ? "ok" : "not ok", ++ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (cond)
-		npass++;
-	else
-		nfail++;
-	return cond;
-}
+/* A check, in the harness's format (tests/harness.h). */
+#define ok harness_check
 
 /* ---- traces ---- */
 
@@ -1537,6 +1523,5 @@ int main(int argc, char **argv)
 	test_reference();
 	test_fuzz();
 	test_recorded(argc > 1 ? argv[1] : ".");
-	printf("%u passed, %u failed\n", npass, nfail);
-	return nfail ? 1 : 0;
+	return harness_summary();
 }
