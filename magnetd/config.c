@@ -34,6 +34,7 @@
 
 #include "config.h"
 #include "libmagnet.h"		/* MAGNET_SOCKET_PATH */
+#include "names.h"
 
 /* Ranges the module leaves to us, or that only the daemon has. */
 #define RECORD_HEADER		((long)sizeof(struct magnet_record))
@@ -54,53 +55,9 @@
 
 /* --- probe sets ----------------------------------------------------------- */
 
-#define LAYERS_MAX	7
-
-/* The catalog's "SET.LAYER" entries (see "Packet probes" in the uapi). */
-static const struct probe_set {
-	const char *name;
-	const char *layers[LAYERS_MAX];
-} probe_sets[] = {
-	{ "udp-send", { "socket", "udp", "udp6", "ip", "ip6", "dev-queue",
-			"dev-xmit" } },
-	{ "tcp-send", { "socket", "tcp", "tcp6", "ip", "ip6", "dev-queue",
-			"dev-xmit" } },
-	{ "udp-recv", { "dev-recv", "ip", "ip6", "udp", "udp6", "sock-queue",
-			"app" } },
-	{ "tcp-recv", { "dev-recv", "ip", "ip6", "tcp", "tcp6", "sock-queue",
-			"app" } },
-};
-
-static const struct probe_set *set_find(const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(probe_sets); i++)
-		if (strlen(probe_sets[i].name) == len &&
-		    !strncmp(probe_sets[i].name, name, len))
-			return &probe_sets[i];
-	return NULL;
-}
-
 bool config_set_known(const char *set)
 {
-	return set && set_find(set, strlen(set));
-}
-
-/* The set of which @name ("udp-send.ip") is a layer, or NULL. */
-static const struct probe_set *layer_set(const char *name)
-{
-	const char *dot = strchr(name, '.');
-	const struct probe_set *set;
-	int i;
-
-	if (!dot)
-		return NULL;
-	set = set_find(name, dot - name);
-	for (i = 0; set && i < LAYERS_MAX; i++)
-		if (!strcmp(set->layers[i], dot + 1))
-			return set;
-	return NULL;
+	return set && probe_set_find(set, strlen(set));
 }
 
 /* --- errors and line numbers ------------------------------------------- */
@@ -1006,7 +963,7 @@ static void build_set(struct loader *ld, cfg_t *sec,
 	size_t i;
 
 	if (!config_set_known(set)) {
-		for (i = 0; i < ARRAY_SIZE(probe_sets); i++)
+		for (i = 0; probe_sets[i].name; i++)
 			snprintf(known + strlen(known),
 				 sizeof(known) - strlen(known), "%s%s",
 				 i ? ", " : "", probe_sets[i].name);
@@ -1204,7 +1161,7 @@ static void build_probe(struct loader *ld, cfg_t *sec,
 			struct config_probe *p)
 {
 	const char *name = cfg_title(sec);
-	const struct probe_set *set = layer_set(name);
+	const struct probe_set *set = probe_set_of_layer(name);
 	int line = noted_line(ld, sec, NULL);
 	char ctx[64];
 
@@ -1269,7 +1226,7 @@ static bool buffer_known(const struct config *cfg, const char *name)
 /* A configured probe, or a layer of a configured probe set. */
 static bool event_known(const struct config *cfg, const char *name)
 {
-	const struct probe_set *set = layer_set(name);
+	const struct probe_set *set = probe_set_of_layer(name);
 	unsigned int i;
 
 	for (i = 0; i < cfg->nprobes; i++)
@@ -1297,7 +1254,7 @@ static void check_buffer_ref(struct loader *ld, const struct config *cfg,
 static void check_event_ref(struct loader *ld, const struct config *cfg,
 			    cfg_t *sec, const char *opt, const char *event)
 {
-	const struct probe_set *set = layer_set(event);
+	const struct probe_set *set = probe_set_of_layer(event);
 	char ctx[96];
 
 	if (!*event || event_known(cfg, event) || name_problem(event))

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Print the user-space attribute tables of lib/nl.c, one line per type:
- *	SPACE TYPE NAME MNL_TYPE
- * (NAME "-" when it has none), for tests/host/nl-attrs.py to hold against
- * the uapi header's enums and the kernel's policies.
+ * Print what user space knows of the kernel's contract, for
+ * tests/host/nl-attrs.py to hold against the uapi header, the kernel's
+ * policies and its catalog:
+ *	SPACE TYPE NAME MNL_TYPE	lib/nl.c's attribute tables (NAME "-"
+ *					when it has none)
+ *	set SET LAYER			lib/names.c's probe sets
+ *	layer N NAME			lib/names.c's name of layer N
  */
 #include <stdio.h>
 
+#include "names.h"
 #include "nl.h"
 
 static const char *const mnl_names[MNL_TYPE_MAX] = {
@@ -35,5 +39,11 @@ int main(void)
 			       mnl_names[nl_attr_type(spaces[s], type, NULL)]);
 		}
 	}
+	for (const struct probe_set *set = probe_sets; set->name; set++)
+		for (unsigned int i = 0; i < PROBE_SET_LAYERS_MAX; i++)
+			if (set->layers[i])
+				printf("set %s %s\n", set->name, set->layers[i]);
+	for (type = 0; type < MAGNET_LAYER_COUNT; type++)
+		printf("layer %u %s\n", type, layer_name(type, 0));
 	return 0;
 }

@@ -56,15 +56,46 @@ def policies(top, files):
     return out
 
 
+def check_names(top, header, lib_sets, lib_layers):
+    """lib/names.c against the kernel's catalog."""
+    bad = []
+    layers = {m: i for i, (m, _) in enumerate(uapi_enum(header, "magnet_layer"))}
+    catalog = open(top + "/kmod/magnet/packet.c").read()
+    kernel_sets = {}
+    for m in re.finditer(r'LAYER\("([\w-]+)\.([\w-]+)",.*?POINT\((\w+),', catalog, re.S):
+        s, layer, point = m.groups()
+        kernel_sets.setdefault(s, set()).add(layer)
+        if point in ("PROTO_SEND", "PROTO_RECV"):
+            continue
+        want = layer[:-1] if layer.endswith("6") else layer
+        got = lib_layers.get(layers.get("MAGNET_LAYER_" + point, -1))
+        if got != want:
+            bad.append("layer MAGNET_LAYER_%s: lib/names.c names it %s, the catalog's %s.%s %s" %
+                       (point, got, s, layer, want))
+    if not kernel_sets:
+        bad.append("no LAYER() entries found in kmod/magnet/packet.c")
+    for s in sorted(set(kernel_sets) | set(lib_sets)):
+        if kernel_sets.get(s) != lib_sets.get(s):
+            bad.append("probe set %s: lib/names.c has %s, the catalog %s" %
+                       (s, sorted(lib_sets.get(s, ())), sorted(kernel_sets.get(s, ()))))
+    return bad
+
+
 def main():
     top, dumper = sys.argv[1], sys.argv[2]
     header = open(top + "/include/uapi/linux/magnet.h").read()
     tables = {}
+    lib_sets, lib_layers = {}, {}
     for line in subprocess.run([dumper], check=True, capture_output=True,
                                text=True).stdout.splitlines():
-        space, t, name, mnl = line.split()
-        tables[(space, int(t))] = (name, mnl)
-    bad = []
+        w = line.split()
+        if w[0] == "set":
+            lib_sets.setdefault(w[1], set()).add(w[2])
+        elif w[0] == "layer":
+            lib_layers[int(w[1])] = w[2]
+        else:
+            tables[(w[0], int(w[1]))] = (w[2], w[3])
+    bad = check_names(top, header, lib_sets, lib_layers)
     for space, (enum, files) in SPACES.items():
         members = uapi_enum(header, enum)
         pol = policies(top, files)
@@ -95,6 +126,8 @@ def main():
         return 1
     print("nl-attrs: %d attributes: lib/nl.c, the uapi header and the kernel's policies agree"
           % len(tables))
+    print("nl-attrs: %d probe sets and their layers: lib/names.c and the kernel's catalog agree"
+          % len(lib_sets))
     return 0
 
 

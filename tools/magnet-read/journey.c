@@ -81,26 +81,6 @@ bool is_packet_record(const struct magnet_record *r)
 	       p->layer > MAGNET_LAYER_NONE && p->layer < MAGNET_LAYER_COUNT;
 }
 
-const char *layer_name(unsigned int layer, unsigned int proto)
-{
-	static const char *const names[MAGNET_LAYER_COUNT] = {
-		[MAGNET_LAYER_NONE] = "none",
-		[MAGNET_LAYER_SOCKET] = "socket",
-		[MAGNET_LAYER_IP_SEND] = "ip",
-		[MAGNET_LAYER_DEV_QUEUE] = "dev-queue",
-		[MAGNET_LAYER_DEV_XMIT] = "dev-xmit",
-		[MAGNET_LAYER_DEV_RECV] = "dev-recv",
-		[MAGNET_LAYER_IP_RECV] = "ip",
-		[MAGNET_LAYER_SOCK_QUEUE] = "sock-queue",
-		[MAGNET_LAYER_APP] = "app",
-	};
-
-	if (layer == MAGNET_LAYER_PROTO_SEND || layer == MAGNET_LAYER_PROTO_RECV)
-		return proto == IPPROTO_TCP ? "tcp" :
-		       proto == IPPROTO_UDP ? "udp" : "proto";
-	return layer < MAGNET_LAYER_COUNT ? names[layer] : "?";
-}
-
 /* --- the indexes: skb, pending (sock, cpu), open by last record ---------- */
 
 static void skb_unhash(struct journeys *js, struct journey *j)

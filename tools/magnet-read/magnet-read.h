@@ -21,6 +21,7 @@
 
 #include "json.h"
 #include "merge.h"
+#include "names.h"
 
 #define PROG		"magnet-read"
 #define DEBUGFS		"/sys/kernel/debug"
@@ -182,7 +183,6 @@ struct item *journeys_next(struct journeys *js);
 bool journeys_pending(const struct journeys *js);
 void item_free(struct item *it);
 bool is_packet_record(const struct magnet_record *r);
-const char *layer_name(unsigned int layer, unsigned int proto);
 
 struct hops;
 struct hops *hops_new(void);
