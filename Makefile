@@ -195,6 +195,21 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 	build/test-bin/rules-unit
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
 
+# --- magnetd's socket, sanitizers, fuzzing (check-host runs them) ----------------
+
+# magnetd's socket on the host, its daemon stubbed (tests/host/server-unit.c).
+build/test-bin/server-unit: tests/host/server-unit.c magnetd/server.c magnetd/metrics.c \
+		$(wildcard magnetd/*.h) libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(MAGNETD_CFLAGS) -o $@ tests/host/server-unit.c magnetd/server.c \
+		magnetd/metrics.c -lev -lm
+
+check-server-unit: build/test-bin/server-unit
+	build/test-bin/server-unit
+
+check-host: check-server-unit
+.PHONY: check-server-unit
+
 # The kernel checks run against each series magnet supports (Debian's
 # 6.1 and 6.12 headers), or only against KDIR when it is given.
 CHECK_KVERS ?= 6.1 6.12

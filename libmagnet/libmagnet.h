@@ -90,8 +90,10 @@
  *
  * (N pushes dropped since the previous "lost" line), before any further
  * push; so every push is either delivered or counted in a "lost" line.
- * Replies are never dropped, but a client whose unread replies pass four
- * times the queue limit is disconnected.
+ * Replies are never dropped and always come whole, however large (a
+ * snapshot may be larger than the queue limit), but a client that sends
+ * a request while more than four times the queue limit of earlier output
+ * is still unread is disconnected instead of answered.
  */
 #ifndef LIBMAGNET_H
 #define LIBMAGNET_H
