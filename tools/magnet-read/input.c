@@ -600,6 +600,16 @@ struct merge *merge_new(void)
 	return calloc(1, sizeof(struct merge));
 }
 
+void merge_free(struct merge *m)
+{
+	if (!m)
+		return;
+	while (m->n)
+		item_free(m->heap[--m->n]);
+	free(m->heap);
+	free(m);
+}
+
 static bool before(const struct item *a, const struct item *b)
 {
 	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
