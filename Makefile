@@ -7,7 +7,8 @@
 #                         given), checkpatch --strict: any finding fails; and
 #                         check-host: magnet-read on made-up trace files,
 #                         magnetd's parts, libmagnet, magnet-supermon, the
-#                         module's filter gate against its full rules
+#                         module's filter gate against its full rules; the
+#                         host tests again under ASan and UBSan (clang)
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
@@ -195,7 +196,19 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 	build/test-bin/rules-unit
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
 
-# --- magnetd's socket, sanitizers, fuzzing (check-host runs them) ----------------
+# --- magnetd's socket, sanitizers (check-host runs them) --------------------------
+#
+# build/fuzz/ is built with clang: the host tests again under AddressSanitizer
+# and UndefinedBehaviorSanitizer, where any finding fails.
+
+FUZZ_CC      ?= clang
+SAN_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -Wall -Wextra -Werror=implicit-function-declaration \
+		-Wno-gnu-variable-sized-type-not-at-end -I$(CURDIR)/include/uapi
+SAN_ENV      := ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+MR_HEADERS   := tools/magnet-read/magnet-read.h $(wildcard tools/magnetctl/*.h)
+FUZZ_HDRS    := $(MR_HEADERS) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
+		include/uapi/linux/magnet.h
 
 # magnetd's socket on the host, its daemon stubbed (tests/host/server-unit.c).
 build/test-bin/server-unit: tests/host/server-unit.c magnetd/server.c magnetd/metrics.c \
@@ -207,8 +220,45 @@ build/test-bin/server-unit: tests/host/server-unit.c magnetd/server.c magnetd/me
 check-server-unit: build/test-bin/server-unit
 	build/test-bin/server-unit
 
-check-host: check-server-unit
-.PHONY: check-server-unit
+# clang, with libFuzzer: said plainly when it is not there
+build/fuzz/.clang:
+	@mkdir -p $(@D)
+	@echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' | \
+		$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c -o $@.bin - 2>/dev/null || \
+		{ echo "check-host: the sanitizer builds and fuzz targets need $(FUZZ_CC) with libFuzzer" \
+		       "(Debian: apt-get install clang; scripts/install-deps installs it)"; exit 1; }
+	@rm -f $@.bin
+	@touch $@
+
+SAN_UNITS := config-unit metrics-unit libmagnet-unit server-unit
+build/fuzz/san/config-unit: tests/host/config-unit.c magnetd/config.c
+build/fuzz/san/config-unit: SAN_LIBS := -lconfuse
+build/fuzz/san/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c
+build/fuzz/san/metrics-unit: SAN_LIBS := -lm
+build/fuzz/san/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c
+build/fuzz/san/server-unit: tests/host/server-unit.c magnetd/server.c magnetd/metrics.c
+build/fuzz/san/server-unit: SAN_LIBS := -lev -lm
+$(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(SAN_CFLAGS) -Imagnetd -Ilibmagnet -Itools/magnetctl -o $@ \
+		$(filter %.c,$^) $(SAN_LIBS)
+
+build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(FUZZ_HDRS) | build/fuzz/.clang
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(SAN_CFLAGS) -o $@ $(MAGNET_READ_SRC) -lmnl
+
+# The host tests under the sanitizers (magnet-read exits without freeing
+# what it keeps until then: no leak check there).
+check-sanitize: $(addprefix build/fuzz/san/,$(SAN_UNITS) magnet-read)
+	$(SAN_ENV) build/fuzz/san/config-unit $(CURDIR)
+	$(SAN_ENV) build/fuzz/san/metrics-unit $(CURDIR)
+	$(SAN_ENV) build/fuzz/san/libmagnet-unit
+	$(SAN_ENV) build/fuzz/san/server-unit
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		tests/host/magnet-read.sh build/fuzz/san/magnet-read
+
+check-host: check-server-unit check-sanitize
+.PHONY: check-server-unit check-sanitize
 
 # The kernel checks run against each series magnet supports (Debian's
 # 6.1 and 6.12 headers), or only against KDIR when it is given.
