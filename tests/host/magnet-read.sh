@@ -232,12 +232,19 @@ check "... and no negative field anywhere" sh -c "! grep -q '\.-' '$T/out'"
 mr -r "$T/epoch.mtr" -j
 same "$(head -1 "$T/out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["ts"], d["time_ns"])')" \
 	"1000000000000 -500000000" "-j: time_ns before the epoch, exact (negative)"
-# Timestamps near 2^64 with the usual offset: the wall time (the year 2608)
-# is past what 64 bits of nanoseconds hold.
+# Timestamps of 9e18 ns with the usual offset: the wall time (the year
+# 2309) is past what a signed 64-bit count of nanoseconds holds (and its
+# sum overflowed one); near 2^64, in the year 2608, even more so.
+$GEN --t0 9000000000000000000 --offset 1703204123000000000 "$T/big.mtr"
+mr -r "$T/big.mtr" -n
+same "$rc:$(packets | cut -c1-18 | head -1)" "0:16:15:23.000000000" \
+	"a wall time beyond 64 bits of nanoseconds: printed all the same"
+mr -r "$T/big.mtr" -j
+same "$rc:$(grep -c time_ns "$T/out")" "0:0" "... and no time_ns in JSON"
 $GEN --t0 18446744000000000000 --offset 1703204123000000000 "$T/huge.mtr"
 mr -r "$T/huge.mtr" -n
 same "$rc:$(packets | cut -c1-18 | head -1)" "0:23:48:43.000000000" \
-	"a wall time beyond 64 bits of nanoseconds: printed all the same"
+	"timestamps near 2^64: the wall time, not a negative one"
 same "$(packets | wc -l)" 8 "... every packet"
 mr -r "$T/huge.mtr" -j
 bad=0
