@@ -7,7 +7,14 @@
 #                         given), checkpatch --strict: any finding fails; and
 #                         check-host: magnet-read on made-up trace files,
 #                         magnetd's parts, libmagnet, magnet-supermon, the
-#                         module's filter gate against its full rules
+#                         module's filter gate against its full rules; the
+#                         host tests again under ASan and UBSan, and each
+#                         fuzz target for FUZZ_SECS (5) seconds (clang)
+#   make fuzz             the libFuzzer targets (tests/fuzz/) in build/fuzz/
+#   make fuzz-soak FUZZ_SECS=3600
+#                         each fuzz target for an hour, what it finds kept
+#                         in build/fuzz/corpus/ (FUZZ_TARGETS="trace expr"
+#                         picks some: trace expr config request reply)
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
@@ -217,6 +224,126 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 	build/test-bin/lib-unit
 	/usr/bin/python3 tests/host/nl-attrs.py $(CURDIR) build/test-bin/nl-attrs
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
+
+# --- magnetd's socket, sanitizers, fuzzing (check-host runs them) ----------------
+#
+# build/fuzz/ is built with clang: the host tests again under AddressSanitizer
+# and UndefinedBehaviorSanitizer, where any finding fails, and a libFuzzer
+# target for each parser of outside input (tests/fuzz/TARGET.c): trace
+# files as magnet-read -r reads them, its filter expression, magnetd.conf,
+# magnetd's request lines, libmagnet's side of the protocol. check-host runs
+# each from its seed corpus (tests/fuzz/corpus/TARGET/, made by
+# tests/fuzz/make-corpus.py) with a fixed seed for FUZZ_SECS seconds; any
+# crash, leak, sanitizer finding or hang fails it, leaving the input in
+# build/fuzz/TARGET-crash-* (-leak-, -timeout-); build/fuzz/fuzz-TARGET FILE
+# replays it. make fuzz-soak FUZZ_SECS=3600 runs them long, keeping what
+# they find in build/fuzz/corpus/TARGET/ (FUZZ_TARGETS= picks some).
+
+FUZZ_CC      ?= clang
+FUZZ_SECS    ?= 5
+FUZZ_ALL     := trace expr config request reply
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+SAN_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -Wall -Wextra -Werror=implicit-function-declaration \
+		-Wno-gnu-variable-sized-type-not-at-end -I$(CURDIR)/include/uapi
+SAN_ENV      := ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+FUZZ_FLAGS    = -seed=1 -max_total_time=$(FUZZ_SECS) -timeout=10 -rss_limit_mb=2048 \
+		-close_fd_mask=3 -print_final_stats=1 -artifact_prefix=build/fuzz/$*-
+
+# magnet-read's parts without its main (and so without the live capture's -P)
+MR_PARTS     := $(filter-out tools/magnet-read/magnet-read.c,$(MAGNET_READ_SRC))
+MR_HEADERS   := tools/magnet-read/magnet-read.h $(LIB_HDR)
+FUZZ_trace   := tests/fuzz/trace.c $(MR_PARTS) $(LIB_SRC)
+FUZZ_expr    := tests/fuzz/expr.c $(MR_PARTS) $(LIB_SRC)
+FUZZ_config  := tests/fuzz/config.c magnetd/config.c $(LIB_SRC)
+FUZZ_request := tests/fuzz/request.c magnetd/server.c magnetd/metrics.c
+# (reply.c includes libmagnet.c, to make a client on a socket pair)
+FUZZ_reply   := tests/fuzz/reply.c
+FUZZ_LIBS_trace   := -lmnl
+FUZZ_LIBS_expr    := -lmnl
+FUZZ_LIBS_config  := -lconfuse -lmnl
+FUZZ_LIBS_request := -lev -lm
+FUZZ_HDRS    := $(MR_HEADERS) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
+		include/uapi/linux/magnet.h
+
+# magnetd's socket on the host, its daemon stubbed (tests/host/server-unit.c).
+build/test-bin/server-unit: tests/host/server-unit.c tests/harness.h magnetd/server.c magnetd/metrics.c \
+		$(wildcard magnetd/*.h) libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/server-unit.c magnetd/server.c \
+		magnetd/metrics.c -lev -lm
+
+check-server-unit: build/test-bin/server-unit
+	build/test-bin/server-unit
+
+# clang, with libFuzzer: said plainly when it is not there
+build/fuzz/.clang:
+	@mkdir -p $(@D)
+	@echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' | \
+		$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c -o $@.bin - 2>/dev/null || \
+		{ echo "check-host: the sanitizer builds and fuzz targets need $(FUZZ_CC) with libFuzzer" \
+		       "(Debian: apt-get install clang; scripts/install-deps installs it)"; exit 1; }
+	@rm -f $@.bin
+	@touch $@
+
+SAN_UNITS := config-unit metrics-unit libmagnet-unit server-unit
+build/fuzz/san/config-unit: tests/host/config-unit.c magnetd/config.c $(LIB_SRC)
+build/fuzz/san/config-unit: SAN_LIBS := -lconfuse -lmnl
+build/fuzz/san/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c
+build/fuzz/san/metrics-unit: SAN_LIBS := -lm
+build/fuzz/san/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c
+build/fuzz/san/libmagnet-unit: SAN_LIBS := -lpthread
+build/fuzz/san/server-unit: tests/host/server-unit.c magnetd/server.c magnetd/metrics.c
+build/fuzz/san/server-unit: SAN_LIBS := -lev -lm
+$(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(SAN_CFLAGS) -Imagnetd -Ilibmagnet -Ilib -Itests -o $@ \
+		$(filter %.c,$^) $(SAN_LIBS)
+
+build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(LIB_SRC) $(FUZZ_HDRS) | build/fuzz/.clang
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(SAN_CFLAGS) -Ilib -o $@ $(MAGNET_READ_SRC) $(LIB_SRC) -lmnl
+
+# The host tests under the sanitizers (magnet-read exits without freeing
+# what it keeps until then: no leak check there).
+check-sanitize: $(addprefix build/fuzz/san/,$(SAN_UNITS) magnet-read)
+	$(SAN_ENV) build/fuzz/san/config-unit $(CURDIR)
+	$(SAN_ENV) build/fuzz/san/metrics-unit $(CURDIR)
+	$(SAN_ENV) build/fuzz/san/libmagnet-unit
+	$(SAN_ENV) build/fuzz/san/server-unit
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		tests/host/magnet-read.sh build/fuzz/san/magnet-read
+
+build/fuzz/fuzz-trace: $(FUZZ_trace)
+build/fuzz/fuzz-expr: $(FUZZ_expr)
+build/fuzz/fuzz-config: $(FUZZ_config)
+build/fuzz/fuzz-request: $(FUZZ_request)
+build/fuzz/fuzz-reply: $(FUZZ_reply) libmagnet/libmagnet.c
+$(addprefix build/fuzz/fuzz-,$(FUZZ_ALL)): $(FUZZ_HDRS) | build/fuzz/.clang
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(SAN_CFLAGS) -fsanitize=fuzzer -Itools/magnet-read -Imagnetd -Ilibmagnet \
+		-Ilib -Itests -o $@ $(FUZZ_$(@F:fuzz-%=%)) $(FUZZ_LIBS_$(@F:fuzz-%=%))
+
+fuzz: $(addprefix build/fuzz/fuzz-,$(FUZZ_TARGETS))
+
+# Each target from its seed corpus, the inputs it finds kept apart from it:
+# check-host's short run starts afresh each time, from the same seeds.
+fuzz-run-%: build/fuzz/fuzz-%
+	@rm -rf build/fuzz/run/$*
+	@mkdir -p build/fuzz/run/$*
+	$(SAN_ENV) $< $(FUZZ_FLAGS) $(addprefix -dict=,$(wildcard tests/fuzz/$*.dict)) \
+		build/fuzz/run/$* tests/fuzz/corpus/$*
+
+fuzz-soak-%: build/fuzz/fuzz-%
+	@mkdir -p build/fuzz/corpus/$*
+	$(SAN_ENV) $< $(FUZZ_FLAGS) $(addprefix -dict=,$(wildcard tests/fuzz/$*.dict)) \
+		build/fuzz/corpus/$* tests/fuzz/corpus/$*
+
+check-fuzz: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+fuzz-soak: $(addprefix fuzz-soak-,$(FUZZ_TARGETS))
+
+check-host: check-server-unit check-sanitize check-fuzz
+.PHONY: check-server-unit check-sanitize check-fuzz fuzz fuzz-soak
 
 # The kernel checks run against each series magnet supports (Debian's
 # 6.1 and 6.12 headers), or only against KDIR when it is given.

@@ -11,8 +11,9 @@
  * A request that timed out still gets its reply later: the client counts
  * the replies (and the lines of a snapshot) it is owed and drops them when
  * they come, so that a timeout does not make the next request read the
- * wrong reply. A protocol violation (EPROTO) or the daemon going away
- * (EPIPE) cannot be recovered from: once the pushes already queued have
+ * wrong reply. A protocol violation (EPROTO), a snapshot larger than the
+ * client takes (EMSGSIZE: its lines are bounded, and so is the memory
+ * they take) or the daemon going away (EPIPE) cannot be recovered from: once the pushes already queued have
  * been received, every call fails with the same errno, and the program
  * closes the client and connects again.
  *
@@ -30,6 +31,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,6 +490,36 @@ static bool parse_snapshot_head(char *line, uint64_t *time_ns,
 	       parse_u64(w[2], UINT_MAX, count);
 }
 
+/* A snapshot too large to take: say what, and fail for good. */
+static int too_large(struct magnet_client *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int too_large(struct magnet_client *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->last_error, sizeof(c->last_error), fmt, ap);
+	va_end(ap);
+	return fail(c, EMSGSIZE);
+}
+
+/*
+ * A snapshot's first line into @time_ns and @count: -1 with EPROTO if it
+ * is not one, or EMSGSIZE if it announces more than
+ * MAGNET_SNAPSHOT_LINES_MAX lines (the lines that follow could not be
+ * told from what comes after them: the connection is done either way).
+ */
+static int snapshot_head(struct magnet_client *c, char *line,
+			 uint64_t *time_ns, uint64_t *count)
+{
+	if (!parse_snapshot_head(line, time_ns, count))
+		return fail(c, EPROTO);
+	if (*count > MAGNET_SNAPSHOT_LINES_MAX)
+		return too_large(c, "snapshot of %" PRIu64 " lines: more than MAGNET_SNAPSHOT_LINES_MAX (%u)",
+				 *count, MAGNET_SNAPSHOT_LINES_MAX);
+	return 0;
+}
+
 /* --- the queue of pushes ---------------------------------------------- */
 
 static bool queue_grow(struct magnet_client *c)
@@ -608,8 +640,8 @@ static int drop_owed_reply(struct magnet_client *c, char *line)
 	c->owed_replies--;
 	if (!first_word_is(line, "snapshot"))
 		return 0;
-	if (!parse_snapshot_head(line, &time_ns, &count))
-		return fail(c, EPROTO);
+	if (snapshot_head(c, line, &time_ns, &count))
+		return -1;
 	c->owed_lines = count + 1;
 	return 0;
 }
@@ -879,9 +911,12 @@ static int add_snapshot_line(struct magnet_client *c, struct snap_build *b,
 	return 0;
 }
 
-/* The body of a snapshot: @count lines, then "end". */
+/*
+ * The body of a snapshot: @count lines, then "end". @bytes, those of its
+ * first line, add up to at most MAGNET_SNAPSHOT_BYTES_MAX with the body's.
+ */
 static int read_snapshot_body(struct magnet_client *c, struct snap_build *b,
-			      uint64_t count, int64_t deadline)
+			      uint64_t count, uint64_t bytes, int64_t deadline)
 {
 	uint64_t left = count + 1;
 	char *line;
@@ -889,6 +924,10 @@ static int read_snapshot_body(struct magnet_client *c, struct snap_build *b,
 	for (;;) {
 		if (next_line(c, deadline, &line))
 			goto give_up;
+		bytes += strlen(line) + 1;
+		if (bytes > MAGNET_SNAPSHOT_BYTES_MAX)
+			return too_large(c, "snapshot of more than MAGNET_SNAPSHOT_BYTES_MAX (%u) bytes",
+					 MAGNET_SNAPSHOT_BYTES_MAX);
 		if (--left == 0)
 			break;
 		if (add_snapshot_line(c, b, line))
@@ -910,7 +949,7 @@ MAGNET_EXPORT int magnet_snapshot(struct magnet_client *c,
 {
 	int64_t deadline = deadline_in(timeout_ms);
 	struct snap_build b = { .snap = snap };
-	uint64_t count;
+	uint64_t count, bytes;
 	char *line;
 
 	if (!c || !snap)
@@ -918,9 +957,10 @@ MAGNET_EXPORT int magnet_snapshot(struct magnet_client *c,
 	memset(snap, 0, sizeof(*snap));
 	if (transact(c, "snapshot", deadline, &line))
 		return -1;
-	if (!parse_snapshot_head(line, &snap->time_ns, &count))
-		return fail(c, EPROTO);
-	if (read_snapshot_body(c, &b, count, deadline)) {
+	bytes = strlen(line) + 1;
+	if (snapshot_head(c, line, &snap->time_ns, &count))
+		return -1;
+	if (read_snapshot_body(c, &b, count, bytes, deadline)) {
 		magnet_snapshot_free(snap);
 		return -1;
 	}
@@ -1054,8 +1094,8 @@ MAGNET_EXPORT int magnet_request(struct magnet_client *c, const char *line,
 	if (reply && len)
 		copy_text(reply, len, r);
 	if (!ret && first_word_is(r, "snapshot")) {
-		if (!parse_snapshot_head(r, &time_ns, &count))
-			return fail(c, EPROTO);
+		if (snapshot_head(c, r, &time_ns, &count))
+			return -1;
 		c->owed_lines = count + 1;
 	}
 	return ret;

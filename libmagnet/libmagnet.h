@@ -90,8 +90,10 @@
  *
  * (N pushes dropped since the previous "lost" line), before any further
  * push; so every push is either delivered or counted in a "lost" line.
- * Replies are never dropped, but a client whose unread replies pass four
- * times the queue limit is disconnected.
+ * Replies are never dropped and always come whole, however large (a
+ * snapshot may be larger than the queue limit), but a client that sends
+ * a request while more than four times the queue limit of earlier output
+ * is still unread is disconnected instead of answered.
  */
 #ifndef LIBMAGNET_H
 #define LIBMAGNET_H
@@ -107,6 +109,17 @@ extern "C" {
 #define MAGNET_PROTO_VERSION	1
 #define MAGNET_SOCKET_PATH	"/run/magnetd.sock"
 #define MAGNET_LINE_MAX		4096
+
+/*
+ * The largest snapshot a client takes: lines of its body (its COUNT), and
+ * bytes of the whole reply, "snapshot" to "end" with their newlines. Far
+ * beyond what a magnetd serves (a thousand probes on a thousand CPUs are
+ * about 1.1 million lines, 45 MB); a reply that passes either fails the
+ * call with EMSGSIZE, so a peer that misbehaves cannot make the client
+ * grow its memory without end.
+ */
+#define MAGNET_SNAPSHOT_LINES_MAX	(1U << 20)
+#define MAGNET_SNAPSHOT_BYTES_MAX	(64U << 20)
 
 /* Metric types, as "metric" lines name them. */
 enum magnet_metric_type {
@@ -196,8 +209,11 @@ int magnet_fd(const struct magnet_client *c);
  * magnet_snapshot_free()). Messages pushed meanwhile are kept for
  * magnet_receive(). @timeout_ms bounds the wait (-1: no bound). Returns 0,
  * or -1 with errno set (ETIMEDOUT, EPIPE when the daemon went away,
- * EPROTO for a malformed reply, EREMOTEIO when the daemon answered with an
- * error: see magnet_last_error()).
+ * EPROTO for a malformed reply, EMSGSIZE for one of more than
+ * MAGNET_SNAPSHOT_LINES_MAX lines or MAGNET_SNAPSHOT_BYTES_MAX bytes,
+ * EREMOTEIO when the daemon answered with an error; magnet_last_error()
+ * says more after the last two). After EPROTO or EMSGSIZE the connection
+ * is unusable: close it.
  */
 int magnet_snapshot(struct magnet_client *c, struct magnet_snapshot *snap,
 		    int timeout_ms);
@@ -236,7 +252,8 @@ int magnet_unsubscribe(struct magnet_client *c, int sub);
  * Send a raw request line (without its newline) and return the reply's
  * first line in @reply (@len bytes). For requests the functions above do
  * not cover ("release", "attach"). Returns 0, or -1 with errno set
- * (EREMOTEIO: the reply was "error ...").
+ * (EREMOTEIO: the reply was "error ..."; EMSGSIZE: a snapshot of more
+ * than MAGNET_SNAPSHOT_LINES_MAX lines).
  */
 int magnet_request(struct magnet_client *c, const char *line, char *reply,
 		   size_t len);
@@ -249,7 +266,10 @@ int magnet_request(struct magnet_client *c, const char *line, char *reply,
 int magnet_receive(struct magnet_client *c, struct magnet_message *msg,
 		   int timeout_ms);
 
-/* The daemon's message of the last "error" reply, or "". */
+/*
+ * The daemon's message of the last "error" reply (EREMOTEIO), or what was
+ * too large after EMSGSIZE; "" if neither happened.
+ */
 const char *magnet_last_error(const struct magnet_client *c);
 
 /*

@@ -1336,7 +1336,9 @@ static void write_messages(struct loader *ld, char *err, size_t errlen)
 
 	if (room)
 		*err = '\0';
-	qsort(ld->msgs, ld->errors, sizeof(*ld->msgs), message_cmp);
+	/* a valid file has none, and no array: qsort() takes no NULL */
+	if (ld->errors)
+		qsort(ld->msgs, ld->errors, sizeof(*ld->msgs), message_cmp);
 	for (i = 0; i < ld->errors; i++) {
 		if (room)
 			room = append_line(err, errlen, &used,

@@ -4,11 +4,12 @@
  * events and thresholds (the protocol is in libmagnet.h).
  *
  * The daemon never waits for a client. Each client has an output queue:
- * replies always go in (a client that asks and does not read is cut off
- * once its queue passes four times the limit), pushes only while the
- * queue is under the limit; a push that does not fit is dropped and
- * counted, and the client is told how many with a "lost N" line before
- * its next push. Writes are non-blocking and resume when the socket
+ * a reply always goes in whole, however large (a snapshot of many probes
+ * is larger than the limit), but a request that finds more than four
+ * times the limit still queued is not answered: its client asks and does
+ * not read, and is cut off. Pushes go in only while the queue is under
+ * the limit; a push that does not fit is dropped and counted, and the
+ * client is told how many with a "lost N" line before its next push. Writes are non-blocking and resume when the socket
  * drains. A client that fails is marked dead and freed before the loop's
  * next iteration, never under a caller that may still hold it.
  */
@@ -31,6 +32,7 @@
 
 #define SUBS_PER_CLIENT	64
 #define WORDS_MAX	12
+#define REPLY_BACKLOG	4	/* x client-queue: unread output a request may find */
 
 struct outq {
 	char *buf;
@@ -166,16 +168,23 @@ static void client_flush(struct client *c)
 	}
 }
 
-/* A reply: always queued, unless the client stopped reading long ago. */
+/*
+ * Whether a request is answered: the output its client has not read yet,
+ * @queued bytes before the reply, is within REPLY_BACKLOG times the
+ * client-queue @limit. The reply then goes in whole, so a client that
+ * reads promptly gets every reply however large, and one that asks and
+ * does not read holds at most REPLY_BACKLOG x @limit plus one reply.
+ */
+static bool backlog_ok(size_t queued, size_t limit)
+{
+	return queued <= REPLY_BACKLOG * limit;
+}
+
+/* A reply, or a part of one: always queued (request() checked the backlog). */
 static void reply(struct client *c, const char *data, size_t len)
 {
 	if (c->dead)
 		return;
-	if (queued(c) + len > 4 * c->s->limit) {
-		c->s->clients_dropped++;
-		client_kill(c, "replies not read (queue over 4x client-queue)");
-		return;
-	}
 	if (outq_append(&c->out, data, len)) {
 		client_kill(c, "out of memory");
 		return;
@@ -670,6 +679,11 @@ static void request(struct client *c, char *line)
 	char *w[WORDS_MAX], *save = NULL, *tok;
 	int n = 0;
 
+	if (!backlog_ok(queued(c), c->s->limit)) {
+		c->s->clients_dropped++;
+		client_kill(c, "replies not read (queue over 4x client-queue)");
+		return;
+	}
 	for (tok = line; *tok; tok++)
 		if ((unsigned char)*tok < ' ' || (unsigned char)*tok > '~') {
 			replyf(c, "error the request is not printable text\n");

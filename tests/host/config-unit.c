@@ -5,7 +5,7 @@
  * defaults, and the errors with their "FILE:LINE:" and wording.
  *
  * Usage: config-unit TOPDIR (the source tree, for conf/magnetd.conf).
- * Prints "ok N - what" or "not ok N - what" per check, then
+ * Prints "ok - what" or "not ok - what" per check (tests/harness.h), then
  * "N passed, M failed"; exits 1 if any failed. Test files go to a
  * temporary directory, removed at exit.
  */

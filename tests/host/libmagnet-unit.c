@@ -12,7 +12,7 @@
  * split anywhere, pushes between replies, malformed lines, a line too
  * long, a daemon leaving mid-reply).
  *
- * Prints "ok N - what" or "not ok N - what" per check, then
+ * Prints "ok - what" or "not ok - what" per check (tests/harness.h), then
  * "N passed, M failed"; exits 1 if anything failed.
  */
 #define _GNU_SOURCE
@@ -467,6 +467,103 @@ static void test_bad_snapshots(void)
 			   "more lines than the count");
 }
 
+/* A snapshot that must fail with EMSGSIZE, saying @why, at once. */
+static void check_large_snapshot(const char *reply, size_t len,
+				 const char *why, const char *what)
+{
+	const struct step script[] = {
+		EXPECT("snapshot"), SENDN(reply, len), END
+	};
+	struct magnet_snapshot s;
+	struct magnet_client *c;
+	int64_t t0;
+	pid_t pid;
+	int r;
+
+	c = open_case(script, &pid);
+	if (!c)
+		return;
+	memset(&s, 0x5a, sizeof(s));
+	t0 = now_ms();
+	r = magnet_snapshot(c, &s, 5000);
+	ok(r == -1 && errno == EMSGSIZE && !s.metrics && !s.nmetrics && !s.tops,
+	   "%s: EMSGSIZE, nothing returned", what);
+	ok(now_ms() - t0 < 4000, "  at once, not at the timeout (%lld ms)",
+	   (long long)(now_ms() - t0));
+	ok(strstr(magnet_last_error(c), why) != NULL,
+	   "  magnet_last_error() says why: \"%s\"", magnet_last_error(c));
+	r = magnet_snapshot(c, &s, 2000);
+	ok(r == -1 && errno == EMSGSIZE, "  and the client stays broken");
+	magnet_close(c);
+	server_ok(pid);
+}
+
+/*
+ * Snapshots beyond MAGNET_SNAPSHOT_LINES_MAX lines or
+ * MAGNET_SNAPSHOT_BYTES_MAX bytes: the client's tables must not grow with
+ * whatever a peer announces and sends.
+ */
+static void test_snapshot_bounds(void)
+{
+	static const char endless[] =
+		"snapshot 1 4294967295\nmetric a gauge s 1 x\nmetric b gauge s 1 x\n";
+	const struct step at_max[] = {
+		EXPECT("snapshot"),
+		SEND("snapshot 1 1048576\nmetric a bogus s 1 x\n"), END
+	};
+	const struct step raw[] = {
+		EXPECT("snapshot"), SEND("snapshot 1 1048577\n"), END
+	};
+	struct magnet_snapshot s;
+	struct magnet_client *c;
+	size_t line_len = 4000, n, len = 0;
+	char reply[64], *big;
+	unsigned int i;
+	pid_t pid;
+	int r;
+
+	check_large_snapshot(endless, strlen(endless), "MAGNET_SNAPSHOT_LINES_MAX",
+			     "a snapshot of 4294967295 lines");
+	snprintf(reply, sizeof(reply), "snapshot 1 %u\n", MAGNET_SNAPSHOT_LINES_MAX + 1);
+	check_large_snapshot(reply, strlen(reply), "MAGNET_SNAPSHOT_LINES_MAX",
+			     "a snapshot of MAGNET_SNAPSHOT_LINES_MAX + 1 lines");
+
+	c = open_case(at_max, &pid);
+	if (c) {
+		r = magnet_snapshot(c, &s, 2000);
+		ok(r == -1 && errno == EPROTO,
+		   "a snapshot of MAGNET_SNAPSHOT_LINES_MAX lines is taken (its bad line is EPROTO)");
+		magnet_close(c);
+		server_ok(pid);
+	}
+
+	/* lines of 4000 bytes, 68 MB of them: past MAGNET_SNAPSHOT_BYTES_MAX */
+	n = (size_t)MAGNET_SNAPSHOT_BYTES_MAX / line_len + 256;
+	big = malloc(n * line_len + 64);
+	if (!big)
+		abort();
+	len = sprintf(big, "snapshot 1 %zu\n", n);
+	for (i = 0; i < n; i++) {
+		int head = sprintf(big + len, "metric m%u gauge s 1 ", i);
+
+		memset(big + len + head, 'x', line_len - head - 1);
+		big[len + line_len - 1] = '\n';
+		len += line_len;
+	}
+	check_large_snapshot(big, len, "MAGNET_SNAPSHOT_BYTES_MAX",
+			     "a snapshot of more than MAGNET_SNAPSHOT_BYTES_MAX bytes");
+	free(big);
+
+	c = open_case(raw, &pid);
+	if (c) {
+		r = magnet_request(c, "snapshot", reply, sizeof(reply));
+		ok(r == -1 && errno == EMSGSIZE && !strcmp(reply, "snapshot 1 1048577"),
+		   "raw snapshot of MAGNET_SNAPSHOT_LINES_MAX + 1 lines: EMSGSIZE, its first line returned");
+		magnet_close(c);
+		server_ok(pid);
+	}
+}
+
 /* --- subscriptions and requests ---------------------------------------- */
 
 static void test_subscribe(void)
@@ -691,8 +788,8 @@ static void test_pushes(void)
 		"hello world",
 	};
 	static const char *const good[] = {
-		"event 2147483647 a.b-c_d 18446744073709551615 4294967295 "
-		"4294967295 4294967295 18446744073709551615 4294967295",
+		("event 2147483647 a.b-c_d 18446744073709551615 4294967295 "
+		 "4294967295 4294967295 18446744073709551615 4294967295"),
 		"alert 1 m -2.5e-3 cleared",
 		"alert 1 m 1E+2 fired",
 		"lost 0",
@@ -1068,6 +1165,7 @@ int main(void)
 	test_snapshot();
 	test_snapshot_error();
 	test_bad_snapshots();
+	test_snapshot_bounds();
 	test_subscribe();
 	test_threshold_locale();
 	test_unsubscribe();

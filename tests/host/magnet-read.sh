@@ -220,6 +220,43 @@ head -c 72 "$T/t.mtr" > "$T/empty.mtr"
 mr -r "$T/empty.mtr"
 same "$rc:$(tail -1 "$T/err")" "0:magnet-read: 0 records, 0 lost" "a trace file without records"
 
+# --- wall clock times far from now -------------------------------------------------------
+# An offset putting the first record half a second before the epoch: the
+# second before it, and positive nanoseconds.
+$GEN --offset -1000500000000 "$T/epoch.mtr"
+mr -r "$T/epoch.mtr" -n
+same "$rc:$(packets | cut -c1-18 | head -1)" "0:23:59:59.500000000" \
+	"a wall time before the epoch: the second before, nanoseconds positive"
+same "$(sed -n '11p' "$T/out" | awk '{ print $2 }')" "23:59:59.500040000" \
+	"... on the layer lines too"
+check "... and no negative field anywhere" sh -c "! grep -q '\.-' '$T/out'"
+mr -r "$T/epoch.mtr" -j
+same "$(head -1 "$T/out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["ts"], d["time_ns"])')" \
+	"1000000000000 -500000000" "-j: time_ns before the epoch, exact (negative)"
+# Timestamps of 9e18 ns with the usual offset: the wall time (the year
+# 2309) is past what a signed 64-bit count of nanoseconds holds (and its
+# sum overflowed one); near 2^64, in the year 2608, even more so.
+$GEN --t0 9000000000000000000 --offset 1703204123000000000 "$T/big.mtr"
+mr -r "$T/big.mtr" -n
+same "$rc:$(packets | cut -c1-18 | head -1)" "0:16:15:23.000000000" \
+	"a wall time beyond 64 bits of nanoseconds: printed all the same"
+mr -r "$T/big.mtr" -j
+same "$rc:$(grep -c time_ns "$T/out")" "0:0" "... and no time_ns in JSON"
+$GEN --t0 18446744000000000000 --offset 1703204123000000000 "$T/huge.mtr"
+mr -r "$T/huge.mtr" -n
+same "$rc:$(packets | cut -c1-18 | head -1)" "0:23:48:43.000000000" \
+	"timestamps near 2^64: the wall time, not a negative one"
+same "$(packets | wc -l)" 8 "... every packet"
+mr -r "$T/huge.mtr" -j
+bad=0
+while IFS= read -r line; do
+	printf '%s\n' "$line" | python3 -m json.tool > /dev/null 2>&1 || bad=$((bad + 1))
+done < "$T/out"
+same "$rc:$bad:$(grep -c '"ts":18446744000000000000,' "$T/out")" "0:0:1" \
+	"-j: every line is JSON, ts as it is"
+check "-j: time_ns left out where the wall time does not fit in 64 bits" \
+	sh -c "! grep -q time_ns '$T/out'"
+
 # --- pcapng ------------------------------------------------------------------------------------
 mr -r "$T/t.mtr" --pcapng "$T/p.pcapng"
 same "$rc:$(wc -c < "$T/out")" "0:0" "--pcapng alone prints nothing"

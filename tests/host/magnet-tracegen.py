@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write a magnet trace file (magnet-read -w format) of made-up records.
 
-Usage: magnet-tracegen.py [--v1 | --truncate | --garbage] FILE
+Usage: magnet-tracegen.py [--v1 | --truncate | --garbage] [--t0 NS]
+                          [--offset NS] FILE
+
+--t0 sets the CLOCK_MONOTONIC time of the first record (default 1000 s),
+--offset the header's wall clock offset (default: the first record at
+2024-01-02 14:02:03 UTC).
 
 The records are those the packet probes would log for eight packets
 (see SCENARIO below), with other records, a loss and a correlating
@@ -239,10 +244,25 @@ def header_v2():
 
 
 def main():
+    global T0, OFFSET
     args = sys.argv[1:]
-    if not args:
+    mode = ""
+    offset = None
+    while len(args) > 1:
+        if args[0] in ("--t0", "--offset") and len(args) > 2:
+            if args[0] == "--t0":
+                T0 = int(args[1])
+            else:
+                offset = int(args[1])
+            args = args[2:]
+        elif args[0] in ("--v1", "--truncate", "--garbage"):
+            mode, args = args[0], args[1:]
+        else:
+            sys.exit(__doc__)
+    if len(args) != 1:
         sys.exit(__doc__)
-    path, mode = args[-1], args[0] if len(args) > 1 else ""
+    path = args[0]
+    OFFSET = WALL0 - T0 if offset is None else offset
     data = stream()
     if mode == "--v1":
         out = struct.pack("<8sII", b"MAGNETTR", 1, 40) + data

@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netdb.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -38,24 +39,34 @@ struct expr {
 	uint32_t lo, hi;		/* E_PORT; E_PROTO, E_TGID, E_CPU: lo */
 	char dev[16];
 	struct expr *l, *r;
+	struct expr *made;		/* the parse's nodes, while it lasts */
 };
 
+/*
+ * A parse: its words, and where a bad expression goes. fail() writes why
+ * to @err and jumps back to expr_compile(), which frees what was made:
+ * every node is on @nodes until the parse has succeeded, and @tmp holds
+ * a word being taken apart.
+ */
 struct parser {
 	char **tok;
 	int n, i;
+	struct expr *nodes, *root;
+	char *tmp;
+	char *err;
+	size_t errlen;
+	jmp_buf bad;
 };
 
 #define MAX_TOKENS	1024
 
-static void fail(const struct parser *p, const char *why)
+static void __attribute__((noreturn)) fail(struct parser *p, const char *why)
 {
 	if (p->i < p->n)
-		fprintf(stderr, PROG ": bad filter expression: %s at \"%s\"\n",
-			why, p->tok[p->i]);
+		snprintf(p->err, p->errlen, "%s at \"%s\"", why, p->tok[p->i]);
 	else
-		fprintf(stderr, PROG ": bad filter expression: %s at the end\n",
-			why);
-	exit(2);
+		snprintf(p->err, p->errlen, "%s at the end", why);
+	longjmp(p->bad, 1);
 }
 
 static const char *peek(const struct parser *p)
@@ -69,7 +80,8 @@ static bool is(const struct parser *p, const char *a, const char *b)
 			       (b && !strcmp(p->tok[p->i], b)));
 }
 
-static struct expr *node(enum kind kind, struct expr *l, struct expr *r)
+static struct expr *node(struct parser *p, enum kind kind, struct expr *l,
+			 struct expr *r)
 {
 	struct expr *e = calloc(1, sizeof(*e));
 
@@ -80,7 +92,21 @@ static struct expr *node(enum kind kind, struct expr *l, struct expr *r)
 	e->kind = kind;
 	e->l = l;
 	e->r = r;
+	e->made = p->nodes;
+	p->nodes = e;
 	return e;
+}
+
+/* A copy of the current word to take apart, freed by the parse. */
+static char *word_copy(struct parser *p)
+{
+	free(p->tmp);
+	p->tmp = strdup(peek(p));
+	if (!p->tmp) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	return p->tmp;
 }
 
 static unsigned long number(struct parser *p, unsigned long max,
@@ -120,12 +146,12 @@ static bool parse_port(const char *s, const char *proto, uint32_t *port)
 
 static struct expr *port_primitive(struct parser *p, enum dir dir, bool range)
 {
-	struct expr *e = node(E_PORT, NULL, NULL);
+	struct expr *e = node(p, E_PORT, NULL, NULL);
 	char *s, *dash;
 
 	if (p->i >= p->n)
 		fail(p, range ? "expected PORT-PORT" : "expected a port");
-	s = strdup(peek(p));
+	s = word_copy(p);
 	e->dir = dir;
 	if (range) {
 		dash = strchr(s, '-');
@@ -140,15 +166,14 @@ static struct expr *port_primitive(struct parser *p, enum dir dir, bool range)
 			fail(p, "not a port (0-65535 or a name in /etc/services)");
 		e->hi = e->lo;
 	}
-	free(s);
 	p->i++;
 	return e;
 }
 
-static struct expr *net_node(enum dir dir, const struct host_addr *a,
-			     unsigned int prefix)
+static struct expr *net_node(struct parser *p, enum dir dir,
+			     const struct host_addr *a, unsigned int prefix)
 {
-	struct expr *e = node(E_NET, NULL, NULL);
+	struct expr *e = node(p, E_NET, NULL, NULL);
 
 	e->dir = dir;
 	e->family = a->family;
@@ -178,10 +203,10 @@ static struct expr *host_primitive(struct parser *p, enum dir dir)
 			fail(p, "not an IPv4 or IPv6 address, nor a name in /etc/hosts");
 	}
 	for (int i = 0; i < n; i++) {
-		struct expr *h = net_node(dir, &a[i],
+		struct expr *h = net_node(p, dir, &a[i],
 					  a[i].family == AF_INET ? 32 : 128);
 
-		e = e ? node(E_OR, e, h) : h;
+		e = e ? node(p, E_OR, e, h) : h;
 	}
 	p->i++;
 	return e;
@@ -196,7 +221,7 @@ static struct expr *net_primitive(struct parser *p, enum dir dir)
 
 	if (p->i >= p->n)
 		fail(p, "expected ADDRESS/BITS");
-	s = strdup(peek(p));
+	s = word_copy(p);
 	slash = strchr(s, '/');
 	if (slash)
 		*slash = 0;
@@ -213,9 +238,8 @@ static struct expr *net_primitive(struct parser *p, enum dir dir)
 		if (!slash[1] || *end || bits > max)
 			fail(p, "bad prefix length");
 	}
-	free(s);
 	p->i++;
-	return net_node(dir, &a, bits);
+	return net_node(p, dir, &a, bits);
 }
 
 static bool is_qualifier(const struct parser *p)
@@ -250,7 +274,6 @@ static struct expr *qualified(struct parser *p)
 		return port_primitive(p, dir, range);
 	}
 	fail(p, "expected host, net, port or portrange");
-	return NULL;
 }
 
 static struct expr *primitive(struct parser *p)
@@ -260,19 +283,19 @@ static struct expr *primitive(struct parser *p)
 	if (p->i >= p->n)
 		fail(p, "expected a primitive");
 	if (is(p, "ip", "ip6")) {
-		e = node(E_FAMILY, NULL, NULL);
+		e = node(p, E_FAMILY, NULL, NULL);
 		e->family = is(p, "ip", NULL) ? AF_INET : AF_INET6;
 	} else if (is(p, "udp", "tcp")) {
-		e = node(E_PROTO, NULL, NULL);
+		e = node(p, E_PROTO, NULL, NULL);
 		e->lo = is(p, "udp", NULL) ? IPPROTO_UDP : IPPROTO_TCP;
 	} else if (is(p, "tgid", "cpu")) {
-		e = node(is(p, "tgid", NULL) ? E_TGID : E_CPU, NULL, NULL);
+		e = node(p, is(p, "tgid", NULL) ? E_TGID : E_CPU, NULL, NULL);
 		p->i++;
 		e->lo = number(p, UINT32_MAX, e->kind == E_TGID ?
 			       "expected a process id" : "expected a CPU number");
 		return e;
 	} else if (is(p, "dev", NULL)) {
-		e = node(E_DEV, NULL, NULL);
+		e = node(p, E_DEV, NULL, NULL);
 		p->i++;
 		if (p->i >= p->n || strlen(peek(p)) >= sizeof(e->dev))
 			fail(p, "expected a device name (at most 15 characters)");
@@ -283,12 +306,11 @@ static struct expr *primitive(struct parser *p)
 		return qualified(p);
 	} else {
 		fail(p, "unknown primitive");
-		return NULL;
 	}
 	p->i++;
 	/* "udp port 53", "ip6 host ::1": the protocol, and the rest */
 	if (is_qualifier(p))
-		e = node(E_AND, e, qualified(p));
+		e = node(p, E_AND, e, qualified(p));
 	return e;
 }
 
@@ -300,7 +322,7 @@ static struct expr *unary(struct parser *p)
 
 	if (is(p, "not", "!")) {
 		p->i++;
-		return node(E_NOT, unary(p), NULL);
+		return node(p, E_NOT, unary(p), NULL);
 	}
 	if (is(p, "(", NULL)) {
 		p->i++;
@@ -319,7 +341,7 @@ static struct expr *parse_and(struct parser *p)
 
 	while (is(p, "and", "&&")) {
 		p->i++;
-		e = node(E_AND, e, unary(p));
+		e = node(p, E_AND, e, unary(p));
 	}
 	return e;
 }
@@ -330,7 +352,7 @@ static struct expr *parse_or(struct parser *p)
 
 	while (is(p, "or", "||")) {
 		p->i++;
-		e = node(E_OR, e, parse_and(p));
+		e = node(p, E_OR, e, parse_and(p));
 	}
 	return e;
 }
@@ -338,11 +360,15 @@ static struct expr *parse_or(struct parser *p)
 static void add_token(struct parser *p, const char *s, size_t len)
 {
 	if (p->n == MAX_TOKENS) {
-		fprintf(stderr, PROG ": bad filter expression: more than %d words\n",
-			MAX_TOKENS);
-		exit(2);
+		snprintf(p->err, p->errlen, "more than %d words", MAX_TOKENS);
+		longjmp(p->bad, 1);
 	}
-	p->tok[p->n++] = strndup(s, len);
+	p->tok[p->n] = strndup(s, len);
+	if (!p->tok[p->n]) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	p->n++;
 }
 
 /* Words, "(", ")", "!", "&&", "||": with or without spaces between. */
@@ -371,39 +397,86 @@ static void tokenize(struct parser *p, const char *s)
 	}
 }
 
+static void free_nodes(struct expr *e)
+{
+	struct expr *next;
+
+	for (; e; e = next) {
+		next = e->made;
+		free(e);
+	}
+}
+
+int expr_compile(int argc, char **argv, const char *interface,
+		 struct expr **out, char *err, size_t errlen)
+{
+	struct parser *p = calloc(1, sizeof(*p));
+	int user, ret = -1;
+
+	*out = NULL;
+	if (!p || !(p->tok = calloc(MAX_TOKENS, sizeof(char *)))) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	p->err = err;
+	p->errlen = errlen;
+	if (setjmp(p->bad)) {
+		free_nodes(p->nodes);
+		goto out;
+	}
+	if (interface) {
+		add_token(p, "dev", 3);
+		add_token(p, interface, strlen(interface));
+		if (argc) {
+			add_token(p, "and", 3);
+			add_token(p, "(", 1);
+		}
+	}
+	user = p->n;
+	for (int i = 0; i < argc; i++)
+		tokenize(p, argv[i]);
+	if (interface && argc)
+		add_token(p, ")", 1);
+	if (p->n == user && argc) {
+		p->i = p->n;
+		fail(p, "empty expression");
+	}
+	if (p->n) {
+		p->root = parse_or(p);
+		if (p->i < p->n)
+			fail(p, is(p, ")", NULL) ? "unbalanced \")\"" :
+				"expected and, or or the end");
+	}
+	*out = p->root;
+	ret = 0;
+out:
+	for (int i = 0; i < p->n; i++)
+		free(p->tok[i]);
+	free(p->tok);
+	free(p->tmp);
+	free(p);
+	return ret;
+}
+
 int expr_parse(int argc, char **argv, const char *interface,
 	       struct expr **out)
 {
-	struct parser p = { .tok = calloc(MAX_TOKENS, sizeof(char *)) };
-	int user;
+	char err[512];
 
-	*out = NULL;
-	if (!p.tok)
-		return -1;
-	if (interface) {
-		add_token(&p, "dev", 3);
-		add_token(&p, interface, strlen(interface));
-		if (argc) {
-			add_token(&p, "and", 3);
-			add_token(&p, "(", 1);
-		}
+	if (expr_compile(argc, argv, interface, out, err, sizeof(err))) {
+		fprintf(stderr, PROG ": bad filter expression: %s\n", err);
+		exit(2);
 	}
-	user = p.n;
-	for (int i = 0; i < argc; i++)
-		tokenize(&p, argv[i]);
-	if (interface && argc)
-		add_token(&p, ")", 1);
-	if (p.n == user && argc) {
-		p.i = p.n;
-		fail(&p, "empty expression");
-	}
-	if (!p.n)
-		return 0;
-	*out = parse_or(&p);
-	if (p.i < p.n)
-		fail(&p, is(&p, ")", NULL) ? "unbalanced \")\"" :
-			 "expected and, or or the end");
 	return 0;
+}
+
+void expr_free(struct expr *e)
+{
+	if (!e)
+		return;
+	expr_free(e->l);
+	expr_free(e->r);
+	free(e);
 }
 
 /* --- matching --------------------------------------------------------------- */

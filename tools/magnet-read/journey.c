@@ -385,6 +385,20 @@ bool journeys_pending(const struct journeys *js)
 	return js->out_head || js->open_head;
 }
 
+void journeys_free(struct journeys *js)
+{
+	struct item *it;
+
+	if (!js)
+		return;
+	journeys_end_all(js);
+	while ((it = journeys_next(js)))
+		item_free(it);
+	free(js->skb_hash);
+	free(js->pend_hash);
+	free(js);
+}
+
 void item_free(struct item *it)
 {
 	if (it->kind == ITEM_PACKET)
@@ -417,6 +431,17 @@ struct hops *hops_new(void)
 
 	h->rng = 0x2545f4914f6cdd1dULL;	/* fixed: a replay samples alike */
 	return h;
+}
+
+void hops_free(struct hops *h)
+{
+	if (!h)
+		return;
+	for (unsigned int p = 0; p < PROTOS; p++)
+		for (unsigned int i = 0; i < MAGNET_LAYER_COUNT; i++)
+			for (unsigned int k = 0; k < MAGNET_LAYER_COUNT; k++)
+				free(h->s[p][i][k].samples);
+	free(h);
 }
 
 static uint64_t next_random(struct hops *h)

@@ -172,6 +172,8 @@ struct item *item_new(const struct magnet_record *r);
 /* journey.c */
 struct journeys;
 struct journeys *journeys_new(uint64_t timeout_ns, uint32_t snaplen);
+/* Free it and every item it still holds. */
+void journeys_free(struct journeys *js);
 /* Take a record released in timestamp order (and own it). */
 void journeys_add(struct journeys *js, struct item *it);
 /* Stream time has reached @now: journeys idle since before end. */
@@ -186,17 +188,22 @@ bool is_packet_record(const struct magnet_record *r);
 
 struct hops;
 struct hops *hops_new(void);
+void hops_free(struct hops *h);
 void hops_add(struct hops *h, const struct journey *j);
 void hops_print(struct hops *h, FILE *f);
 void hops_json(struct hops *h, FILE *f);
 
 /* expr.c */
 /*
- * Parse the expression of @argv (NULL if there is none), with -i's device
- * ANDed in. A bad expression: one line, then exit(2).
+ * Parse the expression of @argv into *@out (NULL if there is none), with
+ * -i's device ANDed in. A bad expression: -1, and why in @err.
  */
+int expr_compile(int argc, char **argv, const char *interface,
+		 struct expr **out, char *err, size_t errlen);
+/* As expr_compile(); a bad expression: one line, then exit(2). */
 int expr_parse(int argc, char **argv, const char *interface,
 	       struct expr **out);
+void expr_free(struct expr *e);
 bool expr_match_journey(const struct expr *e, const struct journey *j);
 bool expr_match_record(const struct expr *e, const struct magnet_record *r);
 

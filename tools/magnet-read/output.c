@@ -136,23 +136,48 @@ static const char *fmt_port(char *buf, size_t size, uint16_t port,
 
 /* --- times ------------------------------------------------------------------ */
 
-/* Wall clock "HH:MM:SS.NNNNNNNNN", or CLOCK_MONOTONIC seconds if unknown. */
+/*
+ * The wall clock time of CLOCK_MONOTONIC time @mono, in nanoseconds since
+ * the epoch (negative before it); false if the wall clock is not known.
+ * In 128 bits: a trace file's offset is whatever its header says, and a
+ * record's timestamp any 64-bit value, so the sum may not fit in 64.
+ */
+static bool wall_ns(uint64_t mono, __int128 *wall)
+{
+	if (!out.have_offset)
+		return false;
+	*wall = (__int128)mono + out.offset;
+	return true;
+}
+
+/*
+ * Wall clock "HH:MM:SS.NNNNNNNNN", or CLOCK_MONOTONIC seconds if unknown.
+ * The seconds are floored, so NNNNNNNNN is never negative: half a second
+ * before the epoch is 23:59:59.500000000 (UTC).
+ */
 static const char *fmt_time(char *buf, size_t size, uint64_t mono)
 {
+	__int128 wall, sec, nsec;
 	struct tm tm;
-	int64_t wall;
-	time_t sec;
+	time_t t;
 
-	if (!out.have_offset) {
-		snprintf(buf, size, "%" PRIu64 ".%09" PRIu64,
-			 mono / NSEC_PER_SEC, mono % NSEC_PER_SEC);
-		return buf;
+	if (wall_ns(mono, &wall)) {
+		sec = wall / (__int128)NSEC_PER_SEC;
+		nsec = wall % (__int128)NSEC_PER_SEC;
+		if (nsec < 0) {
+			nsec += NSEC_PER_SEC;
+			sec--;
+		}
+		/* |sec| < 2^65 / 10^9: a time_t, in a year localtime_r() takes */
+		t = (time_t)sec;
+		if (localtime_r(&t, &tm)) {
+			snprintf(buf, size, "%02d:%02d:%02d.%09u", tm.tm_hour,
+				 tm.tm_min, tm.tm_sec, (unsigned int)nsec);
+			return buf;
+		}
 	}
-	wall = (int64_t)mono + out.offset;
-	sec = wall / (int64_t)NSEC_PER_SEC;
-	localtime_r(&sec, &tm);
-	snprintf(buf, size, "%02d:%02d:%02d.%09lld", tm.tm_hour, tm.tm_min,
-		 tm.tm_sec, (long long)(wall % (int64_t)NSEC_PER_SEC));
+	snprintf(buf, size, "%" PRIu64 ".%09" PRIu64,
+		 mono / NSEC_PER_SEC, mono % NSEC_PER_SEC);
 	return buf;
 }
 
@@ -467,11 +492,18 @@ static void json_hex(FILE *f, const char *key, const uint8_t *d, size_t len)
 	fputc('"', f);
 }
 
+/*
+ * "ts" (CLOCK_MONOTONIC), and "time_ns" (the wall clock, negative before
+ * the epoch) when it is known and fits a signed 64-bit count of
+ * nanoseconds (the years 1677 to 2262); otherwise "time_ns" is left out.
+ */
 static void json_time(FILE *f, uint64_t mono)
 {
+	__int128 wall;
+
 	fprintf(f, "\"ts\":%" PRIu64, mono);
-	if (out.have_offset)
-		fprintf(f, ",\"time_ns\":%" PRId64, (int64_t)mono + out.offset);
+	if (wall_ns(mono, &wall) && wall >= INT64_MIN && wall <= INT64_MAX)
+		fprintf(f, ",\"time_ns\":%" PRId64, (int64_t)wall);
 }
 
 static void json_context(FILE *f, uint16_t flags)

@@ -61,6 +61,9 @@ static void client_error(struct magnet_client *c, const char *what)
 			magnet_last_error(c));
 	else if (errno == EPIPE)
 		fprintf(stderr, "magnetctl: %s: magnetd went away\n", what);
+	else if (errno == EMSGSIZE)
+		fprintf(stderr, "magnetctl: %s: %s\n", what,
+			magnet_last_error(c));
 	else
 		fprintf(stderr, "magnetctl: %s: %s\n", what, strerror(errno));
 }

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Write the fuzz targets' seed corpora (tests/fuzz/corpus/TARGET/).
+
+Usage: tests/fuzz/make-corpus.py [DIR]   (default: tests/fuzz/corpus)
+
+The seeds are small valid inputs in the project's own formats: trace
+files from tests/host/magnet-tracegen.py and the head of a real capture
+(tests/host/data/udp-veth.mtr), the expressions magnet-read's tests use,
+conf/magnetd.conf and smaller configurations, request lines as clients
+send them, magnetd's replies and pushes as libmagnet reads them. Each
+target's first bytes are its options (see tests/fuzz/TARGET.c). Inputs
+that once made a target fail are kept beside them, by hand, under names
+starting with "regress-"; this script leaves those alone.
+"""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+GEN = os.path.join(TOP, "tests", "host", "magnet-tracegen.py")
+
+
+def trace(*args):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.mtr")
+        subprocess.run([sys.executable, GEN, *args, path], check=True)
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def capture_head(records):
+    """The header and first @records records of the real capture."""
+    with open(os.path.join(TOP, "tests", "host", "data", "udp-veth.mtr"),
+              "rb") as f:
+        data = f.read()
+    size = struct.unpack_from("<I", data, 12)[0]
+    off = size
+    for _ in range(records):
+        off += (struct.unpack_from("<I", data, off)[0] + 7) & ~7
+    return data[:off]
+
+
+def seeds():
+    t = trace()
+    yield "trace", "text", b"\x00\x00" + t
+    yield "trace", "json-pcapng", b"\x21\x00" + t
+    yield "trace", "quiet-hex-filter-names", b"\x0e\x01" + t
+    yield "trace", "filter3-snap64-timeout1", b"\xd8\x00" + t
+    yield "trace", "v1", b"\x00\x00" + trace("--v1")
+    yield "trace", "truncated", b"\x00\x00" + trace("--truncate")
+    yield "trace", "garbage", b"\x01\x00" + trace("--garbage")
+    yield "trace", "before-epoch", b"\x00\x00" + trace("--offset",
+                                                      "-1000500000000")
+    yield "trace", "year-2309", b"\x00\x00" + trace(
+        "--t0", "9000000000000000000", "--offset", "1703204123000000000")
+    yield "trace", "year-2608", b"\x01\x00" + trace(
+        "--t0", "18446744000000000000", "--offset", "1703204123000000000")
+    yield "trace", "udp-veth-head", b"\x00\x00" + capture_head(12)
+
+    exprs = [
+        ["udp"], ["tcp", "and", "dst", "port", "5201"],
+        ["src", "host", "10.0.0.2", "and", "tcp"], ["src", "10.0.0.2"],
+        ["net", "10.0.0.0/24"], ["dst", "net", "2001:db8::/32"],
+        ["host", "2001:db8::2"], ["portrange", "5000-5100"],
+        ["not udp"], ["tgid", "2000"], ["cpu", "1"],
+        ["(udp or tcp)", "&&", "!ip6"], ["dev", "lo"], ["udp", "port", "domain"],
+        ["udp and (dst port 53 || dst port 54)"], ["ip6 host ::1"],
+        ["host", "localhost"], ["portrange", "10-5"], ["net", "10.0.0.0/33"],
+    ]
+    for i, words in enumerate(exprs):
+        yield "expr", "e%02d" % i, b"\x00" + b"\0".join(w.encode() for w in words)
+    yield "expr", "interface-lo", b"\x01udp"
+    yield "expr", "interface-word", b"\x02eth0\0tcp port 5201"
+
+    with open(os.path.join(TOP, "conf", "magnetd.conf"), "rb") as f:
+        yield "config", "magnetd.conf", f.read()
+    yield "config", "empty", b""
+    yield "config", "socket", b"""socket {
+\tpath = "/run/m.sock"
+\tmode = "0640"
+\tmax-clients = 8
+\tclient-queue = 0x10000
+}
+metrics { interval = 2  window = 20 }
+"""
+    yield "config", "probes", b"""# a set, a probe with filters, a latency
+buffer net { size = 1048576  mode = overwrite  size-watermark = 4096 }
+probe-set udp-send { buffer = net  snaplen = 64 }
+probe ppid {
+\tkind = kprobe
+\ttarget = "__x64_sys_getppid"
+\targs = 2
+\tsample-every = 10
+\tfilter { action = exclude  cpus = {0, 1}  tgids = {1, 2} }
+\tfilter { id-min = 0x10  id-max = 0x1f }
+}
+latency send { start = udp-send.socket  end = udp-send.dev-xmit  key = sock }
+"""
+    yield "config", "errors", b"""probe 123 { predef = "nope" }
+latency l { start = a  end = a }
+/* an unclosed comment
+"""
+
+    yield "request", "snapshot", b"\x00snapshot\n"
+    yield "request", "subscribe", (
+        b"\x00subscribe event udp-send.socket tgid 1000 cpu 1 id 3\n"
+        b"subscribe threshold records > 10ms\nunsubscribe 2\n")
+    yield "request", "release-attach", b"\x00release\r\nattach\n"
+    yield "request", "errors", (
+        b"\x00\nbogus\nsubscribe\nsubscribe event nope\n"
+        b"subscribe threshold m ~ 1\nunsubscribe x\n\x01\x7f\n")
+    yield "request", "not-reading", b"\x01" + b"snapshot\n" * 400
+
+    greet = b"magnetd 1 0.1.0\n"
+    snapshot = (b"snapshot 1700000000123456789 4\n"
+                b"metric records counter records 1200 records read\n"
+                b"metric udp-send.socket.rate gauge events/s 12.5 events per second\n"
+                b"metric udp_send.p99 gauge ns 1.5e+06 99th percentile\n"
+                b"top udp-send.socket 1 1234 99 iperf worker\n"
+                b"end\n")
+    pushes = (b"event 1 udp-send.socket 5000000 1 1000 1001 7 88\n"
+              b"alert 2 records.rate 1.5 fired\nlost 3\n")
+    yield "reply", "snapshots", b"\x00" + greet + pushes + snapshot * 4
+    yield "reply", "mixed", b"\xe4" + greet + snapshot + b"ok 1\n" + pushes + \
+        b"ok 2\nok\n" + pushes
+    yield "reply", "errors", b"\x55" + greet + b"error no metrics yet\n" * 4 + \
+        b"snapshot 1 0\nend\n"
+    yield "reply", "bad", b"\x00" + greet + b"snapshot 1 1\nmetric a bogus s 1 x\nend\n"
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "tests", "fuzz",
+                                                             "corpus")
+    for target, name, data in seeds():
+        d = os.path.join(out, target)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()

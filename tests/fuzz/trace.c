@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fuzz target: a trace file, read as magnet-read -r reads one (input.c:
+ * the header, records cut at any byte), its records merged by time and
+ * assembled into packet journeys (journey.c), matched against a filter
+ * expression (expr.c), and printed as text or JSON with the hop statistics
+ * (output.c) and as pcapng (pcapng.c), all into /dev/null.
+ *
+ * Input: two bytes of options (below), then the file. The loop is
+ * magnet-read.c's for a file: take what source_next() hands out, release
+ * it in time order, show it, and at the end whatever is left.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "magnet-read.h"
+
+/* options, first byte */
+#define O_JSON		0x01
+#define O_QUIET		0x02
+#define O_HEX		0x04
+#define O_FILTER	0x18	/* which of filters[] */
+#define O_PCAPNG	0x20
+#define O_SNAP64	0x40	/* -s 64 */
+#define O_TIMEOUT1	0x80	/* --journey-timeout 1 */
+/* second byte */
+#define O_NAMES		0x01	/* not -n: names from /etc/hosts, /etc/services */
+
+static FILE *devnull;
+static struct expr *filters[4];	/* [0]: none */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static char *exprs[] = {
+		NULL,
+		"udp or tcp port 5201",
+		"not ip6 and (tgid 1000 or cpu 0)",
+		"dev lo or cpu 1 or src net 10.0.0.0/8",
+	};
+	char err[256];
+
+	(void)argc;
+	(void)argv;
+	devnull = fopen("/dev/null", "w");
+	if (!devnull)
+		abort();
+	for (int i = 1; i < 4; i++)
+		if (expr_compile(1, &exprs[i], NULL, &filters[i], err,
+				 sizeof(err))) {
+			fprintf(stderr, "fuzz-trace: \"%s\": %s\n", exprs[i], err);
+			abort();
+		}
+	return 0;
+}
+
+struct run {
+	struct options o;
+	struct merge *merge;
+	struct journeys *js;
+	struct hops *hops;
+	struct pcapng *pcap;
+	int64_t offset;
+};
+
+static void show_packet(struct run *r, struct journey *j)
+{
+	char *comment = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	if (!expr_match_journey(r->o.filter, j))
+		return;
+	hops_add(r->hops, j);
+	if (r->o.json)
+		json_packet(devnull, j);
+	else
+		print_packet(devnull, j);
+	if (!r->pcap)
+		return;
+	f = open_memstream(&comment, &size);
+	if (f) {
+		print_journey_lines(f, j, "");
+		fclose(f);
+	}
+	if (comment && size && comment[size - 1] == '\n')
+		comment[size - 1] = 0;
+	pcapng_write(r->pcap, j, r->offset, comment);
+	free(comment);
+}
+
+static void show(struct run *r, struct item *it)
+{
+	bool print = !r->o.quiet;
+
+	switch (it->kind) {
+	case ITEM_LOSS:
+		if (print)
+			(r->o.json ? json_loss : print_loss)(devnull, it->rec);
+		break;
+	case ITEM_RECORD:
+		if (expr_match_record(r->o.filter, it->rec) && print)
+			(r->o.json ? json_record : print_record)(devnull, it->rec);
+		break;
+	case ITEM_PACKET:
+		show_packet(r, item_journey(it));
+		break;
+	}
+}
+
+static void emit(struct run *r)
+{
+	struct item *it;
+
+	while ((it = journeys_next(r->js))) {
+		show(r, it);
+		item_free(it);
+	}
+}
+
+static void release(struct run *r, uint64_t horizon)
+{
+	struct item *it;
+
+	while ((it = merge_pop(r->merge, horizon, NULL))) {
+		journeys_add(r->js, it);
+		emit(r);
+	}
+}
+
+static void take(struct run *r, const char *data, size_t len)
+{
+	for (size_t off = 0; off < len;) {
+		const struct magnet_record *rec = (const void *)(data + off);
+		struct item *it = item_new(rec);
+
+		if (merge_add(r->merge, it->ts, it))
+			abort();
+		off += MAGNET_RECORD_LEN(rec->size);
+	}
+	release(r, merge_newest(r->merge));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct run r = {};
+	struct source *src;
+	const char *chunk;
+	char path[64];
+	uint8_t opt[2] = {};
+	size_t len;
+	int fd;
+
+	for (int i = 0; i < 2 && size; i++, size--)
+		opt[i] = *data++;
+	r.o = (struct options){
+		.json = opt[0] & O_JSON, .quiet = opt[0] & O_QUIET,
+		.hex = opt[0] & O_HEX, .numeric = !(opt[1] & O_NAMES),
+		.filter = filters[(opt[0] & O_FILTER) >> 3],
+		.snaplen = opt[0] & O_SNAP64 ? 64 : SNAPLEN_DEFAULT,
+		.journey_timeout_ns = (opt[0] & O_TIMEOUT1 ? 1 : JOURNEY_TIMEOUT_MS) *
+				      NSEC_PER_MSEC,
+		.buffer = "default", .print = true,
+	};
+
+	fd = memfd_create("trace", MFD_CLOEXEC);
+	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	src = source_open_file(path);
+	if (!src)
+		goto out;
+	r.offset = source_have_offset(src) ? source_realtime_offset(src) : 0;
+	output_init(&r.o, source_have_offset(src), r.offset);
+	r.merge = merge_new(REORDER_WINDOW_NS);
+	r.js = journeys_new(r.o.journey_timeout_ns, r.o.snaplen);
+	r.hops = hops_new();
+	if (opt[0] & O_PCAPNG)
+		r.pcap = pcapng_create("/dev/null", r.o.snaplen);
+	if (!r.merge || !r.js || !r.hops)
+		abort();
+
+	while (source_next(src, &chunk, &len, merge_count(r.merge) ||
+			   journeys_pending(r.js)) == SOURCE_DATA)
+		take(&r, chunk, len);
+	release(&r, MERGE_ALL);
+	journeys_end_all(r.js);
+	emit(&r);
+	(r.o.json ? hops_json : hops_print)(r.hops, devnull);
+
+	pcapng_close(r.pcap);
+	hops_free(r.hops);
+	journeys_free(r.js);
+	merge_free(r.merge);
+	source_close(src);
+out:
+	close(fd);
+	return 0;
+}

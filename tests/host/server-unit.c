@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of magnetd's socket (magnetd/server.c): the server is
+ * built from its own source, on a socket in a temporary directory and an
+ * event loop of its own, with metrics of made-up probes (magnetd/metrics.c)
+ * and the rest of the daemon (its readers, its attach and release, its log)
+ * reduced to the stubs below. The test is the client: it sends requests,
+ * turns the loop and reads what comes back.
+ *
+ * Prints "ok N - what" / "not ok N - what" and a tally; exits 1 on any
+ * failure.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "magnetd.h"
+
+#define PROBES		60	/* a snapshot of ~30 KB */
+#define QUEUE		4096	/* client-queue: the smallest allowed */
+#define WAIT_MS		5000
+
+/* A check, in the harness's format (tests/harness.h). */
+#define ok harness_check
+
+/* --- the rest of the daemon ------------------------------------------------ */
+
+static unsigned int warnings;
+
+static void vlog(const char *level, const char *fmt, va_list ap)
+{
+	printf("# magnetd %s: ", level);
+	vprintf(fmt, ap);
+	putchar('\n');
+}
+
+void log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("error", fmt, ap);
+	va_end(ap);
+}
+
+void log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	warnings++;
+	va_start(ap, fmt);
+	vlog("warning", fmt, ap);
+	va_end(ap);
+}
+
+void log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("info", fmt, ap);
+	va_end(ap);
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void readers_flush(struct daemon *d)
+{
+	(void)d;
+}
+
+void daemon_release(struct daemon *d)
+{
+	d->released = true;
+}
+
+int daemon_attach(struct daemon *d)
+{
+	d->released = false;
+	return 0;
+}
+
+/* --- a client ---------------------------------------------------------------- */
+
+struct conn {
+	int fd;
+	char *in;		/* what came, NUL-terminated */
+	size_t len, cap;
+	bool eof;
+};
+
+static struct daemon d;
+
+/* Turn the loop and read what there is; false once @ms have passed. */
+static bool turn(struct conn *c, int64_t deadline_ms)
+{
+	char buf[65536];
+	ssize_t n = -1;
+
+	ev_run(d.loop, EVRUN_NOWAIT);
+	while (!c->eof && (n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT)) != 0) {
+		if (n < 0) {
+			if (errno == ECONNRESET)
+				break;
+			if (errno != EAGAIN && errno != EINTR)
+				abort();
+			break;
+		}
+		if (c->len + n + 1 > c->cap) {
+			c->cap = 2 * (c->len + n + 1);
+			c->in = realloc(c->in, c->cap);
+			if (!c->in)
+				abort();
+		}
+		memcpy(c->in + c->len, buf, n);
+		c->len += n;
+		c->in[c->len] = '\0';
+	}
+	if (n == 0 || (n < 0 && errno == ECONNRESET))
+		c->eof = true;
+	usleep(1000);
+	return (int64_t)(now_ns() / 1000000) < deadline_ms;
+}
+
+static int64_t deadline(void)
+{
+	return now_ns() / 1000000 + WAIT_MS;
+}
+
+/* How many times @text has come. */
+static unsigned int count(const struct conn *c, const char *text)
+{
+	unsigned int n = 0;
+	const char *p = c->in;
+
+	while (p && (p = strstr(p, text))) {
+		n++;
+		p += strlen(text);
+	}
+	return n;
+}
+
+/* Read until @text has come @times (or the connection ended). */
+static bool wait_for_n(struct conn *c, const char *text, unsigned int times)
+{
+	int64_t dl = deadline();
+
+	while (count(c, text) < times && !c->eof && turn(c, dl))
+		;
+	return count(c, text) >= times;
+}
+
+static bool wait_for(struct conn *c, const char *text)
+{
+	return wait_for_n(c, text, 1);
+}
+
+static bool wait_eof(struct conn *c)
+{
+	int64_t dl = deadline();
+
+	while (!c->eof && turn(c, dl))
+		;
+	return c->eof;
+}
+
+/* Send @data; a connection the server closed counts as ended. */
+static void send_all(struct conn *c, const char *data, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = send(c->fd, data, len, MSG_NOSIGNAL);
+		if (n <= 0) {
+			c->eof = true;
+			return;
+		}
+		data += n;
+		len -= n;
+	}
+}
+
+static void forget(struct conn *c)
+{
+	c->len = 0;
+	if (c->in)
+		c->in[0] = '\0';
+}
+
+static bool connect_to(struct conn *c, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	memset(c, 0, sizeof(*c));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return false;
+	return wait_for(c, "\n");
+}
+
+static void disconnect(struct conn *c)
+{
+	close(c->fd);
+	free(c->in);
+	c->in = NULL;
+	/* the server sees the end and frees the client */
+	for (int i = 0; i < 10; i++)
+		ev_run(d.loop, EVRUN_NOWAIT);
+}
+
+/*
+ * A whole snapshot reply at @s: "snapshot TIME N", N lines, "end". Its
+ * size in *@bytes.
+ */
+static bool whole_snapshot(const char *s, size_t *bytes)
+{
+	unsigned int nlines, lines = 0;
+	unsigned long long t;
+	const char *p = s, *nl;
+	int used = 0;
+
+	*bytes = 0;
+	if (!p || sscanf(p, "snapshot %llu %u\n%n", &t, &nlines, &used) != 2 ||
+	    !used)
+		return false;
+	p += used;
+	while (lines < nlines && (nl = strchr(p, '\n'))) {
+		if (strncmp(p, "metric ", 7) && strncmp(p, "top ", 4))
+			return false;
+		p = nl + 1;
+		lines++;
+	}
+	if (lines != nlines || strncmp(p, "end\n", 4))
+		return false;
+	*bytes = p + 4 - s;
+	return true;
+}
+
+/* --- the tests ------------------------------------------------------------------- */
+
+static void server_stats(unsigned int *clients, uint64_t *dropped)
+{
+	uint64_t pushes;
+
+	server_metrics(d.server, clients, &pushes, dropped);
+}
+
+/* A snapshot many times the queue limit reaches a client that reads. */
+static void test_large_reply(const char *path)
+{
+	unsigned int clients;
+	uint64_t dropped;
+	size_t bytes = 0, more = 0;
+	struct conn c;
+	bool whole;
+
+	ok(connect_to(&c, path) && !strcmp(c.in, "magnetd 1 " MAGNETD_VERSION "\n"),
+	   "greeting");
+	forget(&c);
+	send_all(&c, "snapshot\n", 9);
+	wait_for(&c, "\nend\n");
+	whole = whole_snapshot(c.in, &bytes);
+	ok(whole && bytes == c.len, "a snapshot of %d probes comes whole (%zu bytes)", PROBES, bytes);
+	ok(bytes > 4 * QUEUE,
+	   "... and is more than 4 x client-queue (%d)", 4 * QUEUE);
+	ok(!c.eof, "... and the connection stays");
+	forget(&c);
+	send_all(&c, "snapshot\nsnapshot\n", 18);
+	wait_for_n(&c, "\nend\n", 2);
+	ok(whole_snapshot(c.in, &bytes) && whole_snapshot(c.in + bytes, &more) &&
+	   bytes + more == c.len, "two snapshots asked in one go: both whole");
+	forget(&c);
+	server_stats(&clients, &dropped);
+	ok(clients == 1 && dropped == 0 && warnings == 0,
+	   "no client dropped, nothing logged");
+	disconnect(&c);
+}
+
+/*
+ * A client that asks and does not read: cut off once a request finds
+ * more than 4 x client-queue unread, never holding more than that and
+ * one reply.
+ */
+static void test_not_reading(const char *path)
+{
+	unsigned int clients;
+	uint64_t dropped;
+	struct conn c;
+	char reqs[100 * 9 + 1] = "";
+	int i;
+
+	ok(connect_to(&c, path), "second client connects");
+	forget(&c);
+	for (i = 0; i < 100; i++)
+		strcat(reqs, "snapshot\n");
+	send_all(&c, reqs, strlen(reqs));
+	/* turn the loop without reading: the socket's buffer fills, then the queue */
+	for (i = 0; i < 50; i++)
+		ev_run(d.loop, EVRUN_NOWAIT);
+	server_stats(&clients, &dropped);
+	ok(dropped == 1 && warnings == 1,
+	   "a client sending requests without reading is cut off (dropped %llu)",
+	   (unsigned long long)dropped);
+	ok(wait_eof(&c), "... its connection closed");
+	ok(c.len < 100 * 30000, "... after %zu bytes, not a reply per request",
+	   c.len);
+	disconnect(&c);
+	server_stats(&clients, &dropped);
+	ok(clients == 0, "... and freed");
+	warnings = 0;
+}
+
+int main(void)
+{
+	struct metrics_limits lim = {
+		.window_s = 10, .top_tgids = 5, .max_tgids = 64, .max_cpus = 2,
+	};
+	struct config_socket cs = {
+		.mode = 0600, .max_clients = 4, .client_queue = QUEUE,
+	};
+	char dir[] = "/tmp/server-unit.XXXXXX", name[32];
+
+	if (!mkdtemp(dir)) {
+		perror("server-unit: mkdtemp");
+		return 1;
+	}
+	snprintf(cs.path, sizeof(cs.path), "%s/magnetd.sock", dir);
+	d.loop = ev_loop_new(EVFLAG_AUTO);
+	d.metrics = metrics_new(&lim);
+	d.start_ns = now_ns();
+	d.attached = true;
+	for (int i = 0; i < PROBES; i++) {
+		snprintf(name, sizeof(name), "udp-send.probe%02d", i);
+		if (metrics_event(d.metrics, name))
+			abort();
+	}
+	d.server = server_new(&d, &cs);
+	if (!ok(d.server != NULL, "server on %s", cs.path))
+		return 1;
+
+	test_large_reply(cs.path);
+	test_not_reading(cs.path);
+
+	server_free(d.server);
+	metrics_free(d.metrics);
+	ev_loop_destroy(d.loop);
+	rmdir(dir);
+	return harness_summary();
+}
