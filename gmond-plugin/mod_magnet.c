@@ -430,8 +430,13 @@ static int magnet_init(apr_pool_t *p)
 		take_snapshot(&snap);
 	magnet_snapshot_free(&snap);
 	note_health(err);
+	/*
+	 * The first refresh a period from now: gmond drops to its user
+	 * after init, and the poller's connection must be that user's.
+	 */
 	mm.poller = magnet_poller_start(mm.socket, mm.refresh * 1000,
-					SNAP_TIMEOUT_MS, on_poll, NULL);
+					mm.refresh * 1000, SNAP_TIMEOUT_MS,
+					on_poll, NULL);
 	if (!mm.poller)
 		err_msg("[magnet] cannot start the refresh thread (%s): values stay as at start",
 			strerror(errno));

@@ -1124,7 +1124,7 @@ MAGNET_EXPORT int magnet_receive(struct magnet_client *c,
 
 struct magnet_poller {
 	char *path;
-	unsigned int interval_ms;
+	unsigned int first_ms, interval_ms;
 	int timeout_ms;
 	magnet_poll_cb cb;
 	void *data;
@@ -1158,28 +1158,35 @@ static void poll_once(struct magnet_poller *p, struct magnet_client **c)
 	magnet_snapshot_free(&snap);
 }
 
+/* Wait @ms, or until stopped; under @p->lock. */
+static void poller_wait(struct magnet_poller *p, unsigned int ms)
+{
+	struct timespec at;
+
+	clock_gettime(CLOCK_MONOTONIC, &at);
+	at.tv_sec += ms / 1000;
+	at.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (at.tv_nsec >= 1000000000) {
+		at.tv_sec++;
+		at.tv_nsec -= 1000000000;
+	}
+	while (!p->stop &&
+	       pthread_cond_timedwait(&p->wake, &p->lock, &at) != ETIMEDOUT)
+		;
+}
+
 static void *poller_thread(void *arg)
 {
 	struct magnet_poller *p = arg;
 	struct magnet_client *c = NULL;
-	struct timespec at;
 
 	pthread_mutex_lock(&p->lock);
+	poller_wait(p, p->first_ms);
 	while (!p->stop) {
 		pthread_mutex_unlock(&p->lock);
 		poll_once(p, &c);
-		clock_gettime(CLOCK_MONOTONIC, &at);
-		at.tv_sec += p->interval_ms / 1000;
-		at.tv_nsec += (long)(p->interval_ms % 1000) * 1000000;
-		if (at.tv_nsec >= 1000000000) {
-			at.tv_sec++;
-			at.tv_nsec -= 1000000000;
-		}
 		pthread_mutex_lock(&p->lock);
-		while (!p->stop &&
-		       pthread_cond_timedwait(&p->wake, &p->lock, &at) !=
-		       ETIMEDOUT)
-			;
+		poller_wait(p, p->interval_ms);
 	}
 	pthread_mutex_unlock(&p->lock);
 	magnet_close(c);
@@ -1187,6 +1194,7 @@ static void *poller_thread(void *arg)
 }
 
 struct magnet_poller *magnet_poller_start(const char *path,
+					  unsigned int first_ms,
 					  unsigned int interval_ms,
 					  int timeout_ms, magnet_poll_cb cb,
 					  void *data)
@@ -1208,6 +1216,7 @@ struct magnet_poller *magnet_poller_start(const char *path,
 		errno = ENOMEM;
 		return NULL;
 	}
+	p->first_ms = first_ms;
 	p->interval_ms = interval_ms;
 	p->timeout_ms = timeout_ms;
 	p->cb = cb;

@@ -273,14 +273,16 @@ int magnet_receive(struct magnet_client *c, struct magnet_message *msg,
 const char *magnet_last_error(const struct magnet_client *c);
 
 /*
- * A poller: a thread of its own that takes a snapshot of magnetd at once
- * and then every @interval_ms, connecting again whenever it has to (at
- * start, after magnetd went away or restarted), as a monitor's data
- * source does. After each attempt it calls @cb with the snapshot, or with
- * NULL and the errno of why magnetd could not be asked (ENOENT,
- * ECONNREFUSED, EACCES, ETIMEDOUT, EPIPE, EPROTO, ...); @snap is freed
- * when @cb returns. @cb runs on the poller's thread. @timeout_ms bounds
- * each snapshot.
+ * A poller: a thread of its own that takes a snapshot of magnetd after
+ * @first_ms and then every @interval_ms, connecting again whenever it has
+ * to (at start, after magnetd went away or restarted), as a monitor's
+ * data source does. A program that starts as root and then drops
+ * privileges (gmond) gives a @first_ms past the drop, so that the first
+ * connection is made with the credentials it runs with from then on.
+ * After each attempt it calls @cb with the snapshot, or with NULL and the
+ * errno of why magnetd could not be asked (ENOENT, ECONNREFUSED, EACCES,
+ * ETIMEDOUT, EPIPE, EPROTO, ...); @snap is freed when @cb returns. @cb
+ * runs on the poller's thread. @timeout_ms bounds each snapshot.
  */
 typedef void (*magnet_poll_cb)(const struct magnet_snapshot *snap, int err,
 			       void *data);
@@ -292,6 +294,7 @@ struct magnet_poller;
  * it, or NULL with errno set.
  */
 struct magnet_poller *magnet_poller_start(const char *path,
+					  unsigned int first_ms,
 					  unsigned int interval_ms,
 					  int timeout_ms, magnet_poll_cb cb,
 					  void *data);

@@ -662,7 +662,7 @@ int main(int argc, char **argv)
 	ev_signal_start(s.loop, &s.sigterm);
 	ev_signal_init(&s.sigint, on_signal, SIGINT);
 	ev_signal_start(s.loop, &s.sigint);
-	poller = magnet_poller_start(s.socket, s.refresh * 1000,
+	poller = magnet_poller_start(s.socket, 0, s.refresh * 1000,
 				     SNAP_TIMEOUT_MS, on_poll, NULL);
 	if (!poller) {
 		log_msg("cannot start the snapshot thread: %s", strerror(errno));
