@@ -501,9 +501,12 @@ static void json_time(FILE *f, uint64_t mono)
 {
 	__int128 wall;
 
-	fprintf(f, "\"ts\":%" PRIu64, mono);
-	if (wall_ns(mono, &wall) && wall >= INT64_MIN && wall <= INT64_MAX)
-		fprintf(f, ",\"time_ns\":%" PRId64, (int64_t)wall);
+	fputs("\"ts\":", f);
+	json_u64(f, mono);
+	if (wall_ns(mono, &wall) && wall >= INT64_MIN && wall <= INT64_MAX) {
+		fputs(",\"time_ns\":", f);
+		json_s64(f, (int64_t)wall);
+	}
 }
 
 static void json_context(FILE *f, uint16_t flags)
@@ -527,8 +530,9 @@ static void json_one(FILE *f, const struct magnet_record *r)
 		const struct magnet_journey *j = (const void *)r->payload;
 		size_t off = sizeof(*j);
 
-		fprintf(f, ",\"filter\":%u,\"duration_ns\":%llu,\"cut\":%s,\"records\":[",
-			j->filter, (unsigned long long)j->duration_ns,
+		fprintf(f, ",\"filter\":%u,\"duration_ns\":", j->filter);
+		json_u64(f, j->duration_ns);
+		fprintf(f, ",\"cut\":%s,\"records\":[",
 			j->flags & MAGNET_JF_CUT ? "true" : "false");
 		for (unsigned int i = 0; i < j->records; i++) {
 			const struct magnet_record *in = (const void *)(r->payload + off);
@@ -560,9 +564,11 @@ void json_loss(FILE *f, const struct magnet_record *r)
 
 	fputs("{\"type\":\"loss\",", f);
 	json_time(f, r->timestamp);
-	fprintf(f, ",\"cpu\":%u,\"lost\":%llu,\"total\":%llu,\"synthetic\":%s}\n",
-		r->cpu, (unsigned long long)l->lost,
-		(unsigned long long)l->total,
+	fprintf(f, ",\"cpu\":%u,\"lost\":", r->cpu);
+	json_u64(f, l->lost);
+	fputs(",\"total\":", f);
+	json_u64(f, l->total);
+	fprintf(f, ",\"synthetic\":%s}\n",
 		r->flags & MAGNET_RF_SYNTHETIC ? "true" : "false");
 }
 
@@ -613,8 +619,9 @@ void json_packet(FILE *f, const struct journey *j)
 			fprintf(f, "%s{\"layer\":\"%s\",", i ? "," : "",
 				layer_name(h->layer, j->proto));
 			json_time(f, h->ts);
-			fprintf(f, ",\"delta_ns\":%" PRIu64 ",\"cpu\":%u",
-				i ? h->ts - j->hop[i - 1].ts : 0, h->cpu);
+			fputs(",\"delta_ns\":", f);
+			json_u64(f, i ? h->ts - j->hop[i - 1].ts : 0);
+			fprintf(f, ",\"cpu\":%u", h->cpu);
 			json_context(f, h->rflags);
 			fprintf(f, ",\"tgid\":%u,\"tid\":%u,\"len\":%u,\"dev\":",
 				h->tgid, h->tid, h->len);
