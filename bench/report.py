@@ -32,6 +32,7 @@ CASES = [
     ("kprobe-empty", "kprobe, empty handler (the floor)", "kernel"),
     ("ftrace-ops-empty", "ftrace_ops, empty callback, no saved registers", "kernel"),
     ("ftrace-ops-guarded", "the same, taking only the recursion lock and RCU check", "kernel"),
+    ("ftrace-ops-clocked", "the same, also reading the clock magnet's records take", "kernel"),
     ("magnet-kprobe-filtered", "kprobe, event dropped by a filter rule", "magnet"),
     ("magnet-kprobe", "kprobe, 40 B record, reader draining", "magnet"),
     ("magnet-kprobe-kdispatch", "the same through the kernel's kprobe", "magnet"),
@@ -56,6 +57,7 @@ PAIRS = [
     ("magnet-kprobe-filtered", "ftrace-ops-guarded"),
     ("ftrace-ops-guarded", "ftrace-ops-empty"),
     ("magnet-kprobe", "kprobe-empty"),
+    ("magnet-kprobe", "ftrace-ops-clocked"),
     ("magnet-kprobe", "ftrace-kprobe"),
     ("magnet-kprobe-kdispatch", "ftrace-kprobe"),
     ("magnet-kprobe", "magnet-kprobe-kdispatch"),
@@ -162,6 +164,25 @@ def parse(log):
         elif line.startswith("BENCH: "):
             other.append(line[7:])
     return runs, unavailable, other, kernel, tp, st, info
+
+
+def reader_losses(other):
+    """Per cost case, what its reader said: (records read, records lost)
+    for magnet-read, (None, events lost) for the other tools."""
+    out = {}
+    for line in other:
+        m = re.match(r"(\S+), reader: (.*)", line)
+        if not m:
+            continue
+        case, said = m.groups()
+        r = re.search(r"(\d+) records, (\d+) lost", said)
+        if r:
+            out[case] = (int(r.group(1)), int(r.group(2)))
+            continue
+        lost = [int(x) for x in re.findall(r"(\d+) events (?:overrun|lost)", said)]
+        if lost:
+            out[case] = (None, sum(lost))
+    return out
 
 
 def spread(values):
@@ -614,7 +635,8 @@ def main():
                    "of the runs, with the lowest and highest in brackets." % nruns)
     out.append("")
     if base is not None:
-        out.extend(cost_section(base, rows, plotted, unavailable, runs))
+        out.extend(cost_section(base, rows, plotted, unavailable, runs,
+                                reader_losses(other)))
     earlier = earlier_sections(args.results)
     if base is None:
         out.extend(earlier.get("1", []))
@@ -756,13 +778,38 @@ def hpet_section(rows, runs):
     return out
 
 
-def cost_section(base, rows, plotted, unavailable, runs):
+def logged_breakdown(rows):
+    """Where a logged event's cost goes, from four cases of this boot: the
+    guarded empty ftrace_ops callback, the same reading magnet's clock,
+    magnet's event dropped by its gate, and the same event logged."""
+    need = ("ftrace-ops-guarded", "ftrace-ops-clocked", "magnet-kprobe-filtered",
+            "magnet-kprobe")
+    if any(c not in rows for c in need):
+        return []
+    guarded, clocked, filtered, logged = (rows[c]["added"][1] for c in need)
+    return ["Where a logged event's %+.0f ns go, in this boot: reaching a callback "
+            "with its guards %+.0f ns; magnet's probe list, handler and gate "
+            "%+.0f ns (a filtered-out event's part); the timestamp (reading the "
+            "clock) %+.0f ns; reserving, filling and publishing the 40-byte record "
+            "the remaining %+.0f ns.\n" % (
+                logged, guarded, filtered - guarded, clocked - guarded,
+                logged - filtered - (clocked - guarded))]
+
+
+def cost_section(base, rows, plotted, unavailable, runs, readers):
     out = []
     out.append("## 1. Cost per event\n")
     out.append("The bare call took %.0f ns (median of the runs before and after "
-               "everything else).\n" % base)
-    out.append("| case | tool | ns per call | added ns | × empty kprobe |")
-    out.append("|---|---|---|---|---|")
+               "everything else). Readers: magnet-read `-w` on 4 MiB overwrite-mode "
+               "buffers per CPU (read with read(): overwrite mode is not mapped); "
+               "trace-cmd record on ftrace's, also overwriting; lttng's consumer "
+               "daemon. Lost: records overwritten before the reader got them, over "
+               "the case's runs (magnet-read and trace-cmd), or events bpftrace "
+               "lost. An overwritten record was written and paid for, and its "
+               "eviction costs the writer more, so losses do not flatter "
+               "magnet's figures.\n" % base)
+    out.append("| case | tool | ns per call | added ns | × empty kprobe | lost |")
+    out.append("|---|---|---|---|---|---|")
     floor = rows.get("kprobe-empty", {}).get("added", (0, 0, 0))[1]
     for case, what, tool in CASES:
         if case not in rows:
@@ -770,9 +817,15 @@ def cost_section(base, rows, plotted, unavailable, runs):
         lo, med, hi = rows[case]["ns"]
         alo, amed, ahi = rows[case]["added"]
         x = "%.2f" % (amed / floor) if floor > 0 and case != "none" else ""
-        out.append("| %s | %s | %.0f (%.0f–%.0f) | %s | %s |" % (
+        lost = ""
+        if case in readers:
+            nread, nlost = readers[case]
+            lost = "%d" % nlost if nread is None else \
+                "%d of %d" % (nlost, nread + nlost)
+        out.append("| %s | %s | %.0f (%.0f–%.0f) | %s | %s | %s |" % (
             what, tool, med, lo, hi,
-            "" if case == "none" else "%+.0f (%+.0f–%+.0f)" % (amed, alo, ahi), x))
+            "" if case == "none" else "%+.0f (%+.0f–%+.0f)" % (amed, alo, ahi), x,
+            lost))
     out.append("")
     out.append("magnet against the reference (added cost ÷ added cost; the range "
                "is that of the ratios of same-numbered runs):\n")
@@ -794,6 +847,7 @@ def cost_section(base, rows, plotted, unavailable, runs):
             if r else ""))
     out.append("")
     out.extend(filtered_breakdown(rows))
+    out.extend(logged_breakdown(rows))
     out.extend(hpet_section(rows, runs))
     missing = [c for c, _, _ in CASES if c not in rows]
     if plotted:

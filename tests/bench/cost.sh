@@ -16,8 +16,9 @@ SYM=__x64_sys_getppid
 bench_tracefs	# (magnet's own sched probes are not used either)
 unload_all
 # Overwrite mode, as ftrace's buffers: when the reader falls behind, every
-# event still pays for being written (in drop mode a full buffer would
-# make the lost ones cheap and flatter magnet).
+# event still pays for being written, and for evicting the oldest (in drop
+# mode a full buffer would make the lost ones cheap and flatter magnet).
+# Each case prints what its reader read and what was overwritten first.
 load_magnet buffers=default:4M:overwrite
 insmod $M/magnet_bench.ko
 
@@ -86,6 +87,10 @@ run ftrace-ops-empty
 # its callback's share of a filtered-out event.
 echo "$SYM guarded" > $DBG/magnet_bench/empty_ftrace
 run ftrace-ops-guarded
+# ... and one that also reads the clock magnet stamps its records with:
+# what a logged record's timestamp costs in this boot.
+echo "$SYM clocked" > $DBG/magnet_bench/empty_ftrace
+run ftrace-ops-clocked
 echo - > $DBG/magnet_bench/empty_ftrace
 
 # magnet's generic kprobe (a 40-byte header, no argument; at a function's

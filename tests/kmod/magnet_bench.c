@@ -20,7 +20,8 @@
  * empty_kprobe (a kprobe that does nothing: the floor of any kprobe-based
  * sensor), empty_ftrace (an ftrace_ops callback that does nothing, without
  * saved registers: the floor of any sensor at a function's entry; or one
- * that takes only the recursion lock and the RCU check) and
+ * that takes only the recursion lock and the RCU check; or one that also
+ * reads the clock a record's timestamp comes from) and
  * log_kprobe (a kprobe logging a record of a chosen size
  * through a magnet event of this module, "bench_log").
  */
@@ -246,8 +247,9 @@ static const struct file_operations empty_kprobe_fops = {
  * ops there ftrace calls it straight from the function's trampoline.
  * Write a symbol to /sys/kernel/debug/magnet_bench/empty_ftrace to place
  * it, "SYMBOL guarded" for a callback that only takes the guards every
- * real one needs (ftrace's recursion lock, and RCU watching), "-" to
- * remove it.
+ * real one needs (ftrace's recursion lock, and RCU watching), "SYMBOL
+ * clocked" for one that also reads the clock magnet's records are
+ * stamped with (ktime_get_mono_fast_ns()), "-" to remove it.
  */
 static void empty_ftrace_func(unsigned long ip, unsigned long parent_ip,
 			      struct ftrace_ops *op, struct ftrace_regs *fregs)
@@ -264,6 +266,21 @@ static void guarded_ftrace_func(unsigned long ip, unsigned long parent_ip,
 		return;
 	if (rcu_is_watching())
 		barrier();	/* a callback would do its work here */
+	ftrace_test_recursion_unlock(bit);
+}
+
+static DEFINE_PER_CPU(u64, clocked_last);
+
+static void clocked_ftrace_func(unsigned long ip, unsigned long parent_ip,
+				struct ftrace_ops *op,
+				struct ftrace_regs *fregs)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit < 0)
+		return;
+	if (rcu_is_watching())
+		this_cpu_write(clocked_last, ktime_get_mono_fast_ns());
 	ftrace_test_recursion_unlock(bit);
 }
 
@@ -285,7 +302,8 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 {
 	static char symbol[KSYM_NAME_LEN + 16];
 	struct ftrace_ops *ops;
-	char *guarded;
+	ftrace_func_t func = empty_ftrace_func;
+	char *mode;
 	struct kprobe kp;
 	unsigned long ip;
 	int err = 0;
@@ -297,10 +315,15 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 	empty_ftrace_remove();
 	if (!strcmp(symbol, "-"))
 		goto out;
-	guarded = strchr(symbol, ' ');
-	if (guarded) {
-		*guarded++ = '\0';
-		if (strcmp(strim(guarded), "guarded")) {
+	mode = strchr(symbol, ' ');
+	if (mode) {
+		*mode++ = '\0';
+		mode = strim(mode);
+		if (!strcmp(mode, "guarded")) {
+			func = guarded_ftrace_func;
+		} else if (!strcmp(mode, "clocked")) {
+			func = clocked_ftrace_func;
+		} else {
 			err = -EINVAL;
 			goto out;
 		}
@@ -323,7 +346,7 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 		err = -ENOMEM;
 		goto out;
 	}
-	ops->func = guarded ? guarded_ftrace_func : empty_ftrace_func;
+	ops->func = func;
 	/* reset: the filter holds this one function, nothing else */
 	err = ftrace_set_filter_ip(ops, ip, 0, 1);
 	if (!err)
