@@ -133,7 +133,7 @@ LIBMAGNET_SOVER := 1
 build/lib/libmagnet.so: libmagnet/libmagnet.c libmagnet/libmagnet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -fPIC -shared -Wl,-soname,libmagnet.so.$(LIBMAGNET_SOVER) \
-		-o $@.$(LIBMAGNET_SOVER) libmagnet/libmagnet.c
+		-o $@.$(LIBMAGNET_SOVER) libmagnet/libmagnet.c -pthread
 	ln -sf libmagnet.so.$(LIBMAGNET_SOVER) $@
 
 build/lib/libmagnet.a: libmagnet/libmagnet.c libmagnet/libmagnet.h
@@ -268,7 +268,7 @@ FUZZ_HDRS    := $(MR_HEADERS) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
 
 # magnetd's socket on the host, its daemon stubbed (tests/host/server-unit.c).
 build/test-bin/server-unit: tests/host/server-unit.c tests/harness.h magnetd/server.c magnetd/metrics.c \
-		$(wildcard magnetd/*.h) libmagnet/libmagnet.h
+		$(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/server-unit.c magnetd/server.c \
 		magnetd/metrics.c -lev -lm

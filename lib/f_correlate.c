@@ -64,6 +64,9 @@ static int parse(struct filter_rule *r, const char *key, const char *value,
 	uint16_t id;
 	uint64_t v;
 
+	if (strlen(value) >= MAGNET_NAME_LEN)
+		return parse_fail(e, "bad probe \"%s\" after \"%s\": at most %d bytes",
+				  value, key, MAGNET_NAME_LEN - 1);
 	if (!strcmp(key, "via")) {
 		if (word_probe_ref(value, &id, e))
 			return -1;
@@ -205,19 +208,36 @@ static void print_stats(const struct nlattr **st)
 	print_close_object();
 }
 
-static int print(const struct nlattr *config, const struct nlattr *stats)
+static int validate(const struct nlattr *config, const struct nlattr *stats)
+{
+	const struct nlattr *tb[MAGNET_CORR_MAX + 1];
+
+	return (config && parse_corr_attrs(config, tb)) ||
+	       (stats && parse_corr_attrs(stats, tb)) ? -1 : 0;
+}
+
+static void print(const struct nlattr *config, const struct nlattr *stats)
 {
 	const struct nlattr *ct[MAGNET_CORR_MAX + 1];
 	const struct nlattr *cs[MAGNET_CORR_MAX + 1];
 
-	if ((config && parse_corr_attrs(config, ct)) ||
-	    (stats && parse_corr_attrs(stats, cs)))
-		return -1;
-	if (config)
+	if (config && !parse_corr_attrs(config, ct))
 		print_config(config, ct);
-	if (stats)
+	if (stats && !parse_corr_attrs(stats, cs))
 		print_stats(cs);
-	return 0;
+}
+
+static void refs(const struct filter_rule *r,
+		 void (*fn)(const char *word, const char *probe, void *data),
+		 void *data)
+{
+	const struct corr_state *c = state(r);
+	unsigned int i;
+
+	if (c->end[0])
+		fn("end", c->end, data);
+	for (i = 0; i < c->vias; i++)
+		fn("via", c->via[i], data);
 }
 
 const struct filter_type filter_correlate = {
@@ -228,5 +248,7 @@ const struct filter_type filter_correlate = {
 	.parse		= parse,
 	.check		= check,
 	.encode		= encode,
+	.validate	= validate,
 	.print		= print,
+	.refs		= refs,
 };

@@ -209,7 +209,15 @@ static void print_addr(const struct nlattr **pt, int type)
 	}
 }
 
-static int print(const struct nlattr *config, const struct nlattr *stats)
+static int validate(const struct nlattr *config, const struct nlattr *stats)
+{
+	const struct nlattr *pt[MAGNET_PACKET_MAX + 1];
+
+	(void)stats;
+	return config ? parse_packet_attrs(config, pt) : 0;
+}
+
+static void print(const struct nlattr *config, const struct nlattr *stats)
 {
 	const struct nlattr *pt[MAGNET_PACKET_MAX + 1];
 	const char *name;
@@ -217,10 +225,8 @@ static int print(const struct nlattr *config, const struct nlattr *stats)
 	int type;
 
 	(void)stats;
-	if (!config)
-		return 0;
-	if (parse_packet_attrs(config, pt))
-		return -1;
+	if (!config || parse_packet_attrs(config, pt))
+		return;
 	print_open_object("config");
 	if (pt[MAGNET_PACKET_PROTO]) {
 		proto = attr_uint(pt[MAGNET_PACKET_PROTO]);
@@ -243,7 +249,6 @@ static int print(const struct nlattr *config, const struct nlattr *stats)
 			  attr_uint(pt[type]));
 	}
 	print_close_object();
-	return 0;
 }
 
 const struct filter_type filter_packet = {
@@ -254,5 +259,6 @@ const struct filter_type filter_packet = {
 	.parse		= parse,
 	.check		= check,
 	.encode		= encode,
+	.validate	= validate,
 	.print		= print,
 };

@@ -196,6 +196,9 @@ int filter_parse(struct filter_rule *r, int argc, char *const *argv,
 				return -1;
 			r->tid = v;
 		} else if (!strcmp(key, "id")) {
+			/* a range given already (magnetd.conf's id-min) */
+			if (r->given & (1ULL << MAGNET_A_FILTER_ID_MIN))
+				return parse_fail(e, "\"id\" given twice");
 			if (given_once(r, MAGNET_A_FILTER_IDS, key, e) ||
 			    !(value = take_value(argc, argv, &i, e)) ||
 			    parse_ids(r, value, e))

@@ -79,8 +79,22 @@ struct filter_type {
 	 */
 	int (*encode)(struct nl_ctx *nl, const struct filter_rule *r,
 		      struct nlmsghdr *nlh);
-	/* Print a listed rule's FILTER_CONFIG and FILTER_STATS (print.h). */
-	int (*print)(const struct nlattr *config, const struct nlattr *stats);
+	/*
+	 * Validate a listed rule's FILTER_CONFIG and FILTER_STATS nests
+	 * (either may be NULL): 0, or -1 if they are not this type's.
+	 */
+	int (*validate)(const struct nlattr *config,
+			const struct nlattr *stats);
+	/* Print them (print.h), once validated. */
+	void (*print)(const struct nlattr *config, const struct nlattr *stats);
+	/*
+	 * The probes the rule names, as given, each handed to @fn with the
+	 * word that named it ("end", "via"); NULL: it names none.
+	 */
+	void (*refs)(const struct filter_rule *r,
+		     void (*fn)(const char *word, const char *probe,
+				void *data),
+		     void *data);
 };
 
 /* The filter types, NULL-terminated; and one by name (NULL: none). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * JSON's values as every magnet tool writes them (magnetctl -j, magnet-read
- * --json, magnetd's replies): one implementation of the two rules a
- * reader of our JSON can rely on.
+ * JSON's values as every magnet tool writes them (magnetctl -j,
+ * magnet-read --json): one implementation of the two rules a reader of
+ * our JSON can rely on.
  *
  * Strings: valid UTF-8 passes through as it is (a process or device name
  * in any script stays readable); each byte that is not part of a valid

@@ -1193,7 +1193,7 @@ static void *poller_thread(void *arg)
 	return NULL;
 }
 
-struct magnet_poller *magnet_poller_start(const char *path,
+MAGNET_EXPORT struct magnet_poller *magnet_poller_start(const char *path,
 					  unsigned int first_ms,
 					  unsigned int interval_ms,
 					  int timeout_ms, magnet_poll_cb cb,
@@ -1238,7 +1238,7 @@ struct magnet_poller *magnet_poller_start(const char *path,
 	return p;
 }
 
-void magnet_poller_stop(struct magnet_poller *p)
+MAGNET_EXPORT void magnet_poller_stop(struct magnet_poller *p)
 {
 	if (!p)
 		return;

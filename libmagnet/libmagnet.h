@@ -301,8 +301,10 @@ struct magnet_poller *magnet_poller_start(const char *path,
 
 /*
  * Stop the poller: a wait between snapshots ends at once, a snapshot under
- * way within its timeout; then its thread is joined, the connection
- * closed and @p freed. NULL is allowed.
+ * way within its timeout (a poller started with @timeout_ms -1 may wait
+ * for magnetd that long); then its thread is joined, the connection
+ * closed and @p freed. NULL is allowed. Not from @cb: the thread would
+ * wait for itself.
  */
 void magnet_poller_stop(struct magnet_poller *p);
 

@@ -1270,6 +1270,25 @@ static void check_event_ref(struct loader *ld, const struct config *cfg,
 		       opt, event);
 }
 
+struct filter_refs {
+	struct loader *ld;
+	const struct config *cfg;
+	cfg_t *sec;
+};
+
+/* A probe a filter rule names (a correlate rule's end, via). */
+static void check_filter_ref(const char *word, const char *probe, void *data)
+{
+	const struct filter_refs *fr = data;
+	struct parse_error e;
+	uint64_t id;
+
+	/* a probe given by number is the kernel's business */
+	if (!word_uint(probe, 1, MAGNET_EVENT_ID_MAX, word, &id, &e))
+		return;
+	check_event_ref(fr->ld, fr->cfg, fr->sec, "rule", probe);
+}
+
 static void check_references(struct loader *ld, cfg_t *root,
 			     const struct config *cfg)
 {
@@ -1281,9 +1300,21 @@ static void check_references(struct loader *ld, cfg_t *root,
 	for (i = 0; i < cfg->nsets; i++)
 		check_buffer_ref(ld, cfg, cfg_getnsec(root, "probe-set", i),
 				 cfg->sets[i].buffer);
-	for (i = 0; i < cfg->nprobes; i++)
-		check_buffer_ref(ld, cfg, cfg_getnsec(root, "probe", i),
-				 cfg->probes[i].buffer);
+	for (i = 0; i < cfg->nprobes; i++) {
+		const struct config_probe *p = &cfg->probes[i];
+
+		sec = cfg_getnsec(root, "probe", i);
+		check_buffer_ref(ld, cfg, sec, p->buffer);
+		for (unsigned int f = 0; f < p->nfilters; f++) {
+			struct filter_refs fr = {
+				ld, cfg, cfg_getnsec(sec, "filter", f),
+			};
+
+			if (p->filters[f].type && p->filters[f].type->refs)
+				p->filters[f].type->refs(&p->filters[f],
+							 check_filter_ref, &fr);
+		}
+	}
 	for (i = 0; i < cfg->nlatencies; i++) {
 		l = &cfg->latencies[i];
 		sec = cfg_getnsec(root, "latency", i);

@@ -50,7 +50,6 @@
  *			id-max = 0
  *			rule = "packet proto udp"	# magnetctl filter
  *		}				# add's words
-
  *	}
  *	latency NAME {				# any number
  *		start = "udp-send.socket"	# event names: probes, or

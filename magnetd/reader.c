@@ -133,9 +133,13 @@ static void dispatch(struct reader *r, const unsigned char *buf, size_t len)
 		r->records++;
 	}
 	/* The module returns whole records; anything else is a bug. */
-	if (w.bad)
-		log_error("buffer %s: malformed record at offset %zu of %zu; skipping the rest of the read",
-			  r->buffer, w.off, len);
+	if (w.bad && len - w.off >= sizeof(uint32_t))
+		log_error("buffer %s: malformed record (size %u at offset %zu of %zu); skipping the rest of the read",
+			  r->buffer, ((const struct magnet_record *)(buf + w.off))->size,
+			  w.off, len);
+	else if (w.bad)
+		log_error("buffer %s: %zu bytes after the last record, less than a record's size; skipping them",
+			  r->buffer, len - w.off);
 }
 
 /* Has the buffer been removed? (Its data file then polls POLLHUP.) */

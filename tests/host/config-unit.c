@@ -668,6 +668,18 @@ static void test_filters(void)
 		     "probe p {\n\tpredef = x\n\tfilter {\n"
 		     "\t\taction = include\n\t\trule = \"correlate end q\"\n\t}\n}\n", 5,
 		     "a correlate rule is an exclude rule");
+	expect_error("rule: an id range both ways",
+		     "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\tid-min = 1\n\t\tid-max = 5\n\t\trule = \"id 7,8\"\n\t}\n}\n", 6,
+		     "rule: \"id\" given twice");
+	expect_error("rule: correlate names a probe magnetd does not have",
+		     "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\trule = \"correlate end nosuch\"\n\t}\n}\n", 4,
+		     "rule 'nosuch' is not a configured probe or probe-set layer");
+	expect_error("rule: correlate names a layer of a set not configured",
+		     "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\trule = \"correlate end tcp-recv.app\"\n\t}\n}\n", 4,
+		     "rule 'tcp-recv.app' needs probe-set tcp-recv");
 	expect_error("rule: a value missing", "probe p {\n\tpredef = x\n\tfilter {\n"
 		     "\t\trule = \"id\"\n\t}\n}\n", 4,
 		     "missing value after \"id\"");
@@ -698,7 +710,7 @@ static void test_filter_rules(void)
 		"\tpredef = x\n"
 		"\tfilter { rule = \"exclude packet proto udp dst 10.1.0.0/16 dport 53\" }\n"
 		"\tfilter { rule = \"id 0x10,0x20,30 cpu 0-3,4095\" }\n"
-		"\tfilter { rule = \"correlate end udp-send.dev-xmit via q threshold 1.5ms window 2s max-open 9\" }\n"
+		"\tfilter { rule = \"correlate end udp-send.dev-xmit via udp-send.ip threshold 1.5ms window 2s max-open 9\" }\n"
 		"\tfilter { action = exclude  tgids = {7}  rule = \"tgid 8,9 cpu 8191\" }\n"
 		"}\n";
 	struct config *cfg = load("rules.conf", conf);

@@ -572,9 +572,10 @@ void hops_json(struct hops *h, FILE *f)
 	while (next_row(h, &k, &row)) {
 		fprintf(f, "%s{\"hop\":", first ? "" : ",");
 		json_string(f, row.name);
-		fprintf(f, ",\"count\":%llu,\"min_us\":%.3f,\"median_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f}",
-			(unsigned long long)row.count, row.min, row.median,
-			row.p99, row.max);
+		fputs(",\"count\":", f);
+		json_u64(f, row.count);
+		fprintf(f, ",\"min_us\":%.3f,\"median_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f}",
+			row.min, row.median, row.p99, row.max);
 		first = false;
 	}
 	fputc(']', f);

@@ -515,9 +515,17 @@ static void summary(struct state *st)
 	const struct options *o = st->o;
 
 	if (o->json && o->print) {
-		printf("{\"type\":\"summary\",\"records\":%llu,\"lost\":%llu,\"packets\":%llu,\"filtered\":%llu,\"no_data\":%llu,\"hop_samples_max\":%u,\"hops\":",
-		       st->records, st->lost, st->packets, st->filtered,
-		       st->no_data, HOP_SAMPLES_MAX);
+		fputs("{\"type\":\"summary\",\"records\":", stdout);
+		json_u64(stdout, st->records);
+		fputs(",\"lost\":", stdout);
+		json_u64(stdout, st->lost);
+		fputs(",\"packets\":", stdout);
+		json_u64(stdout, st->packets);
+		fputs(",\"filtered\":", stdout);
+		json_u64(stdout, st->filtered);
+		fputs(",\"no_data\":", stdout);
+		json_u64(stdout, st->no_data);
+		printf(",\"hop_samples_max\":%u,\"hops\":", HOP_SAMPLES_MAX);
 		hops_json(st->hops, stdout);
 		printf("}\n");
 	}

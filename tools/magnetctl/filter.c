@@ -198,8 +198,13 @@ static int filter_line_cb(const struct nlmsghdr *nlh, void *data)
 	(void)data;
 	if (parse_magnet_attrs(nlh, tb))
 		return MNL_CB_ERROR;
-	name = attr_str(tb[MAGNET_A_PROBE_NAME]);
+	/* a malformed nest fails the row before any of it is printed */
 	type = attr_str(tb[MAGNET_A_FILTER_TYPE]);
+	known = type ? filter_type_find(type) : NULL;
+	if (known && known->validate(tb[MAGNET_A_FILTER_CONFIG],
+				     tb[MAGNET_A_FILTER_STATS]))
+		return MNL_CB_ERROR;
+	name = attr_str(tb[MAGNET_A_PROBE_NAME]);
 	print_open_object(NULL);
 	print_u64(PRINT_ANY, "id", "%" PRIu64,
 		  attr_uint(tb[MAGNET_A_FILTER_ID]));
@@ -226,7 +231,6 @@ static int filter_line_cb(const struct nlmsghdr *nlh, void *data)
 	print_filter_set(nlh, MAGNET_A_FILTER_IDS, "ids", "id", true);
 	print_filter_id_range(tb);
 	if (type) {
-		known = filter_type_find(type);
 		print_string(PRINT_JSON, "type", NULL, type);
 		if (known)
 			print_word(type);
@@ -234,9 +238,9 @@ static int filter_line_cb(const struct nlmsghdr *nlh, void *data)
 			print_string(PRINT_TEXT, NULL, " type %s", type);
 	}
 	/* a type newer than us: its name, not its nests */
-	if (known && known->print(tb[MAGNET_A_FILTER_CONFIG],
-				  tb[MAGNET_A_FILTER_STATS]))
-		return MNL_CB_ERROR;
+	if (known)
+		known->print(tb[MAGNET_A_FILTER_CONFIG],
+			     tb[MAGNET_A_FILTER_STATS]);
 	print_string(PRINT_TEXT, NULL, "%s", "\n");
 	print_close_object();
 	return MNL_CB_OK;
