@@ -370,6 +370,7 @@ STREAM = [
     ("paper", "magnet-2-events-snap-96", "magnet, 2 events per packet, 96 B each"),
     ("paper", "magnet-4-events-snap-96", "magnet, 4 events per packet, 96 B each"),
     ("paper", "magnet-1-events-snap-4000", "magnet, 1 event per packet, 4000 B"),
+    ("paper", "magnet-1-events-snap-4000-wm1m", "the same, magnet-read woken per 1 MiB (default 64 KiB)"),
     ("paper", "tcpdump-snap-96", "tcpdump -s 96"),
     ("paper", "tcpdump-snap-500", "tcpdump -s 500"),
     ("paper", "tcpdump-snap-1000", "tcpdump -s 1000"),
