@@ -278,17 +278,6 @@ int filter_encode(struct nl_ctx *nl, const struct filter_rule *r,
 	return 0;
 }
 
-static int probe_id_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct nlattr *tb[MAGNET_A_MAX + 1];
-
-	if (parse_magnet_attrs(nlh, tb))
-		return MNL_CB_ERROR;
-	if (tb[MAGNET_A_PROBE_ID])
-		*(uint16_t *)data = mnl_attr_get_u16(tb[MAGNET_A_PROBE_ID]);
-	return MNL_CB_OK;
-}
-
 int probe_ref_id(struct nl_ctx *nl, const char *ref, uint16_t *id)
 {
 	struct parse_error e;
@@ -301,7 +290,7 @@ int probe_ref_id(struct nl_ctx *nl, const char *ref, uint16_t *id)
 		return 0;
 	nlh = request_start(nl, &req, MAGNET_CMD_PROBE_GET, 0);
 	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, ref);
-	if (nl_request(nl, &req, probe_id_cb, id)) {
+	if (nl_request(nl, &req, nl_probe_id_cb, id)) {
 		if (nl_err(nl)->kernel)
 			nl_err_prefix(nl, "probe %s", ref);
 		return -1;

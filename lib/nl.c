@@ -259,6 +259,17 @@ static int parse_nest(const struct nlattr *nest, const struct nlattr **tb,
 	return mnl_attr_parse_nested(nest, attr_table_cb, &t) < 0 ? -1 : 0;
 }
 
+int nl_probe_id_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[MAGNET_A_MAX + 1];
+
+	if (parse_magnet_attrs(nlh, tb))
+		return MNL_CB_ERROR;
+	if (tb[MAGNET_A_PROBE_ID])
+		*(uint16_t *)data = mnl_attr_get_u16(tb[MAGNET_A_PROBE_ID]);
+	return MNL_CB_OK;
+}
+
 uint64_t attr_uint(const struct nlattr *attr)
 {
 	if (!attr)

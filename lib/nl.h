@@ -143,6 +143,13 @@ int parse_cpu_attrs(const struct nlattr *nest, const struct nlattr **tb);
 int parse_packet_attrs(const struct nlattr *nest, const struct nlattr **tb);
 int parse_corr_attrs(const struct nlattr *nest, const struct nlattr **tb);
 
+/*
+ * A reply's probe id (MAGNET_A_PROBE_ID) into the uint16_t at @data, left
+ * as it is when the reply has none: the callback of PROBE_NEW and
+ * PROBE_GET requests that want only the id.
+ */
+int nl_probe_id_cb(const struct nlmsghdr *nlh, void *data);
+
 /* An attribute's unsigned value, whatever its width; 0 for NULL. */
 uint64_t attr_uint(const struct nlattr *attr);
 

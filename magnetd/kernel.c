@@ -91,16 +91,6 @@ static void buffer_del(struct nl_ctx *nl, const char *name)
 		log_nl_error(nl, "removing buffer", name);
 }
 
-static int probe_id_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct nlattr *tb[MAGNET_A_MAX + 1] = {};
-
-	if (parse_magnet_attrs(nlh, tb) || !tb[MAGNET_A_PROBE_ID])
-		return MNL_CB_ERROR;
-	*(uint16_t *)data = mnl_attr_get_u16(tb[MAGNET_A_PROBE_ID]);
-	return MNL_CB_OK;
-}
-
 static int probe_new(struct nl_ctx *nl, const struct config_probe *p, uint16_t *id)
 {
 	struct request req;
@@ -120,7 +110,7 @@ static int probe_new(struct nl_ctx *nl, const struct config_probe *p, uint16_t *
 	mnl_attr_put_u32(nlh, MAGNET_A_PROBE_SNAPLEN, p->snaplen);
 	mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, 0);
 	*id = 0;
-	if (nl_request(nl, &req, probe_id_cb, id)) {
+	if (nl_request(nl, &req, nl_probe_id_cb, id)) {
 		if (nl_err(nl)->kernel && nl_err(nl)->error == EEXIST)
 			log_error("probe %s: a probe of that name exists already (made by someone else: magnetctl probe list)",
 				  p->name);
