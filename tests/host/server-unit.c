@@ -70,30 +70,6 @@ void log_info(const char *fmt, ...)
 	va_end(ap);
 }
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-void readers_flush(struct daemon *d)
-{
-	(void)d;
-}
-
-void daemon_release(struct daemon *d)
-{
-	d->released = true;
-}
-
-int daemon_attach(struct daemon *d)
-{
-	d->released = false;
-	return 0;
-}
-
 /* --- a client ---------------------------------------------------------------- */
 
 struct conn {
