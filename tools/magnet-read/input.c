@@ -120,13 +120,18 @@ struct source *source_open_live(const struct options *o)
 	/*
 	 * Waiting for a buffer: by default wake for 64 KiB of records (at
 	 * most a quarter of a CPU's ring, so nothing is lost waiting) or
-	 * after 100 ms with what there is. -N reads what there is.
+	 * after 100 ms with what there is. A capture that only saves wakes
+	 * for a quarter of the ring: each wake-up costs the traced CPU a
+	 * reader to schedule, and at 4000-byte records 64 KiB meant one
+	 * every 16 records (bench/RESULTS.md, section 3). -N reads what
+	 * there is.
 	 */
 	if (!o->nonblock && o->size_wm < 0) {
 		unsigned long long size = control_ring_size(fd);
 
 		s->size_wm = SIZE_WM_DEFAULT;
-		if (size && size / 4 < (unsigned long long)s->size_wm)
+		if (size && (save_only(o) ||
+			     size / 4 < (unsigned long long)s->size_wm))
 			s->size_wm = size / 4;
 	}
 	s->timeout_ms = o->timeout_ms >= 0 ? o->timeout_ms :

@@ -77,7 +77,7 @@ static void usage(FILE *f)
 "                        of stream time has ended (default %d)\n"
 "      --size-wm BYTES   wake only when BYTES of records are waiting\n"
 "                        (default 64 KiB, at most a quarter of a CPU's ring;\n"
-"                        with -N: 0)\n"
+"                        with -w alone: a quarter of the ring; with -N: 0)\n"
 "      --count-wm N      wake only when N records are waiting (default 0)\n"
 "      --timeout MS      wake after MS milliseconds anyway, with what there\n"
 "                        is (default 100; with -N: 0)\n"
