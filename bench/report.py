@@ -33,6 +33,7 @@ CASES = [
     ("ftrace-ops-empty", "ftrace_ops, empty callback, no saved registers", "kernel"),
     ("ftrace-ops-guarded", "the same, taking only the recursion lock and RCU check", "kernel"),
     ("ftrace-ops-clocked", "the same, also reading the clock magnet's records take", "kernel"),
+    ("ftrace-ops-local-clocked", "the same, reading ftrace's trace clock instead", "kernel"),
     ("magnet-kprobe-filtered", "kprobe, event dropped by a filter rule", "magnet"),
     ("magnet-kprobe", "kprobe, 40 B record, reader draining", "magnet"),
     ("magnet-kprobe-kdispatch", "the same through the kernel's kprobe", "magnet"),
@@ -89,6 +90,12 @@ SCALING = [
     ("magnet-2cpu", "magnet kprobe, both CPUs calling", "none-2cpu", 1),
     ("ftrace-1cpu", "ftrace kprobe event, one CPU calling", "none-1cpu", 1),
     ("ftrace-2cpu", "ftrace kprobe event, both CPUs calling", "none-2cpu", 1),
+    ("magnet-filtered-1cpu", "magnet kprobe, event dropped by a filter rule, one CPU calling", "none-1cpu", 1),
+    ("magnet-filtered-2cpu", "the same, both CPUs calling", "none-2cpu", 1),
+    ("kprobe-empty-1cpu", "kprobe, empty handler, one CPU calling", "none-1cpu", 1),
+    ("kprobe-empty-2cpu", "the same, both CPUs calling", "none-2cpu", 1),
+    ("ftrace-ops-clocked-1cpu", "ftrace_ops reading magnet's clock, one CPU calling", "none-1cpu", 1),
+    ("ftrace-ops-clocked-2cpu", "the same, both CPUs calling", "none-2cpu", 1),
     ("magnet-4-probes-1-buffer", "magnet, 4 kprobes into 1 buffer", "none-1cpu", 4),
     ("magnet-4-probes-4-buffers", "magnet, 4 kprobes into 4 buffers", "none-1cpu", 4),
     ("magnet-16-probes-1-buffer", "magnet, 16 kprobes into 1 buffer", "none-1cpu", 16),
@@ -370,7 +377,7 @@ STREAM = [
     ("paper", "magnet-2-events-snap-96", "magnet, 2 events per packet, 96 B each"),
     ("paper", "magnet-4-events-snap-96", "magnet, 4 events per packet, 96 B each"),
     ("paper", "magnet-1-events-snap-4000", "magnet, 1 event per packet, 4000 B"),
-    ("paper", "magnet-1-events-snap-4000-wm1m", "the same, magnet-read woken per 1 MiB (default 64 KiB)"),
+    ("paper", "magnet-1-events-snap-4000-wm64k", "the same, magnet-read woken per 64 KiB (default: a quarter of the ring, 1 MiB)"),
     ("paper", "tcpdump-snap-96", "tcpdump -s 96"),
     ("paper", "tcpdump-snap-500", "tcpdump -s 500"),
     ("paper", "tcpdump-snap-1000", "tcpdump -s 1000"),
@@ -723,10 +730,19 @@ def scaling_section(runs):
     # The target: two producing CPUs slow magnet's events no more than
     # ftrace's (added cost per event, both CPUs ÷ one, medians).
     growth = {}
-    for tool in ("magnet", "ftrace"):
+    for tool in ("magnet", "ftrace", "magnet-filtered", "kprobe-empty",
+                 "ftrace-ops-clocked"):
         one, two = med.get(tool + "-1cpu"), med.get(tool + "-2cpu")
         if one is not None and two is not None and one > med["none-1cpu"]:
             growth[tool] = (two - med["none-2cpu"]) / (one - med["none-1cpu"])
+    parts = [(t, w) for t, w in (
+        ("magnet-filtered", "magnet's event dropped by its filter"),
+        ("kprobe-empty", "an empty kprobe"),
+        ("ftrace-ops-clocked", "an ftrace_ops callback reading magnet's clock"))
+        if t in growth]
+    if parts:
+        out.append("Both CPUs ÷ one, added cost per event (medians): " + "; ".join(
+            "%s %.2f" % (w, growth[t]) for t, w in parts) + ".\n")
     if len(growth) == 2:
         out.append("The target: an event's added cost with both CPUs producing ÷ with "
                    "one, magnet's no more than ftrace's: magnet %.2f, ftrace %.2f: %s.\n" % (
@@ -794,7 +810,21 @@ def logged_breakdown(rows):
             "clock) %+.0f ns; reserving, filling and publishing the 40-byte record "
             "the remaining %+.0f ns.\n" % (
                 logged, guarded, filtered - guarded, clocked - guarded,
-                logged - filtered - (clocked - guarded))]
+                logged - filtered - (clocked - guarded))] + local_clock_note(rows)
+
+
+def local_clock_note(rows):
+    """magnet's clock (CLOCK_MONOTONIC, ktime_get_mono_fast_ns()) against
+    ftrace's default trace clock (trace_clock_local(), sched_clock()), each
+    read from the same guarded ftrace_ops callback in this boot."""
+    need = ("ftrace-ops-guarded", "ftrace-ops-clocked", "ftrace-ops-local-clocked")
+    if any(c not in rows for c in need):
+        return []
+    guarded, mono, local = (rows[c]["added"][1] for c in need)
+    return ["The clocks, each read from the guarded callback: magnet's "
+            "(CLOCK_MONOTONIC, which records of all CPUs and user space share) "
+            "%+.0f ns; ftrace's default trace clock (trace_clock_local(), per "
+            "CPU) %+.0f ns.\n" % (mono - guarded, local - guarded)]
 
 
 def cost_section(base, rows, plotted, unavailable, runs, readers):

@@ -216,9 +216,9 @@ static int kretprobe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 /* A return for the full rules, which see the payload: built first. */
 static noinline void kretprobe_ask(struct magnet_probe *p,
-				   struct ret_entry *e, struct pt_regs *regs,
-				   u64 now)
+				   struct ret_entry *e, struct pt_regs *regs)
 {
+	u64 now = ktime_get_mono_fast_ns();
 	struct {
 		struct magnet_ret_payload ret;
 		u64 args[MAGNET_PROBE_ARGS_MAX];
@@ -235,9 +235,12 @@ static noinline void kretprobe_ask(struct magnet_probe *p,
 				  NULL);
 }
 
-/* Return value, duration and the entry's arguments, into the record. */
+/*
+ * Return value, duration and the entry's arguments, into the record. The
+ * return's time is the record's timestamp: one clock read, not two.
+ */
 static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
-			  struct ret_entry *e, struct pt_regs *regs, u64 now)
+			  struct ret_entry *e, struct pt_regs *regs)
 {
 	struct magnet_record *rec;
 	unsigned int i;
@@ -246,7 +249,7 @@ static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
 	static_assert(offsetof(struct magnet_ret_payload, args) ==
 		      2 * sizeof(u64));
 	if (admit == MAGNET_ADMIT_ASK) {
-		kretprobe_ask(p, e, regs, now);
+		kretprobe_ask(p, e, regs);
 		return;
 	}
 	rec = reserve_words(p, admit, probe_id(p, e->args),
@@ -256,7 +259,7 @@ static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
 		return;
 	keep = rec_keep(rec);
 	put_word(rec, keep, 0, (s64)regs_return_value(regs));
-	put_word(rec, keep, 1, now - e->start);
+	put_word(rec, keep, 1, rec->timestamp - e->start);
 	for (i = 0; i < p->nargs; i++)
 		put_word(rec, keep, 2 + i, e->args[i]);
 	magnet_event_commit(&p->ev, rec);
@@ -265,14 +268,12 @@ static void kretprobe_log(struct magnet_probe *p, enum magnet_admit admit,
 static int kretprobe_return(struct kretprobe_instance *ri,
 			    struct pt_regs *regs)
 {
-	u64 now = ktime_get_mono_fast_ns();
 	struct kretprobe *rp = get_kretprobe(ri);
 	struct magnet_probe *p = container_of(rp, struct magnet_probe, rp);
 	enum magnet_admit admit = magnet_event_admit(&p->ev);
 
 	if (admit != MAGNET_ADMIT_NO)
-		kretprobe_log(p, admit, (struct ret_entry *)ri->data, regs,
-			      now);
+		kretprobe_log(p, admit, (struct ret_entry *)ri->data, regs);
 	return 0;
 }
 

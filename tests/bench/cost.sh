@@ -91,6 +91,8 @@ run ftrace-ops-guarded
 # what a logged record's timestamp costs in this boot.
 echo "$SYM clocked" > $DBG/magnet_bench/empty_ftrace
 run ftrace-ops-clocked
+echo "$SYM local-clocked" > $DBG/magnet_bench/empty_ftrace
+run ftrace-ops-local-clocked
 echo - > $DBG/magnet_bench/empty_ftrace
 
 # magnet's generic kprobe (a 40-byte header, no argument; at a function's

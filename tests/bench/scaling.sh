@@ -37,7 +37,25 @@ run none-2cpu 2
 magnetctl probe add kp kprobe $SYM > /dev/null
 run magnet-1cpu 1
 run magnet-2cpu 2
+# Where growth with both CPUs comes from: the event dropped by its filter
+# (magnet's dispatch and gate, no record), an empty kprobe (the kernel's
+# dispatch alone) and an empty ftrace_ops callback that reads the clock
+# magnet's records take.
+magnetctl filter add kp tgid 1 > /dev/null
+run magnet-filtered-1cpu 1
+run magnet-filtered-2cpu 2
+magnetctl filter del "$(magnetctl -j filter list | sed -n 's/.*"id":\([0-9]*\),"probe_id".*/\1/p')"
 magnetctl probe del kp
+insmod $M/magnet_bench.ko
+echo $SYM > $DBG/magnet_bench/empty_kprobe
+run kprobe-empty-1cpu 1
+run kprobe-empty-2cpu 2
+echo - > $DBG/magnet_bench/empty_kprobe
+echo "$SYM clocked" > $DBG/magnet_bench/empty_ftrace
+run ftrace-ops-clocked-1cpu 1
+run ftrace-ops-clocked-2cpu 2
+echo - > $DBG/magnet_bench/empty_ftrace
+rmmod magnet_bench
 
 echo "p:bench/getppid $SYM" > $T/kprobe_events
 echo 1 > $T/events/bench/getppid/enable

@@ -37,6 +37,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/trace_clock.h>
 #include <linux/trace_recursion.h>
 #include <linux/uaccess.h>
 
@@ -249,7 +250,9 @@ static const struct file_operations empty_kprobe_fops = {
  * it, "SYMBOL guarded" for a callback that only takes the guards every
  * real one needs (ftrace's recursion lock, and RCU watching), "SYMBOL
  * clocked" for one that also reads the clock magnet's records are
- * stamped with (ktime_get_mono_fast_ns()), "-" to remove it.
+ * stamped with (ktime_get_mono_fast_ns()), "SYMBOL local-clocked" for one
+ * that reads ftrace's default trace clock instead (trace_clock_local()),
+ * "-" to remove it.
  */
 static void empty_ftrace_func(unsigned long ip, unsigned long parent_ip,
 			      struct ftrace_ops *op, struct ftrace_regs *fregs)
@@ -281,6 +284,20 @@ static void clocked_ftrace_func(unsigned long ip, unsigned long parent_ip,
 		return;
 	if (rcu_is_watching())
 		this_cpu_write(clocked_last, ktime_get_mono_fast_ns());
+	ftrace_test_recursion_unlock(bit);
+}
+
+static void local_clocked_ftrace_func(unsigned long ip,
+				      unsigned long parent_ip,
+				      struct ftrace_ops *op,
+				      struct ftrace_regs *fregs)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit < 0)
+		return;
+	if (rcu_is_watching())
+		this_cpu_write(clocked_last, trace_clock_local());
 	ftrace_test_recursion_unlock(bit);
 }
 
@@ -323,6 +340,8 @@ static ssize_t empty_ftrace_write(struct file *file, const char __user *ubuf,
 			func = guarded_ftrace_func;
 		} else if (!strcmp(mode, "clocked")) {
 			func = clocked_ftrace_func;
+		} else if (!strcmp(mode, "local-clocked")) {
+			func = local_clocked_ftrace_func;
 		} else {
 			err = -EINVAL;
 			goto out;
