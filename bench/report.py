@@ -743,7 +743,7 @@ def scaling_section(runs):
     if parts:
         out.append("Both CPUs ÷ one, added cost per event (medians): " + "; ".join(
             "%s %.2f" % (w, growth[t]) for t, w in parts) + ".\n")
-    if len(growth) == 2:
+    if "magnet" in growth and "ftrace" in growth:
         out.append("The target: an event's added cost with both CPUs producing ÷ with "
                    "one, magnet's no more than ftrace's: magnet %.2f, ftrace %.2f: %s.\n" % (
                        growth["magnet"], growth["ftrace"],

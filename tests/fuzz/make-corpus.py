@@ -60,20 +60,21 @@ def seeds():
         "--t0", "18446744000000000000", "--offset", "1703204123000000000")
     yield "trace", "udp-veth-head", b"\x00\x00" + capture_head(12)
 
-    exprs = [
-        ["udp"], ["tcp", "and", "dst", "port", "5201"],
-        ["src", "host", "10.0.0.2", "and", "tcp"], ["src", "10.0.0.2"],
-        ["net", "10.0.0.0/24"], ["dst", "net", "2001:db8::/32"],
-        ["host", "2001:db8::2"], ["portrange", "5000-5100"],
-        ["not udp"], ["tgid", "2000"], ["cpu", "1"],
-        ["(udp or tcp)", "&&", "!ip6"], ["dev", "lo"], ["udp", "port", "domain"],
-        ["udp and (dst port 53 || dst port 54)"], ["ip6 host ::1"],
-        ["host", "localhost"], ["portrange", "10-5"], ["net", "10.0.0.0/33"],
-    ]
-    for i, words in enumerate(exprs):
-        yield "expr", "e%02d" % i, b"\x00" + b"\0".join(w.encode() for w in words)
-    yield "expr", "interface-lo", b"\x01udp"
-    yield "expr", "interface-word", b"\x02eth0\0tcp port 5201"
+    # expr: byte 0 the expression, then family, protocol, TCP flags, data
+    # flags, data layer, hops, claimed IP length (2 bytes), hop layers,
+    # the kept bytes (see tests/fuzz/expr.c)
+    udp4 = bytes.fromhex("4500001c000000004011000" "00a0000010a000002"
+                         "9c4013890008000001020304")
+    tcp4 = bytes.fromhex("45000028000000004006000" "00a0000010a000002"
+                         "9c4013890000303900000000" "5012000000000000")
+    for k in range(16):
+        yield "expr", "udp4-%02d" % k, bytes([k, 2, 0, 0, 1, 4, 2, 0, 28,
+                                              8, 9]) + udp4
+        yield "expr", "tcp4-%02d" % k, bytes([k, 2, 1, 0x12, 1, 4, 1, 0, 40,
+                                              9]) + tcp4
+    yield "expr", "built-v6", bytes([4, 3, 0, 0, 0, 0, 3, 4, 0, 2, 6, 12])
+    yield "expr", "transport-tcp", bytes([1, 2, 1, 2, 2, 2, 1, 0, 60, 4]) + tcp4[20:]
+    yield "expr", "short-data", bytes([6, 2, 1, 0, 1, 4, 1, 0xff, 0xff, 9, 0x45])
 
     with open(os.path.join(TOP, "conf", "magnetd.conf"), "rb") as f:
         yield "config", "magnetd.conf", f.read()

@@ -39,11 +39,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static char *exprs[] = {
+	static const char *exprs[] = {
 		NULL,
 		"udp or tcp port 5201",
-		"not ip6 and (tgid 1000 or cpu 0)",
-		"dev lo or cpu 1 or src net 10.0.0.0/8",
+		"not ip6 and (greater 100 or tcp[tcpflags] & tcp-ack != 0)",
+		"inbound or ifindex 1 or src net 10.0.0.0/8 or ip[8] = 64",
+	};
+	static const uint32_t tgid = 1000;
+	static const uint8_t cpus = 0x1;
+	const struct expr_select sel[] = {
+		{}, {}, { .tgids = &tgid, .ntgids = 1 },
+		{ .cpus = &cpus, .cpus_len = 1 },
 	};
 	char err[256];
 
@@ -53,7 +59,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!devnull)
 		abort();
 	for (int i = 1; i < 4; i++)
-		if (expr_compile(1, &exprs[i], NULL, &filters[i], err,
+		if (expr_compile(exprs[i], &sel[i], &filters[i], err,
 				 sizeof(err))) {
 			fprintf(stderr, "fuzz-trace: \"%s\": %s\n", exprs[i], err);
 			abort();

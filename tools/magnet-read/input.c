@@ -118,19 +118,34 @@ struct source *source_open_live(const struct options *o)
 	s->size_wm = o->size_wm >= 0 ? o->size_wm : 0;
 	s->count_wm = o->count_wm >= 0 ? o->count_wm : 0;
 	/*
+	 * Through the mapping where the buffer has one (drop mode). It
+	 * hands out one CPU's records at a time: source_horizon() says up
+	 * to when every CPU's are in (keeping it costs a clock read per
+	 * ring looked at, so only a reader that orders records asks).
+	 */
+	if (!o->no_map && !(s->map = mapped_open(fd)) && errno != EOPNOTSUPP) {
+		fprintf(stderr, PROG ": mapping buffer \"%s\": %s\n", o->buffer,
+			strerror(errno));
+		source_close(s);
+		return NULL;
+	}
+	/*
 	 * Waiting for a buffer: by default wake for 64 KiB of records (at
 	 * most a quarter of a CPU's ring, so nothing is lost waiting) or
-	 * after 100 ms with what there is. A capture that only saves wakes
-	 * for a quarter of the ring: each wake-up costs the traced CPU a
-	 * reader to schedule, and at 4000-byte records 64 KiB meant one
-	 * every 16 records (bench/RESULTS.md, section 3). -N reads what
+	 * after 100 ms with what there is. A capture that only saves, from
+	 * the mapping, wakes for a quarter of the ring: each wake-up costs
+	 * the traced CPU a reader to schedule, and at 4000-byte records
+	 * 64 KiB meant one every 16 records (bench/RESULTS.md, section 3).
+	 * Not when copying with read() (overwrite mode, --no-map): copying
+	 * a quarter of the ring at once let the writer overwrite more
+	 * (measured: section 1's readers lost far more). -N reads what
 	 * there is.
 	 */
 	if (!o->nonblock && o->size_wm < 0) {
 		unsigned long long size = control_ring_size(fd);
 
 		s->size_wm = SIZE_WM_DEFAULT;
-		if (size && (save_only(o) ||
+		if (size && ((s->map && save_only(o)) ||
 			     size / 4 < (unsigned long long)s->size_wm))
 			s->size_wm = size / 4;
 	}
@@ -141,18 +156,6 @@ struct source *source_open_live(const struct options *o)
 	    set_attr(fd, s->timeout_ms * 1000, MAGNET_SEEK_TIMEOUT)) {
 		fprintf(stderr, PROG ": watermark or timeout out of range for buffer \"%s\": %s\n",
 			o->buffer, strerror(errno));
-		source_close(s);
-		return NULL;
-	}
-	/*
-	 * Through the mapping where the buffer has one (drop mode). It
-	 * hands out one CPU's records at a time: source_horizon() says up
-	 * to when every CPU's are in (keeping it costs a clock read per
-	 * ring looked at, so only a reader that orders records asks).
-	 */
-	if (!o->no_map && !(s->map = mapped_open(fd)) && errno != EOPNOTSUPP) {
-		fprintf(stderr, PROG ": mapping buffer \"%s\": %s\n", o->buffer,
-			strerror(errno));
 		source_close(s);
 		return NULL;
 	}

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <pcap/pcap.h>
+
 #include "magnet-read.h"
 #include "nl.h"
 #include "probeset.h"
@@ -62,7 +64,16 @@ static void usage(FILE *f)
 "                        udp-send, udp-recv, tcp-send, tcp-recv) logging into\n"
 "                        the buffer for the length of the capture; lists on\n"
 "                        standard error the function each layer went on\n"
-"  -i, --interface DEV   only packets that passed device DEV\n"
+"  -i, --interface DEV   only packets that passed device DEV at some layer\n"
+"                        (repeat for several: any of them; \"any\": every\n"
+"                        device, as if not given)\n"
+"      --tgid N[,N...]   only packets a layer of which ran in process N, and\n"
+"                        other records of process N (tcpdump has no such\n"
+"                        option: magnet knows each layer's process)\n"
+"      --cpu LIST        only packets a layer of which ran on a CPU of LIST\n"
+"                        (\"0-3,6\"), and other records of those CPUs\n"
+"  -F, --filter-file FILE  read the expression from FILE (not with an\n"
+"                        expression on the command line)\n"
 "  -s, --snaplen BYTES   bytes of each packet kept for -x and --pcapng, and\n"
 "                        with -P asked of the probes (default and 0: 262144,\n"
 "                        whole packets)\n"
@@ -77,7 +88,8 @@ static void usage(FILE *f)
 "                        of stream time has ended (default %d)\n"
 "      --size-wm BYTES   wake only when BYTES of records are waiting\n"
 "                        (default 64 KiB, at most a quarter of a CPU's ring;\n"
-"                        with -w alone: a quarter of the ring; with -N: 0)\n"
+"                        with -w alone from the mapping: a quarter of the\n"
+"                        ring; with -N: 0)\n"
 "      --count-wm N      wake only when N records are waiting (default 0)\n"
 "      --timeout MS      wake after MS milliseconds anyway, with what there\n"
 "                        is (default 100; with -N: 0)\n"
@@ -88,20 +100,21 @@ static void usage(FILE *f)
 "                        read())\n"
 "  -h, --help            show this help\n"
 "\n"
-"Expression (as tcpdump's; all words after the options, joined):\n"
-"  [src|dst] host ADDR    IPv4 or IPv6 address, or a name in /etc/hosts;\n"
-"                         also: src ADDR, dst ADDR\n"
-"  [src|dst] net ADDR/BITS\n"
-"  [src|dst] port PORT    number, or a name in /etc/services\n"
-"  [src|dst] portrange PORT-PORT\n"
-"  ip  ip6  udp  tcp      the packet's family or protocol; may qualify the\n"
-"                         primitive after them: udp port 53, ip6 host ::1\n"
-"  tgid N  cpu N          a record of the packet's journey was logged by\n"
-"                         process N, on CPU N\n"
-"  dev NAME               the packet passed device NAME\n"
-"  not, !   and, &&   or, ||   ( )    in that order of precedence\n"
-"Other records match only tgid and cpu (by their own); packet primitives\n"
-"are false for them. Loss records are always shown.\n"
+"Expression: tcpdump's filter language, pcap-filter(7), all words after\n"
+"the options joined (or -F FILE), compiled and run by libpcap:\n"
+"  udp port 5001   tcp[tcpflags] & tcp-syn != 0   ip6 and dst net 2001:db8::/32\n"
+"  greater 1000   ip[8] = 64   portrange 5000-5100   not (host 10.0.0.1 or icmp)\n"
+"A packet looks to it as it does to tcpdump -i any (link type LINUX_SLL2):\n"
+"a cooked header (device index, direction: inbound, outbound and ifindex\n"
+"work) in front of the IP bytes its records kept, and its IP length. Of a\n"
+"packet whose records kept no IP bytes (-s 0 at the probes, or only the\n"
+"application's data), the expression sees IP and UDP/TCP headers built\n"
+"from its records: addresses, ports, protocol, length, TCP flags and\n"
+"sequence number; anything else (TTL, IP id, options, TCP window and\n"
+"acknowledgement, payload) reads as zero, and the summary counts them.\n"
+"Records that are not a packet's never match an expression; --tgid and\n"
+"--cpu select them by their own process and CPU. Loss records are always\n"
+"shown. A bad expression: libpcap's message, exit status 2.\n"
 "\n"
 "Output, text:\n"
 "  a packet, as tcpdump prints it, time of its first record (wall clock):\n"
@@ -175,7 +188,90 @@ static long long number(const char *s, const char *what, long long max)
 }
 
 enum { OPT_PRINT = 256, OPT_PCAPNG, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
-       OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP };
+       OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP, OPT_TGID, OPT_CPU };
+
+/* --tgid N[,N...], added to those given before. */
+static void add_tgids(struct options *o, const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	struct parse_error e;
+	uint64_t v;
+
+	if (!copy)
+		bad_usage("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (word_uint(tok, 1, UINT32_MAX, "process id", &v, &e)) {
+			fprintf(stderr, PROG ": bad --tgid \"%s\": %s\nTry 'magnet-read --help'.\n",
+				list, e.text);
+			exit(2);
+		}
+		o->tgids = realloc(o->tgids, (o->ntgids + 1) * sizeof(uint32_t));
+		if (!o->tgids)
+			bad_usage("out of memory");
+		o->tgids[o->ntgids++] = v;
+	}
+	if (!o->ntgids)
+		bad_usage("bad --tgid: expected process ids, as 1234 or 1234,5678");
+	free(copy);
+}
+
+/* The expression: the words after the options, joined, or -F's file. */
+static char *filter_text(const struct options *o, int argc, char **argv)
+{
+	size_t len = 1;
+	char *text;
+
+	if (o->filter_file) {
+		FILE *f;
+		size_t n;
+
+		if (argc)
+			bad_usage("an expression given both with -F and on the command line");
+		f = fopen(o->filter_file, "r");
+		if (!f) {
+			fprintf(stderr, PROG ": %s: %s\n", o->filter_file,
+				strerror(errno));
+			exit(1);
+		}
+		text = NULL;
+		if (getdelim(&text, &n, 0, f) < 0 && ferror(f)) {
+			fprintf(stderr, PROG ": %s: %s\n", o->filter_file,
+				strerror(errno));
+			exit(1);
+		}
+		fclose(f);
+		return text;
+	}
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	text = calloc(1, len);
+	if (!text)
+		bad_usage("out of memory");
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(text, " ");
+		strcat(text, argv[i]);
+	}
+	return text;
+}
+
+static void compile_filter(struct options *o, int argc, char **argv)
+{
+	struct expr_select sel = {
+		.devs = o->interfaces, .ndevs = o->ninterfaces,
+		.tgids = o->tgids, .ntgids = o->ntgids,
+		.cpus = o->cpus, .cpus_len = o->cpus_len,
+	};
+	char *text = filter_text(o, argc, argv);
+	char err[PCAP_ERRBUF_SIZE + 64];
+
+	if (expr_compile(text, &sel, &o->filter, err, sizeof(err))) {
+		fprintf(stderr, PROG ": bad filter expression: %s\n", err);
+		exit(2);
+	}
+	free(text);
+}
 
 static void parse_args(int argc, char **argv, struct options *o)
 {
@@ -187,6 +283,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "nonblock", no_argument, NULL, 'N' },
 		{ "probes", required_argument, NULL, 'P' },
 		{ "interface", required_argument, NULL, 'i' },
+		{ "tgid", required_argument, NULL, OPT_TGID },
+		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "filter-file", required_argument, NULL, 'F' },
 		{ "snaplen", required_argument, NULL, 's' },
 		{ "numeric", no_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -210,7 +309,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		.timeout_ms = -1, .snaplen = SNAPLEN_DEFAULT,
 		.journey_timeout_ns = JOURNEY_TIMEOUT_MS * NSEC_PER_MSEC,
 	};
-	while ((opt = getopt_long(argc, argv, "b:c:w:r:NP:i:s:nqxjh", lopts,
+	while ((opt = getopt_long(argc, argv, "b:c:w:r:NP:i:s:nqxjhF:", lopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'b': o->buffer = optarg; break;
@@ -219,7 +318,31 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case 'N': o->nonblock = true; break;
 		case OPT_NO_MAP: o->no_map = true; break;
 		case 'P': o->probe_sets = optarg; break;
-		case 'i': o->interface = optarg; break;
+		case 'i':
+			o->interfaces = realloc(o->interfaces,
+						(o->ninterfaces + 1) * sizeof(char *));
+			if (!o->interfaces)
+				bad_usage("out of memory");
+			o->interfaces[o->ninterfaces++] = optarg;
+			break;
+		case OPT_TGID:
+			add_tgids(o, optarg);
+			break;
+		case OPT_CPU: {
+			struct parse_error e;
+
+			free(o->cpus);
+			o->cpus = calloc(1, CPUS_MAX / 8);
+			if (!o->cpus)
+				bad_usage("out of memory");
+			if (word_cpu_list(optarg, o->cpus, &o->cpus_len, &e)) {
+				fprintf(stderr, PROG ": bad --cpu \"%s\": %s\nTry 'magnet-read --help'.\n",
+					optarg, e.text);
+				exit(2);
+			}
+			break;
+		}
+		case 'F': o->filter_file = optarg; break;
 		case 'n': o->numeric = true; break;
 		case 'q': o->quiet = true; break;
 		case 'x': o->hex = true; break;
@@ -269,7 +392,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 	if (o->print && ((o->write_file && !strcmp(o->write_file, "-")) ||
 			 (o->pcapng_file && !strcmp(o->pcapng_file, "-"))))
 		bad_usage("standard output carries the file written: --print does not go with it");
-	expr_parse(argc - optind, argv + optind, o->interface, &o->filter);
+	compile_filter(o, argc - optind, argv + optind);
 }
 
 /* --- probes added with -P, removed at exit whatever happens ------------------ */
@@ -533,9 +656,13 @@ static void summary(struct state *st)
 	if (!(o->json && o->print))
 		hops_print(st->hops, stderr);
 	if (!st->save_only &&
-	    (st->packet_records || o->filter || o->probe_sets || o->pcapng_file))
+	    (st->packet_records || expr_selects(o->filter) || o->probe_sets ||
+	     o->pcapng_file))
 		fprintf(stderr, PROG ": %llu packets captured, %llu filtered, %llu without packet data\n",
 			st->packets, st->filtered, st->no_data);
+	if (expr_built(o->filter))
+		fprintf(stderr, PROG ": the expression saw IP headers built from the records of %llu packets that kept no IP bytes (TTL, IP id, options, TCP window and payload read as zero there)\n",
+			expr_built(o->filter));
 	fprintf(stderr, PROG ": %llu records, %llu lost\n", st->records, st->lost);
 }
 

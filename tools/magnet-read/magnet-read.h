@@ -5,7 +5,7 @@
  *   magnet-read.c  options, the main loop, summary
  *   input.c        the live buffer, trace files, merging CPUs by time
  *   journey.c      packet journeys, output order, per-hop statistics
- *   expr.c         the filter expression
+ *   expr.c         the filter expression (libpcap's) and the selectors
  *   output.c       text and JSON, names of hosts and ports
  *   pcapng.c       pcapng files
  */
@@ -22,6 +22,7 @@
 #include "json.h"
 #include "merge.h"
 #include "names.h"
+#include "words.h"
 
 #define PROG		"magnet-read"
 #define DEBUGFS		"/sys/kernel/debug"
@@ -42,6 +43,8 @@
 #define HOP_SAMPLES_MAX		(1U << 20) /* exact statistics up to this */
 
 struct expr;
+/* Does @e select anything less than everything? (expr.c) */
+bool expr_selects(const struct expr *e);
 
 struct options {
 	const char *buffer;
@@ -49,7 +52,13 @@ struct options {
 	const char *read_file;		/* -r */
 	const char *pcapng_file;	/* --pcapng */
 	const char *probe_sets;		/* -P */
-	const char *interface;		/* -i */
+	const char **interfaces;		/* -i, each given */
+	unsigned int ninterfaces;
+	uint32_t *tgids;		/* --tgid */
+	unsigned int ntgids;
+	uint8_t *cpus;			/* --cpu, NULL: every CPU */
+	size_t cpus_len;
+	const char *filter_file;	/* -F */
 	unsigned long long count;	/* -c, 0 = no limit */
 	long long size_wm, count_wm, timeout_ms; /* -1: not given */
 	uint64_t journey_timeout_ns;
@@ -67,8 +76,8 @@ struct options {
  */
 static inline bool save_only(const struct options *o)
 {
-	return o->write_file && !o->print && !o->pcapng_file && !o->filter &&
-	       !o->count;
+	return o->write_file && !o->print && !o->pcapng_file &&
+	       !expr_selects(o->filter) && !o->count;
 }
 
 /*
@@ -194,18 +203,27 @@ void hops_print(struct hops *h, FILE *f);
 void hops_json(struct hops *h, FILE *f);
 
 /* expr.c */
+/* magnet's own selectors, given as options; ANDed with the expression. */
+struct expr_select {
+	const char *const *devs;	/* -i: a device passed; "any": all */
+	unsigned int ndevs;
+	const uint32_t *tgids;		/* --tgid: a record's process */
+	unsigned int ntgids;
+	const uint8_t *cpus;		/* --cpu: bitmap; NULL: every CPU */
+	size_t cpus_len;
+};
 /*
- * Parse the expression of @argv into *@out (NULL if there is none), with
- * -i's device ANDed in. A bad expression: -1, and why in @err.
+ * Compile @text (tcpdump's language, pcap-filter(7); NULL or blank: none)
+ * and the selectors @sel into *@out. A bad expression: -1, and libpcap's
+ * message in @err.
  */
-int expr_compile(int argc, char **argv, const char *interface,
+int expr_compile(const char *text, const struct expr_select *sel,
 		 struct expr **out, char *err, size_t errlen);
-/* As expr_compile(); a bad expression: one line, then exit(2). */
-int expr_parse(int argc, char **argv, const char *interface,
-	       struct expr **out);
 void expr_free(struct expr *e);
-bool expr_match_journey(const struct expr *e, const struct journey *j);
+bool expr_match_journey(struct expr *e, const struct journey *j);
 bool expr_match_record(const struct expr *e, const struct magnet_record *r);
+/* Packets the expression saw with headers built from their records. */
+unsigned long long expr_built(const struct expr *e);
 
 /* output.c */
 void output_init(const struct options *o, bool have_offset, int64_t offset);
