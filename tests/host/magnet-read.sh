@@ -166,7 +166,8 @@ expr_count 2/0 'tcp[tcpflags] & tcp-push != 0'
 expr_count 1/0 'tcp[tcpflags] = tcp-ack'
 expr_count 5/0 'ip[8] = 64'
 expr_count 4/0 greater 100
-expr_count 2/0 inbound
+# (the packet over lo goes out and comes in: tcpdump -i any sees it both ways)
+expr_count 3/0 inbound
 expr_count 6/0 outbound
 expr_count 1/0 ifindex 1
 expr_count 3/0 proto 17 and ip

@@ -20,10 +20,14 @@
  *   ID, TOS and options, TCP's acknowledgement number and window, the
  *   payload) reads as zero there: such packets are counted and the
  *   summary says so.
- * - the cooked header: the device of the layer whose bytes were kept (or
- *   the first layer with a device), "outgoing" on the send path and
- *   "host" on the receive path, as tcpdump -i any marks them (inbound,
- *   outbound and ifindex work); no link-layer address.
+ * - the cooked header: a device the packet passed, "outgoing" on the
+ *   send path and "host" on the receive path, as tcpdump -i any marks
+ *   them (inbound, outbound and ifindex work); no link-layer address.
+ *   tcpdump -i any sees a packet once on each device it passes (over
+ *   loopback: going out and coming in); magnet has one journey. So the
+ *   journey matches if the expression selects it as seen on any of its
+ *   devices (with -i, on any of those given); a journey that met no
+ *   device is seen once, on none (ifindex 0).
  *
  * magnet's own selectors are options, not words of the expression (an
  * expression means what it means to tcpdump): -i (a device any layer of
@@ -48,7 +52,6 @@
 #define ETH_P_IPV6_	0x86dd
 #define IP4_HDR		20
 #define IP6_HDR		40
-#define BUILT_MAX	(IP6_HDR + 20)	/* an IP and a TCP header, built */
 #define PACKET_MAX	262144		/* libpcap's largest snap length */
 
 struct expr {
@@ -192,14 +195,13 @@ static bool dev_selected(const struct expr *e, const char *dev)
 
 static bool journey_selected(const struct expr *e, const struct journey *j)
 {
-	bool dev = !e->ndevs, tgid = !e->ntgids, cpu = !e->cpus;
+	bool tgid = !e->ntgids, cpu = !e->cpus;
 
 	for (unsigned int i = 0; i < j->nhops; i++) {
-		dev = dev || dev_selected(e, j->hop[i].dev);
 		tgid = tgid || tgid_selected(e, j->hop[i].tgid);
 		cpu = cpu || cpu_selected(e, j->hop[i].cpu);
 	}
-	return dev && tgid && cpu;
+	return tgid && cpu;
 }
 
 /* --- what a packet looks like to the expression --------------------------------- */
@@ -221,31 +223,40 @@ static bool send_path(unsigned int layer)
 	return layer <= MAGNET_LAYER_DEV_XMIT;
 }
 
-/* The layer the cooked header describes: the kept bytes', else a device's. */
-static const struct hop *header_hop(const struct journey *j)
+/* Where tcpdump -i any would see a packet: a device, a direction. */
+struct sighting {
+	const char *dev;
+	uint32_t ifindex;
+	bool out;
+};
+
+/* The journey's sightings, one per device and direction, in layer order. */
+static unsigned int sightings(const struct journey *j, struct sighting *s)
 {
-	const struct hop *dev = NULL;
+	unsigned int n = 0;
 
 	for (unsigned int i = 0; i < j->nhops; i++) {
-		if (j->caplen && j->hop[i].layer == j->data_layer)
-			return &j->hop[i];
-		if (!dev && j->hop[i].ifindex)
-			dev = &j->hop[i];
+		const struct hop *h = &j->hop[i];
+		bool out = send_path(h->layer), seen = false;
+
+		if (!h->dev[0])
+			continue;
+		for (unsigned int k = 0; k < n && !seen; k++)
+			seen = s[k].out == out && !strcmp(s[k].dev, h->dev);
+		if (!seen)
+			s[n++] = (struct sighting){ h->dev, h->ifindex, out };
 	}
-	return dev ? dev : j->nhops ? &j->hop[0] : NULL;
+	return n;
 }
 
-static void sll2_header(uint8_t *b, const struct journey *j)
+static void sll2_header(uint8_t *b, const struct journey *j,
+			const struct sighting *s)
 {
-	const struct hop *h = header_hop(j);
-
 	memset(b, 0, SLL2_HDR_LEN);
 	put16(b, j->family == AF_INET6 ? ETH_P_IPV6_ : ETH_P_IP_);
-	if (!h)
-		return;
-	put32(b + 4, h->ifindex);
-	put16(b + 8, !strcmp(h->dev, "lo") ? ARPHRD_LOOPBACK : ARPHRD_ETHER);
-	b[10] = send_path(h->layer) ? SLL2_OUTGOING : SLL2_HOST;
+	put32(b + 4, s->ifindex);
+	put16(b + 8, !strcmp(s->dev, "lo") ? ARPHRD_LOOPBACK : ARPHRD_ETHER);
+	b[10] = s->out ? SLL2_OUTGOING : SLL2_HOST;
 }
 
 /*
@@ -317,17 +328,17 @@ static unsigned int build_transport(uint8_t *b, const struct journey *j,
 }
 
 /*
- * The cooked header and the packet at e->buf: the bytes seen and the
- * packet's length in @h. False if nothing is known of the packet.
+ * The packet at e->buf after room for the cooked header: the bytes seen
+ * and the packet's length, with the cooked header's, in @h. False if
+ * nothing is known of the packet.
  */
 static bool packet_view(struct expr *e, const struct journey *j,
 			struct pcap_pkthdr *h)
 {
-	uint8_t *b = e->buf, *ip = b + SLL2_HDR_LEN;
+	uint8_t *ip = e->buf + SLL2_HDR_LEN;
 	unsigned int iphdr = j->family == AF_INET6 ? IP6_HDR : IP4_HDR;
 	uint32_t len, n;
 
-	sll2_header(b, j);
 	if (j->caplen && (j->data_flags & MAGNET_PKT_DATA_NET)) {
 		n = j->caplen < PACKET_MAX ? j->caplen : PACKET_MAX;
 		memcpy(ip, j->data, n);
@@ -362,16 +373,36 @@ static bool packet_view(struct expr *e, const struct journey *j,
 
 bool expr_match_journey(struct expr *e, const struct journey *j)
 {
+	struct sighting s[MAGNET_LAYER_COUNT];
 	struct pcap_pkthdr h;
+	bool viewed = false;
+	unsigned int n;
 
 	if (!e)
 		return true;
 	if (!journey_selected(e, j))
 		return false;
-	if (!e->have_prog)
-		return true;
-	return packet_view(e, j, &h) &&
-	       pcap_offline_filter(&e->prog, &h, e->buf) != 0;
+	n = sightings(j, s);
+	if (!n) {
+		if (e->ndevs)
+			return false;
+		s[0] = (struct sighting){ "", 0,
+					  !j->nhops || send_path(j->hop[0].layer) };
+		n = 1;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		if (e->ndevs && !dev_selected(e, s[i].dev))
+			continue;
+		if (!e->have_prog)
+			return true;
+		if (!viewed && !packet_view(e, j, &h))
+			return false;
+		viewed = true;
+		sll2_header(e->buf, j, &s[i]);
+		if (pcap_offline_filter(&e->prog, &h, e->buf))
+			return true;
+	}
+	return false;
 }
 
 bool expr_match_record(const struct expr *e, const struct magnet_record *r)
