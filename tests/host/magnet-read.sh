@@ -171,6 +171,7 @@ expr_count 3/0 inbound
 expr_count 6/0 outbound
 expr_count 1/0 ifindex 1
 expr_count 3/0 proto 17 and ip
+expr_count 3/0 'ip proto \udp'
 # magnet's selectors are options
 expr_count 1/0 --tgid 2000
 expr_count 1/0 --tgid 1,2000
