@@ -34,6 +34,7 @@ CASES = [
     ("ftrace-ops-guarded", "the same, taking only the recursion lock and RCU check", "kernel"),
     ("ftrace-ops-clocked", "the same, also reading the clock magnet's records take", "kernel"),
     ("ftrace-ops-local-clocked", "the same, reading ftrace's trace clock instead", "kernel"),
+    ("tracepoint-empty", "sys_enter tracepoint, empty handler (its floor)", "kernel"),
     ("magnet-kprobe-filtered", "kprobe, event dropped by a filter rule", "magnet"),
     ("magnet-kprobe", "kprobe, 40 B record, reader draining", "magnet"),
     ("magnet-kprobe-kdispatch", "the same through the kernel's kprobe", "magnet"),
@@ -69,6 +70,7 @@ PAIRS = [
     ("magnet-log-256", "ftrace-kprobe"),
     ("magnet-log-4096", "ftrace-kprobe"),
     ("magnet-tracepoint", "ftrace-tracepoint"),
+    ("magnet-tracepoint", "tracepoint-empty"),
     ("magnet-kretprobe", "ftrace-kretprobe"),
     ("magnet-kretprobe", "bpftrace-kretprobe-count"),
 ]
@@ -810,7 +812,23 @@ def logged_breakdown(rows):
             "clock) %+.0f ns; reserving, filling and publishing the 40-byte record "
             "the remaining %+.0f ns.\n" % (
                 logged, guarded, filtered - guarded, clocked - guarded,
-                logged - filtered - (clocked - guarded))] + local_clock_note(rows)
+                logged - filtered - (clocked - guarded))] + local_clock_note(rows) + \
+        tracepoint_note(rows)
+
+
+def tracepoint_note(rows):
+    """The tracepoint events over their floor: a handler on sys_enter that
+    does nothing (it also turns on the system calls' tracing path, which
+    every tool's handler pays)."""
+    need = ("tracepoint-empty", "magnet-tracepoint", "ftrace-tracepoint")
+    if any(c not in rows for c in need):
+        return []
+    empty, mine, theirs = (rows[c]["added"][1] for c in need)
+    return ["The sys_enter tracepoint's floor, a handler that does nothing, adds "
+            "%+.0f ns (the system calls' tracing path it turns on included); over it, "
+            "magnet's event adds %+.0f ns and ftrace's %+.0f ns: %.2f×.\n" % (
+                empty, mine - empty, theirs - empty,
+                (mine - empty) / (theirs - empty) if theirs > empty else float("nan"))]
 
 
 def local_clock_note(rows):

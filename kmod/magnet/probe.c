@@ -431,19 +431,46 @@ static void predef_process_exit(void *data, struct task_struct *task)
 		process_exit_log(p, admit, task);
 }
 
-static void syscall_enter_log(struct magnet_probe *p, enum magnet_admit admit,
-			      struct pt_regs *regs, long nr)
+/* An entry for the full rules, which see the payload: built first. */
+static noinline void syscall_enter_ask(struct magnet_probe *p,
+				       struct pt_regs *regs, long nr)
 {
 	struct magnet_syscall_enter e;
 	unsigned long args[6];
 	unsigned int i;
 
-	static_assert(sizeof(e) == sizeof(e.nr) + sizeof(e.args));
 	e.nr = nr;
 	syscall_get_arguments(current, regs, args);
 	for (i = 0; i < ARRAY_SIZE(args); i++)
 		e.args[i] = args[i];
-	magnet_event_log_admitted(&p->ev, admit, nr, &e, sizeof(e), NULL);
+	magnet_event_log_admitted(&p->ev, MAGNET_ADMIT_ASK, nr, &e, sizeof(e),
+				  NULL);
+}
+
+/* The number and the arguments, from the registers into the record. */
+static void syscall_enter_log(struct magnet_probe *p, enum magnet_admit admit,
+			      struct pt_regs *regs, long nr)
+{
+	struct magnet_record *rec;
+	unsigned long args[6];
+	unsigned int i;
+	u32 keep;
+
+	static_assert(sizeof(struct magnet_syscall_enter) ==
+		      (1 + ARRAY_SIZE(args)) * sizeof(u64));
+	if (admit == MAGNET_ADMIT_ASK) {
+		syscall_enter_ask(p, regs, nr);
+		return;
+	}
+	rec = reserve_words(p, admit, nr, sizeof(struct magnet_syscall_enter));
+	if (IS_ERR_OR_NULL(rec))
+		return;
+	keep = rec_keep(rec);
+	syscall_get_arguments(current, regs, args);
+	put_word(rec, keep, 0, nr);
+	for (i = 0; i < ARRAY_SIZE(args); i++)
+		put_word(rec, keep, 1 + i, args[i]);
+	magnet_event_commit(&p->ev, rec);
 }
 
 static void predef_syscall_enter(void *data, struct pt_regs *regs, long nr)

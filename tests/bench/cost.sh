@@ -126,7 +126,12 @@ for size in 32 256 4096; do
 	echo - > $DBG/magnet_bench/log_kprobe
 done
 
-# The system call entry tracepoint: magnet's predefined probe.
+# The system call entry tracepoint: a handler that does nothing (the
+# floor of any tracepoint-based sensor: it also turns on the system
+# calls' tracing path), then magnet's predefined probe.
+echo sys_enter > $DBG/magnet_bench/empty_tracepoint
+run tracepoint-empty
+echo - > $DBG/magnet_bench/empty_tracepoint
 magnetctl probe add se syscall_enter > /dev/null
 magnet_reader
 run magnet-tracepoint

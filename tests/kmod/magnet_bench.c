@@ -21,7 +21,9 @@
  * sensor), empty_ftrace (an ftrace_ops callback that does nothing, without
  * saved registers: the floor of any sensor at a function's entry; or one
  * that takes only the recursion lock and the RCU check; or one that also
- * reads the clock a record's timestamp comes from) and
+ * reads the clock a record's timestamp comes from), empty_tracepoint (a
+ * handler on a tracepoint that does nothing: the floor of any
+ * tracepoint-based sensor) and
  * log_kprobe (a kprobe logging a record of a chosen size
  * through a magnet event of this module, "bench_log").
  */
@@ -39,6 +41,7 @@
 #include <linux/string.h>
 #include <linux/trace_clock.h>
 #include <linux/trace_recursion.h>
+#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 
 #include "../../kmod/magnet/compat.h"
@@ -238,6 +241,73 @@ out:
 static const struct file_operations empty_kprobe_fops = {
 	.owner = THIS_MODULE,
 	.write = empty_kprobe_write,
+};
+
+/*
+ * The floor of any tracepoint-based sensor: a handler that does nothing
+ * on a tracepoint. Write its name to
+ * /sys/kernel/debug/magnet_bench/empty_tracepoint ("sys_enter") to place
+ * it, "-" to remove it.
+ */
+static struct tracepoint *empty_tp;
+
+struct tp_lookup {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void tp_match(struct tracepoint *tp, void *priv)
+{
+	struct tp_lookup *l = priv;
+
+	if (!strcmp(tp->name, l->name))
+		l->tp = tp;
+}
+
+static void empty_tp_handler(void *data, struct pt_regs *regs, long id)
+{
+}
+
+static void empty_tracepoint_remove(void)
+{
+	if (empty_tp) {
+		tracepoint_probe_unregister(empty_tp, empty_tp_handler, NULL);
+		tracepoint_synchronize_unregister();
+		empty_tp = NULL;
+	}
+}
+
+static ssize_t empty_tracepoint_write(struct file *file,
+				      const char __user *ubuf, size_t len,
+				      loff_t *ppos)
+{
+	static char name[64];
+	struct tp_lookup l = { .name = name };
+	int err;
+
+	mutex_lock(&bench_lock);
+	err = read_line(name, sizeof(name), ubuf, len);
+	if (err)
+		goto out;
+	empty_tracepoint_remove();
+	if (!strcmp(name, "-"))
+		goto out;
+	for_each_kernel_tracepoint(tp_match, &l);
+	if (!l.tp) {
+		err = -ENOENT;
+		goto out;
+	}
+	err = tracepoint_probe_register(l.tp, empty_tp_handler, NULL);
+	if (!err)
+		empty_tp = l.tp;
+out:
+	mutex_unlock(&bench_lock);
+	return err ?: len;
+}
+
+static const struct file_operations empty_tracepoint_fops = {
+	.owner = THIS_MODULE,
+	.write = empty_tracepoint_write,
 };
 
 /*
@@ -466,6 +536,8 @@ static int __init bench_init(void)
 			    &empty_kprobe_fops);
 	debugfs_create_file("empty_ftrace", 0200, bench_dir, NULL,
 			    &empty_ftrace_fops);
+	debugfs_create_file("empty_tracepoint", 0200, bench_dir, NULL,
+			    &empty_tracepoint_fops);
 	debugfs_create_file("log_kprobe", 0200, bench_dir, NULL,
 			    &log_kprobe_fops);
 	return 0;
@@ -477,6 +549,7 @@ static void __exit bench_exit(void)
 	if (empty_kp_on)
 		unregister_kprobe(&empty_kp);
 	empty_ftrace_remove();
+	empty_tracepoint_remove();
 	log_kprobe_remove();
 }
 
