@@ -750,7 +750,7 @@ def scaling_section(runs):
                    "one, magnet's no more than ftrace's: magnet %.2f, ftrace %.2f: %s.\n" % (
                        growth["magnet"], growth["ftrace"],
                        "met" if growth["magnet"] <= growth["ftrace"] else
-                       "not met, by %.0f %%" % (100 * (growth["magnet"] / growth["ftrace"] - 1))))
+                       "not met, by %.1f %%" % (100 * (growth["magnet"] / growth["ftrace"] - 1))))
     return out
 
 
