@@ -109,7 +109,7 @@ MAGNET_READ_SRC := $(addprefix tools/magnet-read/,magnet-read.c input.c journey.
 
 build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl -lpcap
+	$(CC) $(TOOL_CFLAGS) -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl -lpcap
 
 MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c buffer.c probe.c filter.c stats.c \
 		 monitor.c daemon.c)
@@ -303,7 +303,7 @@ $(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
 
 build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(LIB_SRC) $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(SAN_CFLAGS) -Ilib -o $@ $(MAGNET_READ_SRC) $(LIB_SRC) -lmnl -lpcap
+	$(FUZZ_CC) $(SAN_CFLAGS) -Ilib -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_SRC) -lmnl -lpcap
 
 # The host tests under the sanitizers (magnet-read exits without freeing
 # what it keeps until then: no leak check there).

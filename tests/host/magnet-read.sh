@@ -228,6 +228,52 @@ check "a bad --cpu: status 2" test "$rc" -eq 2
 mr -r "$T/t.mtr" -F "$T/filter" udp
 check "-F and an expression on the command line: status 2" test "$rc" -eq 2
 
+# --- tcpdump's flags -----------------------------------------------------------------------
+mr -r "$T/t.mtr" -n -q -t
+same "$(packets | wc -l)" 0 "-t: packet lines start with no time"
+same "$(grep -c '^IP6\{0,1\} ' "$T/out")" 8 "-t: the packet lines start with IP or IP6"
+mr -r "$T/t.mtr" -n -q -tt
+check "-tt: seconds since the epoch, nanoseconds" grep -qx \
+	'1704204123.000000000 IP 127.0.0.1.40000 > 127.0.0.1.5001: UDP, length 100' "$T/out"
+mr -r "$T/t.mtr" -n -q -tt --time-stamp-precision=micro
+check "--time-stamp-precision=micro: six digits" grep -qx \
+	'1704204123.000000 IP 127.0.0.1.40000 > 127.0.0.1.5001: UDP, length 100' "$T/out"
+mr -r "$T/t.mtr" -n -q -ttt
+check "-ttt: since the packet before" grep -q \
+	'^00:00:00.000003000 IP6 2001:db8::1.40001 > 2001:db8::2.5002: UDP, length 50$' "$T/out"
+mr -r "$T/t.mtr" -n -q -tttt
+check "-tttt: with the date" grep -q \
+	'^2024-01-02 14:02:03.000000000 IP 127.0.0.1.40000 > ' "$T/out"
+mr -r "$T/t.mtr" -n -q -ttttt
+check "-ttttt: since the first packet" grep -q \
+	'^00:00:02.000000000 IP 10.0.0.2.41000 > 10.0.0.1.9999: UDP, length 12$' "$T/out"
+mr -r "$T/t.mtr" -n -q -tttttt
+check "-tttttt: status 2" test "$rc" -eq 2
+mr -r "$T/t.mtr" -n -q -X udp port 5001
+check "-X: hex and ASCII" grep -q '^	0x0000:  4500 0080 .*  E\.\.' "$T/out"
+mr -r "$T/t.mtr" -n -q -A udp port 5001
+check "-A: the bytes as ASCII" sh -c "sed -n 2p '$T/out' | grep -q '^E'"
+mr -r "$T/t.mtr" -d udp
+check "-d: the compiled program, as tcpdump prints it" grep -q '^(000) ldh ' "$T/out"
+mr -r "$T/t.mtr" -dd
+check "-dd: as C" grep -q '^{ 0x6, 0, 0, 0x00040000 },$' "$T/out"
+mr --version
+check "--version: magnet-read's and libpcap's" sh -c \
+	"grep -q '^magnet-read version ' '$T/out' && grep -q '^libpcap version ' '$T/out'"
+mr -D
+check "-D: any, and the devices" sh -c "grep -q '^1\.any ' '$T/out' && grep -q '^[0-9]*\.lo$' '$T/out'"
+for f in -p -I '-B 4096' '-y EN10MB' -L -e -v '-G 60' '-C 1' '-W 2' '-Z nobody' -K -O '-Q in'; do
+	mr -r "$T/t.mtr" $f
+	if [ "$rc" -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 2 ] &&
+	   grep -q "^magnet-read: ${f%% *}: " "$T/err"; then
+		ok "tcpdump's $f is refused, with why"
+	else
+		not_ok "tcpdump's $f: status $rc: $(cat "$T/err")"
+	fi
+done
+mr -r "$T/t.mtr" --pcapng "$T/u.pcapng" -U
+check "-U: the pcapng file is written" sh -c "tcpdump -r '$T/u.pcapng' 2> /dev/null | grep -q ."
+
 # --- trace files ---------------------------------------------------------------------------
 mr -r "$T/t.mtr" -w "$T/copy.mtr" --print -n 'udp or tcp'
 cp "$T/out" "$T/live.txt"

@@ -414,3 +414,22 @@ bool expr_match_record(const struct expr *e, const struct magnet_record *r)
 	return (!e->ntgids || tgid_selected(e, r->tgid)) &&
 	       (!e->cpus || cpu_selected(e, r->cpu));
 }
+
+void expr_dump(const struct expr *e, int level)
+{
+	struct bpf_program all;
+	pcap_t *p;
+
+	if (e && e->have_prog) {
+		bpf_dump(&e->prog, level);
+		return;
+	}
+	/* no expression: the program that accepts everything */
+	p = pcap_open_dead(DLT_LINUX_SLL2, PACKET_MAX);
+	if (p && !pcap_compile(p, &all, "", 1, PCAP_NETMASK_UNKNOWN)) {
+		bpf_dump(&all, level);
+		pcap_freecode(&all);
+	}
+	if (p)
+		pcap_close(p);
+}

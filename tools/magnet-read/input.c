@@ -516,6 +516,7 @@ enum source_status source_next(struct source *s, const char **data,
 struct trace_out {
 	FILE *f;
 	const char *path;
+	bool flush;			/* -U */
 };
 
 struct trace_out *trace_create(const char *path, const struct options *o,
@@ -535,6 +536,7 @@ struct trace_out *trace_create(const char *path, const struct options *o,
 	memcpy(h.magic, TRACE_MAGIC, sizeof(h.magic));
 	strncpy(h.buffer, o->buffer, sizeof(h.buffer) - 1);
 	t->path = path;
+	t->flush = o->packet_buffered;
 	t->f = strcmp(path, "-") ? fopen(path, "w") : stdout;
 	if (!t->f || fwrite(&h, sizeof(h), 1, t->f) != 1) {
 		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
@@ -555,7 +557,8 @@ int trace_write(struct trace_out *t, const char *data, size_t len)
 	ssize_t n;
 
 	if (len < TRACE_DIRECT_MIN) {
-		if (fwrite(data, 1, len, t->f) != len)
+		if (fwrite(data, 1, len, t->f) != len ||
+		    (t->flush && fflush(t->f)))
 			goto fail;
 		return 0;
 	}

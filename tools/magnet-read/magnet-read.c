@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,23 @@ static void usage(FILE *f)
 "  -q, --quiet           one line per packet, no journey; other records and\n"
 "                        losses are only counted\n"
 "  -x, --hex             print each packet's kept bytes, or each record's\n"
-"                        payload, as hex\n"
+"                        payload, as hex (-xx: the same: no link-level\n"
+"                        header is kept)\n"
+"  -X                    the packet's bytes as hex and ASCII (-XX: the same)\n"
+"  -A                    the packet's bytes as ASCII\n"
+"  -t                    no time on packet lines; -tt seconds since the\n"
+"                        epoch; -ttt since the packet before; -tttt with\n"
+"                        the date; -ttttt since the first packet\n"
+"      --time-stamp-precision micro|nano  digits of packet times (default\n"
+"                        nano: magnet's records are stamped in ns)\n"
+"  -l                    line-buffered standard output\n"
+"  -U                    write each packet (or chunk of records) to the -w\n"
+"                        or --pcapng file as it comes\n"
+"  -D, --list-interfaces list the devices -i can name, then exit\n"
+"  -d                    print the expression's compiled program (-dd as C,\n"
+"                        -ddd as decimal), then exit\n"
+"  -S                    absolute TCP sequence numbers (always)\n"
+"      --version         print magnet-read's and libpcap's versions\n"
 "  -j, --json            print JSON lines instead of text\n"
 "      --journey-timeout MS  a journey no record joined for MS milliseconds\n"
 "                        of stream time has ended (default %d)\n"
@@ -99,6 +116,9 @@ static void usage(FILE *f)
 "                        overwrite-mode buffers are always read with\n"
 "                        read())\n"
 "  -h, --help            show this help\n"
+"tcpdump's -p -I -B -y -L -e -v -G -C -W -z -Z -K -E -M -T -O -H -J -m -u\n"
+"-Y -Q are refused, each with why; -b, -N, -j and -w mean other things\n"
+"here (see above, and DIFFERENCES FROM TCPDUMP in the manual).\n"
 "\n"
 "Expression: tcpdump's filter language, pcap-filter(7), all words after\n"
 "the options joined (or -F FILE), compiled and run by libpcap:\n"
@@ -190,7 +210,41 @@ static long long number(const char *s, const char *what, long long max)
 }
 
 enum { OPT_PRINT = 256, OPT_PCAPNG, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
-       OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP, OPT_TGID, OPT_CPU };
+       OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP, OPT_TGID, OPT_CPU,
+       OPT_VERSION, OPT_PRECISION };
+
+/*
+ * tcpdump's options magnet-read does not honour: refused, with why,
+ * never silently ignored.
+ */
+static const struct {
+	int opt;
+	const char *why;
+} refused[] = {
+	{ 'p', "-p: there is no promiscuous mode to turn off: magnet's probes see the packets this host's kernel sends and receives, and only those" },
+	{ 'I', "-I: there is no monitor mode: magnet's probes are in the network stack, not in a wireless driver" },
+	{ 'B', "-B: magnet's buffers are sized when made (magnetctl buffer add NAME size BYTES), not by the reader" },
+	{ 'y', "-y: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
+	{ 'L', "-L: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
+	{ 'e', "-e: no link-level header is kept: the probes keep packets from their IP header (each journey names its devices)" },
+	{ 'v', "-v: not yet: the journey under each packet is magnet's verbose output; tcpdump -r on the --pcapng file decodes headers verbosely" },
+	{ 'G', "-G: rotating files is not supported yet" },
+	{ 'C', "-C: rotating files is not supported yet" },
+	{ 'W', "-W: rotating files is not supported yet" },
+	{ 'z', "-z: rotating files (and a command after each) is not supported yet" },
+	{ 'Z', "-Z: magnet-read does not drop privileges yet" },
+	{ 'K', "-K: checksums are not verified: tcpdump -r on the --pcapng file does that" },
+	{ 'E', "-E: IPsec is not decrypted" },
+	{ 'M', "-M: TCP-MD5 signatures are not checked" },
+	{ 'T', "-T: packets are decoded as UDP and TCP only" },
+	{ 'O', "-O: the expression is always optimised by libpcap" },
+	{ 'H', "-H: 802.11s headers are not kept" },
+	{ 'J', "-J: magnet's timestamps are CLOCK_MONOTONIC with the wall clock's offset; there is no other type" },
+	{ 'm', "-m: SMI MIB modules are not loaded" },
+	{ 'u', "-u: NFS handles are not decoded" },
+	{ 'Y', "-Y: no BPF parser debugging" },
+	{ 'Q', "-Q: choose a direction in the expression (inbound, outbound)" },
+};
 
 /* --tgid N[,N...], added to those given before. */
 static void add_tgids(struct options *o, const char *list)
@@ -275,6 +329,19 @@ static void compile_filter(struct options *o, int argc, char **argv)
 	free(text);
 }
 
+/* -D: what -i can name: every device, and "any". */
+static void list_interfaces(void)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	unsigned int n = 1;
+
+	printf("%u.any (every device; packets as tcpdump -i any sees them)\n", n++);
+	for (i = ifs; i && i->if_name; i++)
+		printf("%u.%s\n", n++, i->if_name);
+	if (ifs)
+		if_freenameindex(ifs);
+}
+
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option lopts[] = {
@@ -288,6 +355,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "tgid", required_argument, NULL, OPT_TGID },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "filter-file", required_argument, NULL, 'F' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "time-stamp-precision", required_argument, NULL, OPT_PRECISION },
+		{ "list-interfaces", no_argument, NULL, 'D' },
 		{ "snaplen", required_argument, NULL, 's' },
 		{ "numeric", no_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -304,6 +374,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{}
 	};
 	bool print = false;
+	int dump_level = 0;
 	int opt;
 
 	*o = (struct options){
@@ -311,7 +382,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		.timeout_ms = -1, .snaplen = SNAPLEN_DEFAULT,
 		.journey_timeout_ns = JOURNEY_TIMEOUT_MS * NSEC_PER_MSEC,
 	};
-	while ((opt = getopt_long(argc, argv, "b:c:w:r:NP:i:s:nqxjhF:", lopts,
+	while ((opt = getopt_long(argc, argv, "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSdpIB:y:LevG:C:W:z:Z:KE:M:T:OHJ:m:uYQ:", lopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'b': o->buffer = optarg; break;
@@ -347,7 +418,36 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case 'F': o->filter_file = optarg; break;
 		case 'n': o->numeric = true; break;
 		case 'q': o->quiet = true; break;
-		case 'x': o->hex = true; break;
+		case 'x':
+			o->hex = true;
+			o->dump = DUMP_HEX;
+			break;
+		case 'X':
+			o->hex = true;
+			o->dump = DUMP_HEX_ASCII;
+			break;
+		case 'A': o->dump = DUMP_ASCII; break;
+		case 't':
+			if (++o->tstamp > 5)
+				bad_usage("-t: at most -ttttt");
+			break;
+		case OPT_PRECISION:
+			if (!strcmp(optarg, "micro") || !strcmp(optarg, "microseconds"))
+				o->micro = true;
+			else if (!strcmp(optarg, "nano") || !strcmp(optarg, "nanoseconds"))
+				o->micro = false;
+			else
+				bad_usage("--time-stamp-precision: micro or nano");
+			break;
+		case 'l': setvbuf(stdout, NULL, _IOLBF, 0); break;
+		case 'U': o->packet_buffered = true; break;
+		case 'D': list_interfaces(); exit(0);
+		case 'S': break;	/* sequence numbers are absolute anyway */
+		case 'd': dump_level++; break;
+		case OPT_VERSION:
+			printf("magnet-read version %s\n%s\n", MAGNET_VERSION,
+			       pcap_lib_version());
+			exit(0);
 		case 'j': o->json = true; break;
 		case OPT_PRINT: print = true; break;
 		case OPT_PCAPNG: o->pcapng_file = optarg; break;
@@ -378,7 +478,13 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case '?':
+			fprintf(stderr, "Try 'magnet-read --help'.\n");
+			exit(2);
 		default:
+			for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++)
+				if (refused[k].opt == opt)
+					bad_usage(refused[k].why);
 			fprintf(stderr, "Try 'magnet-read --help'.\n");
 			exit(2);
 		}
@@ -395,6 +501,10 @@ static void parse_args(int argc, char **argv, struct options *o)
 			 (o->pcapng_file && !strcmp(o->pcapng_file, "-"))))
 		bad_usage("standard output carries the file written: --print does not go with it");
 	compile_filter(o, argc - optind, argv + optind);
+	if (dump_level) {
+		expr_dump(o->filter, dump_level);
+		exit(0);
+	}
 }
 
 /* --- probes added with -P, removed at exit whatever happens ------------------ */
@@ -700,6 +810,8 @@ int main(int argc, char **argv)
 		goto fail;
 	if (o.pcapng_file && !(st.pcap = pcapng_create(o.pcapng_file, o.snaplen)))
 		goto fail;
+	if (st.pcap && o.packet_buffered)
+		pcapng_flush_each(st.pcap);
 	if (o.probe_sets && add_probes(&o))
 		goto fail;
 	st.merge = merge_new(REORDER_WINDOW_NS);

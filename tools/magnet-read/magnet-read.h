@@ -64,6 +64,13 @@ struct options {
 	uint64_t journey_timeout_ns;
 	uint32_t snaplen;		/* -s */
 	bool nonblock, hex, quiet, numeric, json;
+	enum dump { DUMP_NONE, DUMP_HEX, DUMP_HEX_ASCII, DUMP_ASCII } dump;
+	unsigned int tstamp;		/* -t...: 0 time of day, 1 none, 2 epoch
+					 * seconds, 3 delta, 4 date, 5 since
+					 * the first packet
+					 */
+	bool micro;			/* --time-stamp-precision=micro */
+	bool packet_buffered;		/* -U */
 	bool print;			/* print (not only -w / --pcapng) */
 	bool no_map;			/* --no-map: read() the data file */
 	struct expr *filter;		/* NULL: everything */
@@ -222,6 +229,8 @@ int expr_compile(const char *text, const struct expr_select *sel,
 void expr_free(struct expr *e);
 bool expr_match_journey(struct expr *e, const struct journey *j);
 bool expr_match_record(const struct expr *e, const struct magnet_record *r);
+/* -d, -dd, -ddd: print the compiled program as tcpdump does. */
+void expr_dump(const struct expr *e, int level);
 /* Packets the expression saw with headers built from their records. */
 unsigned long long expr_built(const struct expr *e);
 
@@ -244,6 +253,8 @@ int hosts_lookup(const char *name, struct host_addr *out, int max);
 /* pcapng.c */
 struct pcapng;
 struct pcapng *pcapng_create(const char *path, uint32_t snaplen);
+/* -U: write each packet out as it comes, not when stdio's buffer fills. */
+void pcapng_flush_each(struct pcapng *p);
 /* 1: written, 0: no packet bytes to write, -1: error (printed). */
 int pcapng_write(struct pcapng *p, const struct journey *j, int64_t offset,
 		 const char *comment);

@@ -17,15 +17,22 @@
 #include "magnet-read.h"
 
 static struct {
-	bool numeric, hex, quiet, have_offset;
+	bool numeric, hex, quiet, have_offset, micro;
+	enum dump dump;
+	unsigned int tstamp;
 	int64_t offset;
+	bool have_first;
+	uint64_t first, prev;		/* packets' times, for -ttt, -ttttt */
 } out;
 
 void output_init(const struct options *o, bool have_offset, int64_t offset)
 {
 	out.numeric = o->numeric;
 	out.hex = o->hex;
+	out.dump = o->dump;
 	out.quiet = o->quiet;
+	out.tstamp = o->tstamp;
+	out.micro = o->micro;
 	out.have_offset = have_offset;
 	out.offset = offset;
 }
@@ -178,6 +185,96 @@ static const char *fmt_time(char *buf, size_t size, uint64_t mono)
 	}
 	snprintf(buf, size, "%" PRIu64 ".%09" PRIu64,
 		 mono / NSEC_PER_SEC, mono % NSEC_PER_SEC);
+	return buf;
+}
+
+/* The fraction of a second, to the precision asked: 9 digits or 6. */
+static void put_frac(char *buf, size_t size, uint64_t nsec)
+{
+	if (out.micro)
+		snprintf(buf, size, ".%06u", (unsigned int)(nsec / 1000));
+	else
+		snprintf(buf, size, ".%09u", (unsigned int)nsec);
+}
+
+/* A duration as -ttt and -ttttt print it: "HH:MM:SS.FFFFFFFFF". */
+static void fmt_delta(char *buf, size_t size, uint64_t ns)
+{
+	uint64_t s = ns / NSEC_PER_SEC;
+	char frac[16];
+
+	put_frac(frac, sizeof(frac), ns % NSEC_PER_SEC);
+	snprintf(buf, size, "%02" PRIu64 ":%02u:%02u%s", s / 3600,
+		 (unsigned int)(s / 60 % 60), (unsigned int)(s % 60), frac);
+}
+
+/*
+ * A packet's time as tcpdump's -t options ask (-tt epoch seconds, -ttt
+ * since the packet before, -tttt with the date, -ttttt since the first),
+ * followed by a space; "" with -t. Without the wall clock (a version 1
+ * trace file), CLOCK_MONOTONIC seconds where a time of day would go.
+ */
+static const char *packet_time(char *buf, size_t size, uint64_t mono)
+{
+	__int128 wall, sec = 0, nsec = 0;
+	char frac[16];
+	struct tm tm;
+	time_t t;
+	bool known = wall_ns(mono, &wall);
+
+	if (!out.have_first) {
+		out.first = out.prev = mono;
+		out.have_first = true;
+	}
+	if (known) {
+		sec = wall / (__int128)NSEC_PER_SEC;
+		nsec = wall % (__int128)NSEC_PER_SEC;
+		if (nsec < 0) {
+			nsec += NSEC_PER_SEC;
+			sec--;
+		}
+	}
+	switch (out.tstamp) {
+	case 1:
+		buf[0] = 0;
+		return buf;
+	case 3:
+		fmt_delta(buf, size - 1, mono >= out.prev ? mono - out.prev : 0);
+		out.prev = mono;
+		break;
+	case 5:
+		fmt_delta(buf, size - 1, mono >= out.first ? mono - out.first : 0);
+		break;
+	case 2:
+		if (!known) {
+			sec = mono / NSEC_PER_SEC;
+			nsec = mono % NSEC_PER_SEC;
+		}
+		put_frac(frac, sizeof(frac), (uint64_t)nsec);
+		snprintf(buf, size - 1, "%lld%s", (long long)sec, frac);
+		break;
+	case 4:
+		t = (time_t)sec;
+		if (known && localtime_r(&t, &tm) &&
+		    strftime(buf, size - sizeof(frac) - 1, "%Y-%m-%d %H:%M:%S",
+			     &tm)) {
+			put_frac(frac, sizeof(frac), (uint64_t)nsec);
+			strcat(buf, frac);
+			break;
+		}
+		fmt_time(buf, size - 1, mono);
+		break;
+	default:
+		fmt_time(buf, size - 1, mono);
+		if (out.micro) {
+			char *dot = strrchr(buf, '.');
+
+			if (dot && strlen(dot) == 10)
+				dot[7] = 0;
+		}
+		break;
+	}
+	strcat(buf, " ");
 	return buf;
 }
 
@@ -436,6 +533,33 @@ static void hex_dump(FILE *f, const uint8_t *d, uint32_t len)
 		fputc('\n', f);
 }
 
+/* -X: hex and ASCII, 16 bytes a line, as tcpdump prints them. */
+static void hex_ascii_dump(FILE *f, const uint8_t *d, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i += 16) {
+		uint32_t n = len - i < 16 ? len - i : 16, k;
+		int col = fprintf(f, "\t0x%04x: ", i);
+
+		for (k = 0; k < n; k += 2)
+			col += k + 1 < n ? fprintf(f, " %02x%02x", d[i + k], d[i + k + 1]) :
+					   fprintf(f, " %02x", d[i + k]);
+		fprintf(f, "%*s", 51 - col > 0 ? 51 - col : 1, "");
+		for (k = 0; k < n; k++)
+			fputc(d[i + k] >= 0x20 && d[i + k] < 0x7f ? d[i + k] : '.', f);
+		fputc('\n', f);
+	}
+}
+
+/* -A: the bytes as ASCII, as tcpdump prints them. */
+static void ascii_dump(FILE *f, const uint8_t *d, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++)
+		fputc(d[i] == '\n' || d[i] == '\t' || d[i] == '\r' ||
+		      (d[i] >= 0x20 && d[i] < 0x7f) ? d[i] : '.', f);
+	if (len)
+		fputc('\n', f);
+}
+
 void print_journey_lines(FILE *f, const struct journey *j, const char *indent)
 {
 	char tbuf[40], dbuf[32];
@@ -458,10 +582,10 @@ void print_journey_lines(FILE *f, const struct journey *j, const char *indent)
 void print_packet(FILE *f, const struct journey *j)
 {
 	struct facts fa;
-	char tbuf[40];
+	char tbuf[64];
 
 	packet_facts(j, &fa);
-	fprintf(f, "%s %s ", fmt_time(tbuf, sizeof(tbuf), j->item.ts),
+	fprintf(f, "%s%s ", packet_time(tbuf, sizeof(tbuf), j->item.ts),
 		j->family == AF_INET6 ? "IP6" : "IP");
 	print_endpoint(f, j, true);
 	fputs(" > ", f);
@@ -478,8 +602,12 @@ void print_packet(FILE *f, const struct journey *j)
 	fputc('\n', f);
 	if (!out.quiet)
 		print_journey_lines(f, j, "    ");
-	if (out.hex)
+	if (out.dump == DUMP_HEX)
 		hex_dump(f, j->data, j->caplen);
+	else if (out.dump == DUMP_HEX_ASCII)
+		hex_ascii_dump(f, j->data, j->caplen);
+	else if (out.dump == DUMP_ASCII)
+		ascii_dump(f, j->data, j->caplen);
 }
 
 /* --- JSON ----------------------------------------------------------------------- */

@@ -36,6 +36,7 @@ struct pcapng {
 	FILE *f;
 	const char *path;
 	uint32_t snaplen;
+	bool flush;			/* -U: each packet written at once */
 	/* the block being built */
 	uint8_t *buf;
 	size_t len, size;
@@ -162,7 +163,18 @@ int pcapng_write(struct pcapng *p, const struct journey *j, int64_t offset,
 		put_option(p, OPT_COMMENT, comment,
 			   strnlen(comment, 65535 - 3));
 	put_option(p, OPT_END, NULL, 0);
-	return block_end(p) ? -1 : 1;
+	if (block_end(p))
+		return -1;
+	if (p->flush && fflush(p->f)) {
+		fprintf(stderr, PROG ": %s: %s\n", p->path, strerror(errno));
+		return -1;
+	}
+	return 1;
+}
+
+void pcapng_flush_each(struct pcapng *p)
+{
+	p->flush = true;
 }
 
 int pcapng_close(struct pcapng *p)
