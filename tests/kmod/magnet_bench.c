@@ -357,6 +357,11 @@ static void clocked_ftrace_func(unsigned long ip, unsigned long parent_ip,
 	ftrace_test_recursion_unlock(bit);
 }
 
+/*
+ * The same with ftrace's default trace clock. Each clock is read directly,
+ * not through a pointer the two callbacks could share: an indirect call
+ * would add its own cost to what is measured.
+ */
 static void local_clocked_ftrace_func(unsigned long ip,
 				      unsigned long parent_ip,
 				      struct ftrace_ops *op,

@@ -57,20 +57,15 @@
 struct expr {
 	bool have_prog;
 	struct bpf_program prog;
-	char **devs;			/* -i, without "any" */
-	unsigned int ndevs;
-	bool any_dev;			/* -i any given */
-	uint32_t *tgids;		/* --tgid */
-	unsigned int ntgids;
-	uint8_t *cpus;			/* --cpu: a bitmap, NULL: every CPU */
-	size_t cpus_len;
+	struct expr_select sel;		/* the caller's arrays, not copied */
+	bool by_dev;			/* -i given, and not "any" */
 	unsigned long long built;	/* packets matched on built headers */
 	uint8_t *buf;			/* cooked header + packet */
 };
 
 bool expr_selects(const struct expr *e)
 {
-	return e && (e->have_prog || e->ndevs || e->ntgids || e->cpus);
+	return e && (e->have_prog || e->by_dev || e->sel.ntgids || e->sel.cpus);
 }
 
 unsigned long long expr_built(const struct expr *e)
@@ -84,11 +79,6 @@ void expr_free(struct expr *e)
 		return;
 	if (e->have_prog)
 		pcap_freecode(&e->prog);
-	for (unsigned int i = 0; i < e->ndevs; i++)
-		free(e->devs[i]);
-	free(e->devs);
-	free(e->tgids);
-	free(e->cpus);
 	free(e->buf);
 	free(e);
 }
@@ -125,42 +115,19 @@ int expr_compile(const char *text, const struct expr_select *sel,
 		e->have_prog = true;
 	}
 	if (sel) {
+		e->sel = *sel;
+		e->by_dev = sel->ndevs;
 		for (unsigned int i = 0; i < sel->ndevs; i++) {
 			if (!strcmp(sel->devs[i], "any")) {
-				e->any_dev = true;
-				continue;
-			}
-			if (strlen(sel->devs[i]) >= sizeof(((struct hop *)0)->dev)) {
+				e->by_dev = false;
+			} else if (strlen(sel->devs[i]) >=
+				   sizeof(((struct hop *)0)->dev)) {
 				snprintf(err, errlen,
 					 "no such device name \"%s\": a device's name has at most 15 bytes",
 					 sel->devs[i]);
 				expr_free(e);
 				return -1;
 			}
-		}
-		if (!e->any_dev && sel->ndevs) {
-			e->devs = calloc(sel->ndevs, sizeof(char *));
-			if (!e->devs)
-				goto oom;
-			for (unsigned int i = 0; i < sel->ndevs; i++)
-				if (!(e->devs[e->ndevs++] = strdup(sel->devs[i])))
-					goto oom;
-		}
-		if (sel->ntgids) {
-			e->tgids = malloc(sel->ntgids * sizeof(uint32_t));
-			if (!e->tgids)
-				goto oom;
-			memcpy(e->tgids, sel->tgids,
-			       sel->ntgids * sizeof(uint32_t));
-			e->ntgids = sel->ntgids;
-		}
-		if (sel->cpus) {
-			e->cpus = malloc(sel->cpus_len ? sel->cpus_len : 1);
-			if (!e->cpus)
-				goto oom;
-			memset(e->cpus, 0, sel->cpus_len ? sel->cpus_len : 1);
-			memcpy(e->cpus, sel->cpus, sel->cpus_len);
-			e->cpus_len = sel->cpus_len;
 		}
 	}
 	*out = e;
@@ -174,28 +141,28 @@ oom:
 
 static bool tgid_selected(const struct expr *e, uint32_t tgid)
 {
-	for (unsigned int i = 0; i < e->ntgids; i++)
-		if (e->tgids[i] == tgid)
+	for (unsigned int i = 0; i < e->sel.ntgids; i++)
+		if (e->sel.tgids[i] == tgid)
 			return true;
 	return false;
 }
 
 static bool cpu_selected(const struct expr *e, uint32_t cpu)
 {
-	return cpu / 8 < e->cpus_len && cpu_in_map(e->cpus, cpu);
+	return cpu / 8 < e->sel.cpus_len && cpu_in_map(e->sel.cpus, cpu);
 }
 
 static bool dev_selected(const struct expr *e, const char *dev)
 {
-	for (unsigned int i = 0; i < e->ndevs; i++)
-		if (!strcmp(e->devs[i], dev))
+	for (unsigned int i = 0; i < e->sel.ndevs; i++)
+		if (!strcmp(e->sel.devs[i], dev))
 			return true;
 	return false;
 }
 
 static bool journey_selected(const struct expr *e, const struct journey *j)
 {
-	bool tgid = !e->ntgids, cpu = !e->cpus;
+	bool tgid = !e->sel.ntgids, cpu = !e->sel.cpus;
 
 	for (unsigned int i = 0; i < j->nhops; i++) {
 		tgid = tgid || tgid_selected(e, j->hop[i].tgid);
@@ -384,14 +351,14 @@ bool expr_match_journey(struct expr *e, const struct journey *j)
 		return false;
 	n = sightings(j, s);
 	if (!n) {
-		if (e->ndevs)
+		if (e->by_dev)
 			return false;
 		s[0] = (struct sighting){ "", 0,
 					  !j->nhops || send_path(j->hop[0].layer) };
 		n = 1;
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		if (e->ndevs && !dev_selected(e, s[i].dev))
+		if (e->by_dev && !dev_selected(e, s[i].dev))
 			continue;
 		if (!e->have_prog)
 			return true;
@@ -409,10 +376,10 @@ bool expr_match_record(const struct expr *e, const struct magnet_record *r)
 {
 	if (!e)
 		return true;
-	if (e->have_prog || e->ndevs)
+	if (e->have_prog || e->by_dev)
 		return false;	/* not a packet: no device, no bytes */
-	return (!e->ntgids || tgid_selected(e, r->tgid)) &&
-	       (!e->cpus || cpu_selected(e, r->cpu));
+	return (!e->sel.ntgids || tgid_selected(e, r->tgid)) &&
+	       (!e->sel.cpus || cpu_selected(e, r->cpu));
 }
 
 void expr_dump(const struct expr *e, int level)

@@ -138,8 +138,8 @@ struct source *source_open_live(const struct options *o)
 	 * 64 KiB meant one every 16 records (bench/RESULTS.md, section 3).
 	 * Not when copying with read() (overwrite mode, --no-map): copying
 	 * a quarter of the ring at once let the writer overwrite more
-	 * (measured: section 1's readers lost far more). -N reads what
-	 * there is.
+	 * (measured with the cost benchmark's overwrite-mode readers: far
+	 * more records lost than at 64 KiB). -N reads what there is.
 	 */
 	if (!o->nonblock && o->size_wm < 0) {
 		unsigned long long size = control_ring_size(fd);

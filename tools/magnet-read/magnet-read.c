@@ -218,33 +218,36 @@ enum { OPT_PRINT = 256, OPT_PCAPNG, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
  * never silently ignored.
  */
 static const struct {
-	int opt;
+	char opt;
+	bool arg;			/* it takes one */
 	const char *why;
 } refused[] = {
-	{ 'p', "-p: there is no promiscuous mode to turn off: magnet's probes see the packets this host's kernel sends and receives, and only those" },
-	{ 'I', "-I: there is no monitor mode: magnet's probes are in the network stack, not in a wireless driver" },
-	{ 'B', "-B: magnet's buffers are sized when made (magnetctl buffer add NAME size BYTES), not by the reader" },
-	{ 'y', "-y: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
-	{ 'L', "-L: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
-	{ 'e', "-e: no link-level header is kept: the probes keep packets from their IP header (each journey names its devices)" },
-	{ 'v', "-v: not yet: the journey under each packet is magnet's verbose output; tcpdump -r on the --pcapng file decodes headers verbosely" },
-	{ 'G', "-G: rotating files is not supported yet" },
-	{ 'C', "-C: rotating files is not supported yet" },
-	{ 'W', "-W: rotating files is not supported yet" },
-	{ 'z', "-z: rotating files (and a command after each) is not supported yet" },
-	{ 'Z', "-Z: magnet-read does not drop privileges yet" },
-	{ 'K', "-K: checksums are not verified: tcpdump -r on the --pcapng file does that" },
-	{ 'E', "-E: IPsec is not decrypted" },
-	{ 'M', "-M: TCP-MD5 signatures are not checked" },
-	{ 'T', "-T: packets are decoded as UDP and TCP only" },
-	{ 'O', "-O: the expression is always optimised by libpcap" },
-	{ 'H', "-H: 802.11s headers are not kept" },
-	{ 'J', "-J: magnet's timestamps are CLOCK_MONOTONIC with the wall clock's offset; there is no other type" },
-	{ 'm', "-m: SMI MIB modules are not loaded" },
-	{ 'u', "-u: NFS handles are not decoded" },
-	{ 'Y', "-Y: no BPF parser debugging" },
-	{ 'Q', "-Q: choose a direction in the expression (inbound, outbound)" },
+	{ 'p', false, "-p: there is no promiscuous mode to turn off: magnet's probes see the packets this host's kernel sends and receives, and only those" },
+	{ 'I', false, "-I: there is no monitor mode: magnet's probes are in the network stack, not in a wireless driver" },
+	{ 'B', true, "-B: magnet's buffers are sized when made (magnetctl buffer add NAME size BYTES), not by the reader" },
+	{ 'y', true, "-y: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
+	{ 'L', false, "-L: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
+	{ 'e', false, "-e: no link-level header is kept: the probes keep packets from their IP header (each journey names its devices)" },
+	{ 'v', false, "-v: not yet: the journey under each packet is magnet's verbose output; tcpdump -r on the --pcapng file decodes headers verbosely" },
+	{ 'G', true, "-G: rotating files is not supported yet" },
+	{ 'C', true, "-C: rotating files is not supported yet" },
+	{ 'W', true, "-W: rotating files is not supported yet" },
+	{ 'z', true, "-z: rotating files (and a command after each) is not supported yet" },
+	{ 'Z', true, "-Z: magnet-read does not drop privileges yet" },
+	{ 'K', false, "-K: checksums are not verified: tcpdump -r on the --pcapng file does that" },
+	{ 'E', true, "-E: IPsec is not decrypted" },
+	{ 'M', true, "-M: TCP-MD5 signatures are not checked" },
+	{ 'T', true, "-T: packets are decoded as UDP and TCP only" },
+	{ 'O', false, "-O: the expression is always optimised by libpcap" },
+	{ 'H', false, "-H: 802.11s headers are not kept" },
+	{ 'J', true, "-J: magnet's timestamps are CLOCK_MONOTONIC with the wall clock's offset; there is no other type" },
+	{ 'm', true, "-m: SMI MIB modules are not loaded" },
+	{ 'u', false, "-u: NFS handles are not decoded" },
+	{ 'Y', false, "-Y: no BPF parser debugging" },
+	{ 'Q', true, "-Q: choose a direction in the expression (inbound, outbound)" },
 };
+
+#define NREFUSED	(sizeof(refused) / sizeof(refused[0]))
 
 /* --tgid N[,N...], added to those given before. */
 static void add_tgids(struct options *o, const char *list)
@@ -373,6 +376,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "no-map", no_argument, NULL, OPT_NO_MAP },
 		{}
 	};
+	/* magnet-read's own short options, then the refused ones */
+	char optstring[128] = "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSd";
+	size_t len = strlen(optstring);
 	bool print = false;
 	int dump_level = 0;
 	int opt;
@@ -382,8 +388,13 @@ static void parse_args(int argc, char **argv, struct options *o)
 		.timeout_ms = -1, .snaplen = SNAPLEN_DEFAULT,
 		.journey_timeout_ns = JOURNEY_TIMEOUT_MS * NSEC_PER_MSEC,
 	};
-	while ((opt = getopt_long(argc, argv, "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSdpIB:y:LevG:C:W:z:Z:KE:M:T:OHJ:m:uYQ:", lopts,
-				  NULL)) != -1) {
+	for (size_t k = 0; k < NREFUSED; k++) {
+		optstring[len++] = refused[k].opt;
+		if (refused[k].arg)
+			optstring[len++] = ':';
+	}
+	optstring[len] = 0;
+	while ((opt = getopt_long(argc, argv, optstring, lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b': o->buffer = optarg; break;
 		case 'w': o->write_file = optarg; break;
@@ -482,7 +493,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 			fprintf(stderr, "Try 'magnet-read --help'.\n");
 			exit(2);
 		default:
-			for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++)
+			for (size_t k = 0; k < NREFUSED; k++)
 				if (refused[k].opt == opt)
 					bad_usage(refused[k].why);
 			fprintf(stderr, "Try 'magnet-read --help'.\n");

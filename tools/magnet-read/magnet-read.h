@@ -221,7 +221,7 @@ struct expr_select {
 };
 /*
  * Compile @text (tcpdump's language, pcap-filter(7); NULL or blank: none)
- * and the selectors @sel into *@out. A bad expression: -1, and libpcap's
+ * and the selectors @sel (whose arrays must outlive *@out) into *@out. A bad expression: -1, and libpcap's
  * message in @err.
  */
 int expr_compile(const char *text, const struct expr_select *sel,

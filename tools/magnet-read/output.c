@@ -158,43 +158,72 @@ static bool wall_ns(uint64_t mono, __int128 *wall)
 }
 
 /*
- * Wall clock "HH:MM:SS.NNNNNNNNN", or CLOCK_MONOTONIC seconds if unknown.
- * The seconds are floored, so NNNNNNNNN is never negative: half a second
- * before the epoch is 23:59:59.500000000 (UTC).
+ * @mono as whole seconds and nanoseconds of the wall clock, or of
+ * CLOCK_MONOTONIC if the wall clock is not known (then false). The
+ * seconds are floored, so the nanoseconds are never negative: half a
+ * second before the epoch is -1 and 500000000.
  */
-static const char *fmt_time(char *buf, size_t size, uint64_t mono)
+static bool split_time(uint64_t mono, __int128 *sec, uint64_t *nsec)
 {
-	__int128 wall, sec, nsec;
-	struct tm tm;
-	time_t t;
+	__int128 wall, ns;
 
-	if (wall_ns(mono, &wall)) {
-		sec = wall / (__int128)NSEC_PER_SEC;
-		nsec = wall % (__int128)NSEC_PER_SEC;
-		if (nsec < 0) {
-			nsec += NSEC_PER_SEC;
-			sec--;
-		}
-		/* |sec| < 2^65 / 10^9: a time_t, in a year localtime_r() takes */
-		t = (time_t)sec;
-		if (localtime_r(&t, &tm)) {
-			snprintf(buf, size, "%02d:%02d:%02d.%09u", tm.tm_hour,
-				 tm.tm_min, tm.tm_sec, (unsigned int)nsec);
-			return buf;
-		}
+	if (!wall_ns(mono, &wall)) {
+		*sec = mono / NSEC_PER_SEC;
+		*nsec = mono % NSEC_PER_SEC;
+		return false;
 	}
-	snprintf(buf, size, "%" PRIu64 ".%09" PRIu64,
-		 mono / NSEC_PER_SEC, mono % NSEC_PER_SEC);
-	return buf;
+	*sec = wall / (__int128)NSEC_PER_SEC;
+	ns = wall % (__int128)NSEC_PER_SEC;
+	if (ns < 0) {
+		ns += NSEC_PER_SEC;
+		(*sec)--;
+	}
+	*nsec = (uint64_t)ns;
+	return true;
 }
 
 /* The fraction of a second, to the precision asked: 9 digits or 6. */
-static void put_frac(char *buf, size_t size, uint64_t nsec)
+static void put_frac(char *buf, size_t size, uint64_t nsec, bool micro)
 {
-	if (out.micro)
+	if (micro)
 		snprintf(buf, size, ".%06u", (unsigned int)(nsec / 1000));
 	else
 		snprintf(buf, size, ".%09u", (unsigned int)nsec);
+}
+
+/*
+ * The time of day "HH:MM:SS.FFFFFFFFF" (with @date, "YYYY-MM-DD " first;
+ * with @micro, 6 digits), or CLOCK_MONOTONIC seconds if the wall clock is
+ * not known.
+ */
+static const char *fmt_clock(char *buf, size_t size, uint64_t mono,
+			     bool date, bool micro)
+{
+	char frac[16];
+	__int128 sec;
+	uint64_t nsec;
+	struct tm tm;
+	time_t t;
+	bool known = split_time(mono, &sec, &nsec);
+
+	/* |sec| < 2^65 / 10^9: a time_t, in a year localtime_r() takes */
+	t = (time_t)sec;
+	if (known && localtime_r(&t, &tm) &&
+	    strftime(buf, size > sizeof(frac) ? size - sizeof(frac) : 0,
+		     date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm)) {
+		put_frac(frac, sizeof(frac), nsec, micro);
+		strcat(buf, frac);
+		return buf;
+	}
+	put_frac(frac, sizeof(frac), mono % NSEC_PER_SEC, micro);
+	snprintf(buf, size, "%" PRIu64 "%s", mono / NSEC_PER_SEC, frac);
+	return buf;
+}
+
+/* Wall clock "HH:MM:SS.NNNNNNNNN", or CLOCK_MONOTONIC seconds if unknown. */
+static const char *fmt_time(char *buf, size_t size, uint64_t mono)
+{
+	return fmt_clock(buf, size, mono, false, false);
 }
 
 /* A duration as -ttt and -ttttt print it: "HH:MM:SS.FFFFFFFFF". */
@@ -203,7 +232,7 @@ static void fmt_delta(char *buf, size_t size, uint64_t ns)
 	uint64_t s = ns / NSEC_PER_SEC;
 	char frac[16];
 
-	put_frac(frac, sizeof(frac), ns % NSEC_PER_SEC);
+	put_frac(frac, sizeof(frac), ns % NSEC_PER_SEC, out.micro);
 	snprintf(buf, size, "%02" PRIu64 ":%02u:%02u%s", s / 3600,
 		 (unsigned int)(s / 60 % 60), (unsigned int)(s % 60), frac);
 }
@@ -216,28 +245,23 @@ static void fmt_delta(char *buf, size_t size, uint64_t ns)
  */
 static const char *packet_time(char *buf, size_t size, uint64_t mono)
 {
-	__int128 wall, sec = 0, nsec = 0;
+	__int128 sec;
+	uint64_t nsec;
 	char frac[16];
-	struct tm tm;
-	time_t t;
-	bool known = wall_ns(mono, &wall);
 
 	if (!out.have_first) {
 		out.first = out.prev = mono;
 		out.have_first = true;
 	}
-	if (known) {
-		sec = wall / (__int128)NSEC_PER_SEC;
-		nsec = wall % (__int128)NSEC_PER_SEC;
-		if (nsec < 0) {
-			nsec += NSEC_PER_SEC;
-			sec--;
-		}
-	}
 	switch (out.tstamp) {
 	case 1:
 		buf[0] = 0;
 		return buf;
+	case 2:
+		split_time(mono, &sec, &nsec);
+		put_frac(frac, sizeof(frac), nsec, out.micro);
+		snprintf(buf, size - 1, "%lld%s", (long long)sec, frac);
+		break;
 	case 3:
 		fmt_delta(buf, size - 1, mono >= out.prev ? mono - out.prev : 0);
 		out.prev = mono;
@@ -245,33 +269,8 @@ static const char *packet_time(char *buf, size_t size, uint64_t mono)
 	case 5:
 		fmt_delta(buf, size - 1, mono >= out.first ? mono - out.first : 0);
 		break;
-	case 2:
-		if (!known) {
-			sec = mono / NSEC_PER_SEC;
-			nsec = mono % NSEC_PER_SEC;
-		}
-		put_frac(frac, sizeof(frac), (uint64_t)nsec);
-		snprintf(buf, size - 1, "%lld%s", (long long)sec, frac);
-		break;
-	case 4:
-		t = (time_t)sec;
-		if (known && localtime_r(&t, &tm) &&
-		    strftime(buf, size - sizeof(frac) - 1, "%Y-%m-%d %H:%M:%S",
-			     &tm)) {
-			put_frac(frac, sizeof(frac), (uint64_t)nsec);
-			strcat(buf, frac);
-			break;
-		}
-		fmt_time(buf, size - 1, mono);
-		break;
 	default:
-		fmt_time(buf, size - 1, mono);
-		if (out.micro) {
-			char *dot = strrchr(buf, '.');
-
-			if (dot && strlen(dot) == 10)
-				dot[7] = 0;
-		}
+		fmt_clock(buf, size - 1, mono, out.tstamp == 4, out.micro);
 		break;
 	}
 	strcat(buf, " ");
