@@ -90,7 +90,8 @@ test-programs: $(STATIC)
 # probe sets, the debugfs control files, the mapped reader), one static
 # library linked into each; not installed.
 LIB_SRC   := $(addprefix lib/,nl.c probeset.c control.c mapped.c json.c merge.c \
-	     print.c words.c filter.c f_packet.c f_correlate.c names.c)
+	     print.c words.c filter.c f_packet.c f_header.c f_correlate.c \
+	     names.c pcapfilter.c)
 LIB_HDR   := $(wildcard lib/*.h) include/uapi/linux/magnet.h
 LIB_A     := build/lib/libmagnet-tools.a
 TOOL_CFLAGS := $(USER_CFLAGS) -Ilib
@@ -117,7 +118,7 @@ MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c buffer.c probe.c filte
 build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $(LIB_HDR) \
 		build/lib/libmagnet.a
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) -Ilibmagnet -o $@ $(MAGNETCTL_SRC) $(LIB_A) build/lib/libmagnet.a -lmnl
+	$(CC) $(TOOL_CFLAGS) -Ilibmagnet -o $@ $(MAGNETCTL_SRC) $(LIB_A) build/lib/libmagnet.a -lmnl -lpcap
 
 # magnetd: the daemon (libev, libmnl, libconfuse)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
@@ -126,7 +127,7 @@ MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
 build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lconfuse -lm
+	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lpcap -lconfuse -lm
 
 # libmagnet: the client library, its pkg-config file and the example
 LIBMAGNET_SOVER := 1
@@ -176,7 +177,7 @@ build/test-bin/metrics-unit: tests/host/metrics-unit.c tests/harness.h magnetd/m
 
 build/test-bin/config-unit: tests/host/config-unit.c tests/harness.h magnetd/config.c magnetd/config.h $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) -lconfuse -lmnl
+	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) -lconfuse -lmnl -lpcap
 
 build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libmagnet/libmagnet.c libmagnet/libmagnet.h
 	@mkdir -p $(@D)
@@ -191,11 +192,11 @@ build/test-bin/rules-unit: tests/host/rules-unit.c tests/harness.h kmod/magnet/r
 
 build/test-bin/lib-unit: tests/host/lib-unit.c tests/harness.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) -Itests -o $@ tests/host/lib-unit.c $(LIB_A) -lmnl
+	$(CC) $(TOOL_CFLAGS) -Itests -o $@ tests/host/lib-unit.c $(LIB_A) -lmnl -lpcap
 
 build/test-bin/nl-attrs: tests/host/nl-attrs.c $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) -o $@ tests/host/nl-attrs.c $(LIB_A) -lmnl
+	$(CC) $(TOOL_CFLAGS) -o $@ tests/host/nl-attrs.c $(LIB_A) -lmnl -lpcap
 
 build/test-bin/magnetd-client: tests/bin/magnetd-client.c
 	@mkdir -p $(@D)
@@ -261,7 +262,7 @@ FUZZ_request := tests/fuzz/request.c tests/host/daemon-stubs.c magnetd/server.c 
 FUZZ_reply   := tests/fuzz/reply.c
 FUZZ_LIBS_trace   := -lmnl -lpcap
 FUZZ_LIBS_expr    := -lmnl -lpcap
-FUZZ_LIBS_config  := -lconfuse -lmnl
+FUZZ_LIBS_config  := -lconfuse -lmnl -lpcap
 FUZZ_LIBS_request := -lev -lm
 FUZZ_HDRS    := $(MR_HEADERS) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
 		include/uapi/linux/magnet.h
@@ -289,7 +290,7 @@ build/fuzz/.clang:
 
 SAN_UNITS := config-unit metrics-unit libmagnet-unit server-unit
 build/fuzz/san/config-unit: tests/host/config-unit.c magnetd/config.c $(LIB_SRC)
-build/fuzz/san/config-unit: SAN_LIBS := -lconfuse -lmnl
+build/fuzz/san/config-unit: SAN_LIBS := -lconfuse -lmnl -lpcap
 build/fuzz/san/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c
 build/fuzz/san/metrics-unit: SAN_LIBS := -lm
 build/fuzz/san/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c
@@ -412,7 +413,7 @@ DKMSDIR := $(DESTDIR)/usr/src/magnet-$(VERSION)
 install: modules tools
 	install -D -m 644 $(KOUT)/kmod/magnet/magnet.ko $(MODDIR)/magnet.ko
 	install -D -m 644 -t $(MODDIR) $(KOUT)/filters/magnet_pktfilter.ko \
-		$(KOUT)/filters/magnet_correlate.ko
+		$(KOUT)/filters/magnet_correlate.ko $(KOUT)/filters/magnet_pcap.ko
 	install -D -m 755 build/bin/magnet-read $(DESTDIR)$(PREFIX)/bin/magnet-read
 	install -D -m 644 tools/magnet-read/magnet-read.1 $(DESTDIR)$(PREFIX)/share/man/man1/magnet-read.1
 	install -D -m 755 build/bin/magnetctl $(DESTDIR)$(PREFIX)/sbin/magnetctl
@@ -453,7 +454,7 @@ install: modules tools
 
 uninstall:
 	rm -f $(MODDIR)/magnet.ko $(MODDIR)/magnet_pktfilter.ko \
-	      $(MODDIR)/magnet_correlate.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
+	      $(MODDIR)/magnet_correlate.ko $(MODDIR)/magnet_pcap.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
 	      $(DESTDIR)$(PREFIX)/include/linux/magnet.h \
 	      $(DESTDIR)$(PREFIX)/sbin/magnetctl \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8 \

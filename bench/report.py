@@ -387,6 +387,7 @@ STREAM = [
     ("paper", "tcpdump-snap-4000", "tcpdump -s 4000"),
     ("filter", "none", "nothing capturing"),
     ("filter", "magnet-thread", "magnet -s 96 at dev-xmit, tgid rule: the monitored sender"),
+    ("filter", "magnet-expression", "magnet -s 96 at dev-xmit, packet rule: udp dst port 5001, in the kernel"),
     ("filter", "magnet-unfiltered", "magnet -s 96 at dev-xmit, no rule"),
     ("filter", "tcpdump-port", "tcpdump -s 96 udp port 5001"),
     ("filter", "tcpdump-unfiltered", "tcpdump -s 96, no filter"),
@@ -443,6 +444,19 @@ def stream_targets(st):
         a, b = med(m, f), med(t, f)
         if a is not None and b is not None:
             rows.append((what, (fmt + " against " + fmt) % (a, b), sign * (a - b) >= 0))
+    # The expression in the kernel against tcpdump's filter, with the
+    # competing stream: what each costs the monitored stream.
+    fnone = stream_runs(st, "filter", "none")
+    fk = {}
+    for case in ("magnet-expression", "tcpdump-port"):
+        v = [r["rx"] / fnone[i]["rx"] for i, r in stream_runs(st, "filter", case).items()
+             if i in fnone and fnone[i]["rx"]]
+        fk[case] = statistics.median(v) if v else None
+    if fk["magnet-expression"] is not None and fk["tcpdump-port"] is not None:
+        a, b = fk["magnet-expression"], fk["tcpdump-port"]
+        rows.append(("the expression in the kernel (udp dst port 5001) costs the monitored "
+                     "stream, with a competing one, no more than tcpdump's filter: kept ≥",
+                     "%.2f against %.2f" % (a, b), a >= b))
     lossless = [c for _, c, _ in STREAM if c.startswith("tcpdump-") and
                 stream_runs(st, "paper", c) and
                 max(dropped(i, r) for i, r in stream_runs(st, "paper", c).items()) == 0]
@@ -520,8 +534,9 @@ def stream_section(st, plots):
           "competing stream\n\nA second unpaced stream (port 5002) leaves CPU 0 at the same "
           "time; only the first (port 5001) is of interest. Both tools capture at one "
           "point (magnet: the dev-xmit probe, 96 B of each packet). magnet keeps the "
-          "monitored sender's records with a tgid rule, in the kernel, before anything "
-          "is written; tcpdump's filter runs on the interface, where both streams pass.",
+          "monitored sender's records with a tgid rule, or with the expression tcpdump "
+          "is given (a packet rule), in the kernel, before anything is written; "
+          "tcpdump's filter runs on the interface, where both streams pass.",
           ["monitored Mbit/s", "× nothing", "competing Mbit/s", "capture CPU",
            "captured per monitored datagram", "dropped"],
           lambda rs, base: [fmt_spread([mbits(r) for r in rs.values()], "%.0f"),
@@ -606,7 +621,8 @@ def main():
     args = ap.parse_args()
     runs, unavailable, other, kernel, tp, st, info = parse(args.log)
     base, rows = cost_rows(runs)
-    if base is None and not tp and not st and not any(k[0] == "scaling" for k in runs):
+    if base is None and not tp and not st and \
+            not any(k[0] in ("scaling", "pfilter") for k in runs):
         print("bench: no benchmark figures in %s" % args.log, file=sys.stderr)
         return 1
     os.makedirs(args.plots, exist_ok=True)
@@ -662,6 +678,10 @@ def main():
         out.extend(scaling_section(runs))
     else:
         out.extend(earlier.get("4", []))
+    if any(k[0] == "pfilter" for k in runs):
+        out.extend(pfilter_section(runs))
+    else:
+        out.extend(earlier.get("5", []))
     out.append("### Where TCG distorts\n")
     out.append(TCG_NOTE + "\n")
     if other:
@@ -705,6 +725,61 @@ def earlier_sections(path):
         elif cur:
             sections[cur].append(line)
     return sections
+
+
+PFILTER = [
+    ("header-drop", "header rule (proto udp dport 5001)"),
+    ("packet-drop", "packet rule, tcpdump's language: udp dst port 5001"),
+    ("packet-drop-long", "packet rule, a longer expression (4 clauses)"),
+]
+
+
+def pfilter_section(runs):
+    """5. A packet the filter drops: the expression in the kernel against
+    the header rule, at the send call and at IP output."""
+    out = ["## 5. The packet filter in the kernel\n",
+           "sendto() of 32-byte UDP datagrams to port 5002 in a loop on CPU 0, one "
+           "magnet packet probe with one include rule for port 5001, so that the rule "
+           "drops every packet. socket: the send call (udp-send.socket; a blackhole "
+           "route ends each call after it), where the expression sees headers built "
+           "from the socket and the call. ip: IP output (udp-send.ip; over loopback "
+           "to a socket that reads nothing), where it reads the skb. Added is the "
+           "cost over the same loop without a probe; the ratio is the expression's "
+           "added cost over the header rule's, from same-numbered runs.\n",
+           "| layer | case | ns per call | added | × header rule |",
+           "|---|---|---|---|---|"]
+    rows = []
+    for layer in ("socket", "ip"):
+        none = runs.get(("pfilter", layer + "-none"))
+        if not none:
+            continue
+        base = statistics.median(none.values())
+        out.append("| %s | no probe | %s | | |" % (layer, fmt_spread(list(none.values()), "%.0f")))
+        hdr = runs.get(("pfilter", layer + "-header-drop"), {})
+        for case, what in PFILTER:
+            r = runs.get(("pfilter", "%s-%s" % (layer, case)))
+            if not r:
+                continue
+            added = [v - none.get(i, base) for i, v in r.items()]
+            ratio = [(r[i] - none[i]) / (hdr[i] - none[i]) for i in r
+                     if i in hdr and i in none and hdr[i] - none[i] > 0]
+            out.append("| %s | %s | %s | %s | %s |" % (
+                layer, what, fmt_spread(list(r.values()), "%.0f"),
+                fmt_spread(added, "%+.0f"),
+                fmt_spread(ratio, "%.2f") if case != "header-drop" and ratio else ""))
+            if case == "packet-drop" and ratio:
+                rows.append((layer, statistics.median(ratio)))
+    if len(out) == 4:
+        return []
+    out.append("")
+    if rows:
+        out.append("| target | measured | met |")
+        out.append("|---|---|---|")
+        for layer, v in rows:
+            out.append("| a packet the expression drops costs ≤ 1.2× a header-rule drop (%s) "
+                       "| %.2f | %s |" % (layer, v, "yes" if v <= 1.2 else "no"))
+        out.append("")
+    return out
 
 
 def scaling_section(runs):

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnet_pktfilter: filter type "packet" -- match the packets (or
- * sockets) of network events by protocol, address prefix and port.
+ * magnet_pktfilter: filter type "header" -- match the packets (or
+ * sockets) of network events by protocol, address prefix and port, the
+ * fixed fields of a header rule. (Filter type "packet", magnet_pcap,
+ * takes tcpdump's whole language.)
  *
- *   magnetctl filter add rx packet proto udp dport 5001
- *   magnetctl filter add rx exclude packet host 10.0.0.0/8
+ *   magnetctl filter add rx header proto udp dport 5001
+ *   magnetctl filter add rx exclude header host 10.0.0.0/8
  *
  * Works on events whose hits carry a packet or a socket
- * (magnet_event_object_type()): netif_receive, net_start_xmit, skb_free
- * (packets) and tcp_send (socket). Packets are read with
+ * (magnet_event_object_type()): the packet probes, whose payload is the
+ * struct magnet_packet parsed already; netif_receive, net_start_xmit,
+ * skb_free (packets) and tcp_send (socket). Packets are read with
  * skb_header_pointer(), so headers in paged data are found too; a packet
  * that is not IPv4 or IPv6, or too short for what the rule asks, does not
  * match. IPv6 extension headers are skipped to find the ports.
@@ -49,25 +52,34 @@ struct pktfilter {
 
 /*
  * What a rule looks at: the packet or socket parsed as a packet probe's
- * record would show it (magnet_packet_parse_ip/sock() of the core).
+ * record would show it (a packet probe's payload is that record's;
+ * magnet_packet_parse_ip/sock() of the core for the others). NULL: none.
  */
-static bool flow_from_hit(const struct magnet_hit *hit,
-			  struct magnet_packet *pk)
+static const struct magnet_packet *flow_from_hit(const struct magnet_hit *hit,
+						 struct magnet_packet *pk)
 {
 	const struct sk_buff *skb = hit->object;
+	bool ok;
 
 	if (!hit->object)
-		return false;
+		return NULL;
+	if (magnet_event_object_type(hit->event) == MAGNET_OBJECT_PACKET)
+		return hit->payload;
+	memset(pk, 0, sizeof(*pk));
 	switch (magnet_event_object_type(hit->event)) {
 	case MAGNET_OBJECT_SKB_RX:
-		return magnet_packet_parse_ip(skb, 0, pk);
+		ok = magnet_packet_parse_ip(skb, 0, pk);
+		break;
 	case MAGNET_OBJECT_SKB:
-		return magnet_packet_parse_ip(skb, skb_network_offset(skb), pk);
+		ok = magnet_packet_parse_ip(skb, skb_network_offset(skb), pk);
+		break;
 	case MAGNET_OBJECT_SOCK:
-		return magnet_packet_parse_sock(hit->object, pk);
+		ok = magnet_packet_parse_sock(hit->object, pk);
+		break;
 	default:
-		return false;
+		ok = false;
 	}
+	return ok ? pk : NULL;
 }
 
 static bool prefix_match(const struct prefix *p, u8 family, const void *addr)
@@ -85,27 +97,29 @@ static bool prefix_match(const struct prefix *p, u8 family, const void *addr)
 static bool pktfilter_match(void *state, const struct magnet_hit *hit)
 {
 	const struct pktfilter *pf = state;
-	struct magnet_packet pk = {};
+	const struct magnet_packet *pk;
+	struct magnet_packet parsed;
 	u16 sport, dport;
 
-	if (!flow_from_hit(hit, &pk))
+	pk = flow_from_hit(hit, &parsed);
+	if (!pk)
 		return false;
-	if ((pf->has & HAS_PROTO) && pk.proto != pf->proto)
+	if ((pf->has & HAS_PROTO) && pk->proto != pf->proto)
 		return false;
-	if (pf->src.family && !prefix_match(&pf->src, pk.family, pk.saddr))
+	if (pf->src.family && !prefix_match(&pf->src, pk->family, pk->saddr))
 		return false;
-	if (pf->dst.family && !prefix_match(&pf->dst, pk.family, pk.daddr))
+	if (pf->dst.family && !prefix_match(&pf->dst, pk->family, pk->daddr))
 		return false;
-	if (pf->host.family && !prefix_match(&pf->host, pk.family, pk.saddr) &&
-	    !prefix_match(&pf->host, pk.family, pk.daddr))
+	if (pf->host.family && !prefix_match(&pf->host, pk->family, pk->saddr) &&
+	    !prefix_match(&pf->host, pk->family, pk->daddr))
 		return false;
 	if (!(pf->has & HAS_PORTS))
 		return true;
 	/* Set only for protocols that have ports, and once they are read. */
-	if (!(pk.flags & MAGNET_PKT_ADDRS))
+	if (!(pk->flags & MAGNET_PKT_ADDRS))
 		return false;
-	sport = ntohs(pk.sport);
-	dport = ntohs(pk.dport);
+	sport = ntohs(pk->sport);
+	dport = ntohs(pk->dport);
 	if ((pf->has & HAS_SPORT) && sport != pf->sport)
 		return false;
 	if ((pf->has & HAS_DPORT) && dport != pf->dport)
@@ -115,17 +129,17 @@ static bool pktfilter_match(void *state, const struct magnet_hit *hit)
 	return true;
 }
 
-static const struct nla_policy pktfilter_policy[MAGNET_PACKET_MAX + 1] = {
-	[MAGNET_PACKET_PROTO] = { .type = NLA_U8 },
-	[MAGNET_PACKET_SRC] = { .type = NLA_BINARY, .len = 16 },
-	[MAGNET_PACKET_SRC_PREFIX] = NLA_POLICY_MAX(NLA_U8, 128),
-	[MAGNET_PACKET_DST] = { .type = NLA_BINARY, .len = 16 },
-	[MAGNET_PACKET_DST_PREFIX] = NLA_POLICY_MAX(NLA_U8, 128),
-	[MAGNET_PACKET_HOST] = { .type = NLA_BINARY, .len = 16 },
-	[MAGNET_PACKET_HOST_PREFIX] = NLA_POLICY_MAX(NLA_U8, 128),
-	[MAGNET_PACKET_SPORT] = { .type = NLA_U16 },
-	[MAGNET_PACKET_DPORT] = { .type = NLA_U16 },
-	[MAGNET_PACKET_PORT] = { .type = NLA_U16 },
+static const struct nla_policy pktfilter_policy[MAGNET_HEADER_MAX + 1] = {
+	[MAGNET_HEADER_PROTO] = { .type = NLA_U8 },
+	[MAGNET_HEADER_SRC] = { .type = NLA_BINARY, .len = 16 },
+	[MAGNET_HEADER_SRC_PREFIX] = NLA_POLICY_MAX(NLA_U8, 128),
+	[MAGNET_HEADER_DST] = { .type = NLA_BINARY, .len = 16 },
+	[MAGNET_HEADER_DST_PREFIX] = NLA_POLICY_MAX(NLA_U8, 128),
+	[MAGNET_HEADER_HOST] = { .type = NLA_BINARY, .len = 16 },
+	[MAGNET_HEADER_HOST_PREFIX] = NLA_POLICY_MAX(NLA_U8, 128),
+	[MAGNET_HEADER_SPORT] = { .type = NLA_U16 },
+	[MAGNET_HEADER_DPORT] = { .type = NLA_U16 },
+	[MAGNET_HEADER_PORT] = { .type = NLA_U16 },
 };
 
 /* Fill @p from address attribute @addr and prefix attribute @len. */
@@ -181,50 +195,51 @@ static void *pktfilter_create(struct magnet_filter_ctx *ctx,
 	int err;
 
 	switch (magnet_event_object_type(ctx->event)) {
+	case MAGNET_OBJECT_PACKET:
 	case MAGNET_OBJECT_SKB:
 	case MAGNET_OBJECT_SKB_RX:
 	case MAGNET_OBJECT_SOCK:
 		break;
 	default:
 		NL_SET_ERR_MSG(extack,
-			       "the packet filter needs a probe whose hits concern a packet or socket (netif_receive, net_start_xmit, skb_free, tcp_send)");
+			       "the header filter needs a probe whose hits concern a packet or socket (a packet probe, netif_receive, net_start_xmit, skb_free, tcp_send)");
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 
 	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
 	if (!pf)
 		return ERR_PTR(-ENOMEM);
-	err = parse_prefix(&pf->src, tb[MAGNET_PACKET_SRC],
-			   tb[MAGNET_PACKET_SRC_PREFIX], extack) ?:
-	      parse_prefix(&pf->dst, tb[MAGNET_PACKET_DST],
-			   tb[MAGNET_PACKET_DST_PREFIX], extack) ?:
-	      parse_prefix(&pf->host, tb[MAGNET_PACKET_HOST],
-			   tb[MAGNET_PACKET_HOST_PREFIX], extack);
+	err = parse_prefix(&pf->src, tb[MAGNET_HEADER_SRC],
+			   tb[MAGNET_HEADER_SRC_PREFIX], extack) ?:
+	      parse_prefix(&pf->dst, tb[MAGNET_HEADER_DST],
+			   tb[MAGNET_HEADER_DST_PREFIX], extack) ?:
+	      parse_prefix(&pf->host, tb[MAGNET_HEADER_HOST],
+			   tb[MAGNET_HEADER_HOST_PREFIX], extack);
 	if (err) {
 		kfree(pf);
 		return ERR_PTR(err);
 	}
-	if (tb[MAGNET_PACKET_PROTO]) {
+	if (tb[MAGNET_HEADER_PROTO]) {
 		pf->has |= HAS_PROTO;
-		pf->proto = nla_get_u8(tb[MAGNET_PACKET_PROTO]);
+		pf->proto = nla_get_u8(tb[MAGNET_HEADER_PROTO]);
 	}
-	if (tb[MAGNET_PACKET_SPORT]) {
+	if (tb[MAGNET_HEADER_SPORT]) {
 		pf->has |= HAS_SPORT;
-		pf->sport = nla_get_u16(tb[MAGNET_PACKET_SPORT]);
+		pf->sport = nla_get_u16(tb[MAGNET_HEADER_SPORT]);
 	}
-	if (tb[MAGNET_PACKET_DPORT]) {
+	if (tb[MAGNET_HEADER_DPORT]) {
 		pf->has |= HAS_DPORT;
-		pf->dport = nla_get_u16(tb[MAGNET_PACKET_DPORT]);
+		pf->dport = nla_get_u16(tb[MAGNET_HEADER_DPORT]);
 	}
-	if (tb[MAGNET_PACKET_PORT]) {
+	if (tb[MAGNET_HEADER_PORT]) {
 		pf->has |= HAS_PORT;
-		pf->port = nla_get_u16(tb[MAGNET_PACKET_PORT]);
+		pf->port = nla_get_u16(tb[MAGNET_HEADER_PORT]);
 	}
 	if (!pf->has && !pf->src.family && !pf->dst.family &&
 	    !pf->host.family) {
 		kfree(pf);
 		NL_SET_ERR_MSG(extack,
-			       "the packet filter needs a protocol, an address or a port");
+			       "the header filter needs a protocol, an address or a port");
 		return ERR_PTR(-EINVAL);
 	}
 	return pf;
@@ -248,19 +263,19 @@ static int pktfilter_fill_config(struct sk_buff *msg, void *state)
 	const struct pktfilter *pf = state;
 
 	if (((pf->has & HAS_PROTO) &&
-	     nla_put_u8(msg, MAGNET_PACKET_PROTO, pf->proto)) ||
-	    put_prefix(msg, &pf->src, MAGNET_PACKET_SRC,
-		       MAGNET_PACKET_SRC_PREFIX) ||
-	    put_prefix(msg, &pf->dst, MAGNET_PACKET_DST,
-		       MAGNET_PACKET_DST_PREFIX) ||
-	    put_prefix(msg, &pf->host, MAGNET_PACKET_HOST,
-		       MAGNET_PACKET_HOST_PREFIX) ||
+	     nla_put_u8(msg, MAGNET_HEADER_PROTO, pf->proto)) ||
+	    put_prefix(msg, &pf->src, MAGNET_HEADER_SRC,
+		       MAGNET_HEADER_SRC_PREFIX) ||
+	    put_prefix(msg, &pf->dst, MAGNET_HEADER_DST,
+		       MAGNET_HEADER_DST_PREFIX) ||
+	    put_prefix(msg, &pf->host, MAGNET_HEADER_HOST,
+		       MAGNET_HEADER_HOST_PREFIX) ||
 	    ((pf->has & HAS_SPORT) &&
-	     nla_put_u16(msg, MAGNET_PACKET_SPORT, pf->sport)) ||
+	     nla_put_u16(msg, MAGNET_HEADER_SPORT, pf->sport)) ||
 	    ((pf->has & HAS_DPORT) &&
-	     nla_put_u16(msg, MAGNET_PACKET_DPORT, pf->dport)) ||
+	     nla_put_u16(msg, MAGNET_HEADER_DPORT, pf->dport)) ||
 	    ((pf->has & HAS_PORT) &&
-	     nla_put_u16(msg, MAGNET_PACKET_PORT, pf->port)))
+	     nla_put_u16(msg, MAGNET_HEADER_PORT, pf->port)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -271,9 +286,9 @@ static void pktfilter_destroy(void *state)
 }
 
 static struct magnet_filter_type pktfilter_type = {
-	.name = "packet",
+	.name = "header",
 	.policy = pktfilter_policy,
-	.maxattr = MAGNET_PACKET_MAX,
+	.maxattr = MAGNET_HEADER_MAX,
 	.create = pktfilter_create,
 	.match = pktfilter_match,
 	.fill_config = pktfilter_fill_config,
@@ -293,6 +308,6 @@ static void __exit pktfilter_exit(void)
 module_init(pktfilter_init);
 module_exit(pktfilter_exit);
 
-MODULE_DESCRIPTION("magnet filter type \"packet\": protocol, address prefix and port");
+MODULE_DESCRIPTION("magnet filter type \"header\": protocol, address prefix and port");
 MODULE_AUTHOR("magnet developers");
 MODULE_LICENSE("GPL");

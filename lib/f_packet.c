@@ -1,52 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Filter type "packet" (the kernel's magnet_pktfilter module): a packet
- * probe's hits by protocol, addresses and ports.
+ * Filter type "packet" (the kernel's magnet_pcap module): tcpdump's filter
+ * language. Every word after "packet" is the expression; libpcap compiles
+ * it (pcapfilter.c) and the kernel runs the program on each hit's packet
+ * before anything is logged.
  *
- *	packet [proto P] [src A[/N]] [dst A[/N]] [host A[/N]]
- *	       [sport N] [dport N] [port N]
+ *	packet EXPRESSION...	e.g.  packet udp dst port 5001
+ *
+ * Listed as the expression it was compiled from, quoted, and the hits it
+ * let through undecided (what the probe does not know: see "Filtering and
+ * sampling" in the uapi header).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <sys/socket.h>
 
 #include "filter.h"
+#include "pcapfilter.h"
 #include "print.h"
 
-struct packet_addr {
-	uint8_t bytes[16];
-	size_t len;			/* 4 or 16 */
-	int prefix;			/* bits compared, -1: not given */
-};
-
 struct packet_state {
-	uint32_t given;			/* by MAGNET_PACKET_* */
-	uint8_t proto;
-	struct packet_addr addr[MAGNET_PACKET_MAX + 1];	/* SRC, DST, HOST */
-	uint16_t port[MAGNET_PACKET_MAX + 1];		/* SPORT, DPORT, PORT */
+	char text[MAGNET_PACKET_TEXT_MAX];
 };
 
 _Static_assert(sizeof(struct packet_state) <= FILTER_TYPE_STATE,
 	       "packet state");
 
-static const char *const words[] = {
-	"proto", "src", "dst", "host", "sport", "dport", "port", NULL,
-};
+static const char *const words[] = { NULL };
 
-/* The words, by attribute. */
-static const char *const keys[MAGNET_PACKET_MAX + 1] = {
-	[MAGNET_PACKET_PROTO]	= "proto",
-	[MAGNET_PACKET_SRC]	= "src",
-	[MAGNET_PACKET_DST]	= "dst",
-	[MAGNET_PACKET_HOST]	= "host",
-	[MAGNET_PACKET_SPORT]	= "sport",
-	[MAGNET_PACKET_DPORT]	= "dport",
-	[MAGNET_PACKET_PORT]	= "port",
+/* The fixed-field rule's words, which the old "packet" rule took. */
+static const char *const header_words[] = {
+	"proto", "src", "dst", "sport", "dport", NULL,
 };
 
 static struct packet_state *state(const struct filter_rule *r)
@@ -54,49 +40,27 @@ static struct packet_state *state(const struct filter_rule *r)
 	return (struct packet_state *)r->state;
 }
 
-/* The prefix attribute that goes with an address attribute. */
-static uint16_t prefix_attr(int type)
+/* Compile @text; the program's size checked against the kernel's limit. */
+static int compile(const char *text, struct bpf_program *prog,
+		   struct parse_error *e)
 {
-	switch (type) {
-	case MAGNET_PACKET_SRC:
-		return MAGNET_PACKET_SRC_PREFIX;
-	case MAGNET_PACKET_DST:
-		return MAGNET_PACKET_DST_PREFIX;
-	default:
-		return MAGNET_PACKET_HOST_PREFIX;
-	}
-}
+	char err[PCAP_ERRBUF_SIZE + 64];
+	size_t n;
 
-/* ADDR or ADDR/LEN, IPv4 or IPv6. */
-static int parse_addr(const char *s, const char *key,
-		      struct packet_addr *addr, struct parse_error *e)
-{
-	const char *slash = strchr(s, '/');
-	size_t len = slash ? (size_t)(slash - s) : strlen(s);
-	char text[INET6_ADDRSTRLEN];
-	uint64_t bits;
-
-	addr->len = 0;
-	addr->prefix = -1;
-	if (len < sizeof(text)) {
-		memcpy(text, s, len);
-		text[len] = '\0';
-		if (inet_pton(AF_INET, text, addr->bytes) == 1)
-			addr->len = 4;
-		else if (inet_pton(AF_INET6, text, addr->bytes) == 1)
-			addr->len = 16;
+	if (pcapfilter_compile(text, prog, err, sizeof(err))) {
+		n = strcspn(text, " ");
+		for (const char *const *w = header_words; *w; w++)
+			if (strlen(*w) == n && !strncmp(text, *w, n))
+				return parse_fail(e, "packet: %s (\"packet\" takes tcpdump's language now; the rule in these words is \"header %s\")",
+						  err, text);
+		return parse_fail(e, "packet: %s", err);
 	}
-	if (!addr->len)
-		return parse_fail(e, "bad address \"%s\" after \"%s\": expected an IPv4 or IPv6 address, optionally with /LEN",
-				  s, key);
-	if (!slash)
-		return 0;
-	if (!slash[1] || slash[1 + strspn(slash + 1, "0123456789")] ||
-	    word_uint(slash + 1, 0, addr->len * 8, "prefix length", &bits, e))
-		return parse_fail(e, "bad prefix length in \"%s\": expected /0 to /%zu for an %s address",
-				  s, addr->len * 8,
-				  addr->len == 4 ? "IPv4" : "IPv6");
-	addr->prefix = bits;
+	if (prog->bf_len > MAGNET_PACKET_INSNS_MAX) {
+		n = prog->bf_len;
+		pcap_freecode(prog);
+		return parse_fail(e, "packet: the expression compiles to %zu instructions; the kernel runs at most %d",
+				  n, MAGNET_PACKET_INSNS_MAX);
+	}
 	return 0;
 }
 
@@ -104,52 +68,27 @@ static int parse(struct filter_rule *r, const char *key, const char *value,
 		 struct parse_error *e)
 {
 	struct packet_state *p = state(r);
-	uint64_t v;
-	int type, proto;
+	struct bpf_program prog;
 
-	for (type = 1; type <= MAGNET_PACKET_MAX; type++)
-		if (keys[type] && !strcmp(keys[type], key))
-			break;
-	if (p->given & (1U << type))
-		return parse_fail(e, "\"%s\" given twice", key);
-	p->given |= 1U << type;
-	switch (type) {
-	case MAGNET_PACKET_PROTO:
-		proto = ip_protocol_number(value);
-		if (proto < 0 && word_uint(value, 0, 255, "protocol", &v, e))
-			return parse_fail(e, "bad protocol \"%s\": expected tcp, udp, icmp, icmp6, sctp, udplite, dccp or a number from 0 to 255",
-					  value);
-		p->proto = proto < 0 ? v : (uint64_t)proto;
-		return 0;
-	case MAGNET_PACKET_SRC:
-	case MAGNET_PACKET_DST:
-	case MAGNET_PACKET_HOST:
-		return parse_addr(value, key, &p->addr[type], e);
-	default:
-		if (word_uint(value, 0, UINT16_MAX, key, &v, e))
-			return -1;
-		p->port[type] = v;
-		return 0;
-	}
+	(void)key;
+	if (pcapfilter_blank(value))
+		return parse_fail(e, "\"packet\" needs an expression, in tcpdump's language (pcap-filter(7)), e.g. \"packet udp port 5001\"");
+	if (strlen(value) >= sizeof(p->text))
+		return parse_fail(e, "packet: the expression is longer than %d bytes",
+				  MAGNET_PACKET_TEXT_MAX - 1);
+	if (compile(value, &prog, e))
+		return -1;
+	pcap_freecode(&prog);
+	snprintf(p->text, sizeof(p->text), "%s", value);
+	return 0;
 }
 
 static int check(const struct filter_rule *r, const char *probe,
 		 struct parse_error *e)
 {
-	const struct packet_state *p = state(r);
-	size_t family = 0;
-	int i;
-
 	(void)probe;
-	if (!p->given)
-		return parse_fail(e, "\"packet\" needs at least one of proto, src, dst, host, sport, dport or port");
-	for (i = MAGNET_PACKET_SRC; i <= MAGNET_PACKET_HOST; i++) {
-		if (!(p->given & (1U << i)))
-			continue;
-		if (family && p->addr[i].len != family)
-			return parse_fail(e, "src, dst and host mix IPv4 and IPv6: the rule could never match");
-		family = p->addr[i].len;
-	}
+	if (!state(r)->text[0])
+		return parse_fail(e, "\"packet\" needs an expression, in tcpdump's language (pcap-filter(7)), e.g. \"packet udp port 5001\"");
 	return 0;
 }
 
@@ -157,104 +96,66 @@ static int encode(struct nl_ctx *nl, const struct filter_rule *r,
 		  struct nlmsghdr *nlh)
 {
 	const struct packet_state *p = state(r);
-	const struct packet_addr *addr;
-	int i;
+	struct bpf_program prog;
+	struct parse_error e;
+	struct sock_filter_ {
+		uint16_t code;
+		uint8_t jt, jf;
+		uint32_t k;
+	};
 
-	(void)nl;
-	for (i = 1; i <= MAGNET_PACKET_MAX; i++) {
-		if (!(p->given & (1U << i)))
-			continue;
-		switch (i) {
-		case MAGNET_PACKET_PROTO:
-			mnl_attr_put_u8(nlh, i, p->proto);
-			break;
-		case MAGNET_PACKET_SRC:
-		case MAGNET_PACKET_DST:
-		case MAGNET_PACKET_HOST:
-			addr = &p->addr[i];
-			mnl_attr_put(nlh, i, addr->len, addr->bytes);
-			if (addr->prefix >= 0)
-				mnl_attr_put_u8(nlh, prefix_attr(i),
-						addr->prefix);
-			break;
-		default:
-			mnl_attr_put_u16(nlh, i, p->port[i]);
-		}
-	}
+	_Static_assert(sizeof(struct bpf_insn) == sizeof(struct sock_filter_),
+		       "libpcap's instruction is the kernel's");
+	if (compile(p->text, &prog, &e))
+		return nl_fail(nl, EINVAL, "%s", e.text);
+	mnl_attr_put(nlh, MAGNET_PACKET_PROGRAM,
+		     prog.bf_len * sizeof(struct bpf_insn), prog.bf_insns);
+	mnl_attr_put_strz(nlh, MAGNET_PACKET_TEXT, p->text);
+	pcap_freecode(&prog);
 	return 0;
-}
-
-/* JSON "src": "ADDR", "src_prefix": N; text " src ADDR/N". */
-static void print_addr(const struct nlattr **pt, int type)
-{
-	const struct nlattr *attr = pt[type];
-	const struct nlattr *prefix = pt[prefix_attr(type)];
-	const char *key = keys[type];
-	char addr[INET6_ADDRSTRLEN], prefix_key[16];
-	size_t len;
-
-	if (!attr)
-		return;
-	len = mnl_attr_get_payload_len(attr);
-	if ((len != 4 && len != 16) ||
-	    !inet_ntop(len == 4 ? AF_INET : AF_INET6,
-		       mnl_attr_get_payload(attr), addr, sizeof(addr)))
-		return;		/* not an address we know */
-	print_word(key);
-	print_string(PRINT_ANY, key, " %s", addr);
-	if (prefix) {
-		snprintf(prefix_key, sizeof(prefix_key), "%s_prefix", key);
-		print_u64(PRINT_ANY, prefix_key, "/%" PRIu64,
-			  attr_uint(prefix));
-	}
 }
 
 static int validate(const struct nlattr *config, const struct nlattr *stats)
 {
-	const struct nlattr *pt[MAGNET_PACKET_MAX + 1];
+	const struct nlattr *tb[MAGNET_PACKET_MAX + 1];
 
-	(void)stats;
-	return config ? parse_packet_attrs(config, pt) : 0;
+	return (config && parse_packet_attrs(config, tb)) ||
+	       (stats && parse_packet_attrs(stats, tb)) ? -1 : 0;
 }
 
 static void print(const struct nlattr *config, const struct nlattr *stats)
 {
-	const struct nlattr *pt[MAGNET_PACKET_MAX + 1];
-	const char *name;
-	uint64_t proto;
-	int type;
+	const struct nlattr *ct[MAGNET_PACKET_MAX + 1];
+	const struct nlattr *st[MAGNET_PACKET_MAX + 1];
 
-	(void)stats;
-	if (!config || parse_packet_attrs(config, pt))
-		return;
-	print_open_object("config");
-	if (pt[MAGNET_PACKET_PROTO]) {
-		proto = attr_uint(pt[MAGNET_PACKET_PROTO]);
-		name = ip_protocol_name(proto);
-		print_word("proto");
-		print_u64(PRINT_JSON, "proto", NULL, proto);
-		if (name)
-			print_string(PRINT_TEXT, NULL, " %s", name);
-		else
-			print_u64(PRINT_TEXT, NULL, " %" PRIu64, proto);
+	if (config && !parse_packet_attrs(config, ct)) {
+		print_open_object("config");
+		if (ct[MAGNET_PACKET_TEXT])
+			print_string(PRINT_ANY, "expression", " \"%s\"",
+				     mnl_attr_get_str(ct[MAGNET_PACKET_TEXT]));
+		if (ct[MAGNET_PACKET_PROGRAM])
+			print_u64(ct[MAGNET_PACKET_TEXT] ? PRINT_JSON :
+							   PRINT_ANY,
+				  "instructions", " (%" PRIu64 " instructions)",
+				  mnl_attr_get_payload_len(ct[MAGNET_PACKET_PROGRAM]) /
+				  sizeof(struct bpf_insn));
+		print_close_object();
 	}
-	print_addr(pt, MAGNET_PACKET_SRC);
-	print_addr(pt, MAGNET_PACKET_DST);
-	print_addr(pt, MAGNET_PACKET_HOST);
-	for (type = MAGNET_PACKET_SPORT; type <= MAGNET_PACKET_PORT; type++) {
-		if (!pt[type])
-			continue;
-		print_word(keys[type]);
-		print_u64(PRINT_ANY, keys[type], " %" PRIu64,
-			  attr_uint(pt[type]));
+	if (stats && !parse_packet_attrs(stats, st) &&
+	    st[MAGNET_PACKET_UNDECIDED]) {
+		print_open_object("stats");
+		print_word("undecided");
+		print_u64(PRINT_ANY, "undecided", " %" PRIu64,
+			  mnl_attr_get_u64(st[MAGNET_PACKET_UNDECIDED]));
+		print_close_object();
 	}
-	print_close_object();
 }
 
 const struct filter_type filter_packet = {
 	.name		= "packet",
-	.module		= "magnet_pktfilter",
+	.module		= "magnet_pcap",
 	.words		= words,
+	.rest		= true,
 	.default_action	= MAGNET_FILTER_INCLUDE,
 	.parse		= parse,
 	.check		= check,

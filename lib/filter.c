@@ -11,10 +11,12 @@
 
 #include "filter.h"
 
-extern const struct filter_type filter_packet, filter_correlate;
+extern const struct filter_type filter_packet, filter_header,
+	filter_correlate;
 
 const struct filter_type *const filter_types[] = {
 	&filter_packet,
+	&filter_header,
 	&filter_correlate,
 	NULL,
 };
@@ -159,6 +161,29 @@ static const char *take_value(int argc, char *const *argv, int *i,
 	return argv[++*i];
 }
 
+/* The words after a type that takes them all, as one text. */
+static int parse_rest(struct filter_rule *r, int argc, char *const *argv,
+		      struct parse_error *e)
+{
+	size_t len = 1;
+	char *text;
+	int i, ret;
+
+	for (i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	text = calloc(1, len);
+	if (!text)
+		return parse_fail(e, "out of memory");
+	for (i = 0; i < argc; i++) {
+		if (i)
+			strcat(text, " ");
+		strcat(text, argv[i]);
+	}
+	ret = r->type->parse(r, NULL, text, e);
+	free(text);
+	return ret;
+}
+
 int filter_parse(struct filter_rule *r, int argc, char *const *argv,
 		 struct parse_error *e)
 {
@@ -210,6 +235,9 @@ int filter_parse(struct filter_rule *r, int argc, char *const *argv,
 				return parse_fail(e, "\"%s\" and \"%s\" in one rule: a rule has one filter type",
 						  r->type->name, key);
 			r->type = type;
+			if (type->rest)
+				return parse_rest(r, argc - i - 1, argv + i + 1,
+						  e);
 		} else {
 			return unknown_word(r, key, e);
 		}

@@ -14,9 +14,11 @@
  *	tid N				one thread
  *	id LIST | id MIN-MAX		a set of record ids, or a range
  *	TYPE WORDS...			a filter type's own words (the type
- *					named first, e.g. "packet proto udp")
+ *					named first, e.g. "header proto udp")
+ *	packet EXPRESSION...		tcpdump's language: every word after
+ *					"packet" (so it comes last)
  *
- * A filter type (f_packet.c, f_correlate.c) is one file with its words,
+ * A filter type (f_packet.c, f_header.c, f_correlate.c) is one file with its words,
  * their check, the FILTER_CONFIG nest it sends and how it prints what the
  * kernel lists; filter_types[] finds it by name. The generic code never
  * names a type: a new kernel filter type costs one small file here.
@@ -58,6 +60,11 @@ struct filter_type {
 	const char *name;		/* MAGNET_A_FILTER_TYPE */
 	const char *module;		/* the kernel module that adds it */
 	const char *const *words;	/* its words, NULL-terminated */
+	/*
+	 * It takes every word after its name, joined by spaces, as one
+	 * text: parse() gets @key NULL and the text as @value.
+	 */
+	bool rest;
 	/* the action when none is given: MAGNET_FILTER_* */
 	int default_action;
 	/*

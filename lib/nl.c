@@ -93,10 +93,16 @@ static const char *const cpu_attr_names[MAGNET_CPU_MAX + 1] = {
 
 #define PACKET_NAME(a)	[MAGNET_PACKET_##a] = "MAGNET_PACKET_" #a
 static const char *const packet_attr_names[MAGNET_PACKET_MAX + 1] = {
-	PACKET_NAME(PROTO), PACKET_NAME(SRC), PACKET_NAME(SRC_PREFIX),
-	PACKET_NAME(DST), PACKET_NAME(DST_PREFIX), PACKET_NAME(HOST),
-	PACKET_NAME(HOST_PREFIX), PACKET_NAME(SPORT), PACKET_NAME(DPORT),
-	PACKET_NAME(PORT),
+	PACKET_NAME(PROGRAM), PACKET_NAME(TEXT), PACKET_NAME(PAD),
+	PACKET_NAME(UNDECIDED),
+};
+
+#define HEADER_NAME(a)	[MAGNET_HEADER_##a] = "MAGNET_HEADER_" #a
+static const char *const header_attr_names[MAGNET_HEADER_MAX + 1] = {
+	HEADER_NAME(PROTO), HEADER_NAME(SRC), HEADER_NAME(SRC_PREFIX),
+	HEADER_NAME(DST), HEADER_NAME(DST_PREFIX), HEADER_NAME(HOST),
+	HEADER_NAME(HOST_PREFIX), HEADER_NAME(SPORT), HEADER_NAME(DPORT),
+	HEADER_NAME(PORT),
 };
 
 #define CORR_NAME(a)	[MAGNET_CORR_##a] = "MAGNET_CORR_" #a
@@ -175,16 +181,23 @@ static const enum mnl_attr_data_type cpu_attr_types[MAGNET_CPU_MAX + 1] = {
 
 static const enum mnl_attr_data_type
 packet_attr_types[MAGNET_PACKET_MAX + 1] = {
-	[MAGNET_PACKET_PROTO]		= MNL_TYPE_U8,
-	[MAGNET_PACKET_SRC]		= MNL_TYPE_BINARY,
-	[MAGNET_PACKET_SRC_PREFIX]	= MNL_TYPE_U8,
-	[MAGNET_PACKET_DST]		= MNL_TYPE_BINARY,
-	[MAGNET_PACKET_DST_PREFIX]	= MNL_TYPE_U8,
-	[MAGNET_PACKET_HOST]		= MNL_TYPE_BINARY,
-	[MAGNET_PACKET_HOST_PREFIX]	= MNL_TYPE_U8,
-	[MAGNET_PACKET_SPORT]		= MNL_TYPE_U16,
-	[MAGNET_PACKET_DPORT]		= MNL_TYPE_U16,
-	[MAGNET_PACKET_PORT]		= MNL_TYPE_U16,
+	[MAGNET_PACKET_PROGRAM]		= MNL_TYPE_BINARY,
+	[MAGNET_PACKET_TEXT]		= MNL_TYPE_NUL_STRING,
+	[MAGNET_PACKET_UNDECIDED]	= MNL_TYPE_U64,
+};
+
+static const enum mnl_attr_data_type
+header_attr_types[MAGNET_HEADER_MAX + 1] = {
+	[MAGNET_HEADER_PROTO]		= MNL_TYPE_U8,
+	[MAGNET_HEADER_SRC]		= MNL_TYPE_BINARY,
+	[MAGNET_HEADER_SRC_PREFIX]	= MNL_TYPE_U8,
+	[MAGNET_HEADER_DST]		= MNL_TYPE_BINARY,
+	[MAGNET_HEADER_DST_PREFIX]	= MNL_TYPE_U8,
+	[MAGNET_HEADER_HOST]		= MNL_TYPE_BINARY,
+	[MAGNET_HEADER_HOST_PREFIX]	= MNL_TYPE_U8,
+	[MAGNET_HEADER_SPORT]		= MNL_TYPE_U16,
+	[MAGNET_HEADER_DPORT]		= MNL_TYPE_U16,
+	[MAGNET_HEADER_PORT]		= MNL_TYPE_U16,
 };
 
 static const enum mnl_attr_data_type corr_attr_types[MAGNET_CORR_MAX + 1] = {
@@ -304,6 +317,11 @@ int parse_cpu_attrs(const struct nlattr *nest, const struct nlattr **tb)
 int parse_packet_attrs(const struct nlattr *nest, const struct nlattr **tb)
 {
 	return parse_nest(nest, tb, packet_attr_types, MAGNET_PACKET_MAX);
+}
+
+int parse_header_attrs(const struct nlattr *nest, const struct nlattr **tb)
+{
+	return parse_nest(nest, tb, header_attr_types, MAGNET_HEADER_MAX);
 }
 
 int parse_corr_attrs(const struct nlattr *nest, const struct nlattr **tb)
@@ -855,6 +873,7 @@ static const struct {
 	{ "stat", stat_attr_names, stat_attr_types, MAGNET_STAT_MAX },
 	{ "cpu", cpu_attr_names, cpu_attr_types, MAGNET_CPU_MAX },
 	{ "packet", packet_attr_names, packet_attr_types, MAGNET_PACKET_MAX },
+	{ "header", header_attr_names, header_attr_types, MAGNET_HEADER_MAX },
 	{ "correlate", corr_attr_names, corr_attr_types, MAGNET_CORR_MAX },
 };
 

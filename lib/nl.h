@@ -131,16 +131,18 @@ int nl_recv_notify(struct nl_ctx *nl, mnl_cb_t cb, void *data);
 /*
  * Validate a magnet message's attributes (or a nest's) against the types
  * the header gives them and index them by type in @tb (MAGNET_A_MAX + 1,
- * MAGNET_STAT_MAX + 1, MAGNET_CPU_MAX + 1, MAGNET_PACKET_MAX + 1 or
- * MAGNET_CORR_MAX + 1 entries). Repeated attributes are all validated; @tb
+ * MAGNET_STAT_MAX + 1, MAGNET_CPU_MAX + 1, MAGNET_PACKET_MAX + 1,
+ * MAGNET_HEADER_MAX + 1 or MAGNET_CORR_MAX + 1 entries). Repeated attributes are all validated; @tb
  * holds the last of them. Attributes newer than this program are skipped.
  * Returns 0, or -1 with errno set.
  */
 int parse_magnet_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb);
 int parse_stat_attrs(const struct nlattr *nest, const struct nlattr **tb);
 int parse_cpu_attrs(const struct nlattr *nest, const struct nlattr **tb);
-/* A FILTER_CONFIG or FILTER_STATS nest of type "packet" or "correlate". */
+/* A FILTER_CONFIG or FILTER_STATS nest of type "packet", "header" or
+ * "correlate". */
 int parse_packet_attrs(const struct nlattr *nest, const struct nlattr **tb);
+int parse_header_attrs(const struct nlattr *nest, const struct nlattr **tb);
 int parse_corr_attrs(const struct nlattr *nest, const struct nlattr **tb);
 
 /*

@@ -511,3 +511,78 @@ int probeset_del(struct nl_ctx *nl, const char *sets)
 	free(sp.probe);
 	return removed;
 }
+
+/* --- after the sets are added ---------------------------------------------- */
+
+int probeset_enable(struct nl_ctx *nl, const struct probeset *ps)
+{
+	struct request req;
+	struct nlmsghdr *nlh;
+
+	for (unsigned int i = 0; i < ps->count; i++) {
+		if (ps->probe[i].error || !ps->probe[i].id)
+			continue;
+		nlh = request_start(nl, &req, MAGNET_CMD_PROBE_SET, 0);
+		mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, ps->probe[i].id);
+		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_ENABLED, 1);
+		if (nl_request(nl, &req, NULL, NULL)) {
+			nl_err_prefix(nl, "probe %s", ps->probe[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int probeset_filter(struct nl_ctx *nl, const struct probeset *ps,
+		    const struct filter_rule *r)
+{
+	struct request req;
+	struct nlmsghdr *nlh;
+
+	for (unsigned int i = 0; i < ps->count; i++) {
+		if (ps->probe[i].error || !ps->probe[i].id)
+			continue;
+		nlh = request_start(nl, &req, MAGNET_CMD_FILTER_NEW, 0);
+		mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, ps->probe[i].id);
+		if (filter_encode(nl, r, nlh))
+			return -1;
+		if (nl_request(nl, &req, NULL, NULL)) {
+			nl_err_prefix(nl, "filter on probe %s",
+				      ps->probe[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int filtered_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[MAGNET_A_MAX + 1];
+	const struct nlattr *st[MAGNET_STAT_MAX + 1];
+
+	if (parse_magnet_attrs(nlh, tb))
+		return MNL_CB_ERROR;
+	if (tb[MAGNET_A_PROBE_STATS] &&
+	    !parse_stat_attrs(tb[MAGNET_A_PROBE_STATS], st) &&
+	    st[MAGNET_STAT_FILTERED])
+		*(uint64_t *)data += mnl_attr_get_u64(st[MAGNET_STAT_FILTERED]);
+	return MNL_CB_OK;
+}
+
+int probeset_filtered(struct nl_ctx *nl, const struct probeset *ps,
+		      uint64_t *filtered)
+{
+	struct request req;
+	struct nlmsghdr *nlh;
+
+	*filtered = 0;
+	for (unsigned int i = 0; i < ps->count; i++) {
+		if (ps->probe[i].error || !ps->probe[i].id)
+			continue;
+		nlh = request_start(nl, &req, MAGNET_CMD_PROBE_GET, 0);
+		mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, ps->probe[i].id);
+		if (nl_request(nl, &req, filtered_cb, filtered))
+			return -1;
+	}
+	return 0;
+}

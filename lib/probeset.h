@@ -14,6 +14,7 @@
 
 #include <linux/magnet.h>
 
+#include "filter.h"
 #include "nl.h"
 
 #define PROBESET_MAX	64	/* probes in all the sets of one request */
@@ -57,5 +58,19 @@ int probeset_del(struct nl_ctx *nl, const char *sets);
  * gone already are fine. Returns 0, or -1 (nl_err(): the first failure).
  */
 int probeset_remove(struct nl_ctx *nl, const struct probeset *ps);
+
+/* Enable the probes @ps lists as added. 0, or -1 (nl_err()). */
+int probeset_enable(struct nl_ctx *nl, const struct probeset *ps);
+
+/*
+ * Add rule @r to each probe @ps lists as added (they remove it when they
+ * go). 0, or -1 (nl_err(); rules added before stay with their probes).
+ */
+int probeset_filter(struct nl_ctx *nl, const struct probeset *ps,
+		    const struct filter_rule *r);
+
+/* The hits their rules dropped, summed over the probes @ps added. */
+int probeset_filtered(struct nl_ctx *nl, const struct probeset *ps,
+		      uint64_t *filtered);
 
 #endif /* MAGNET_PROBESET_H */

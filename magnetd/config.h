@@ -48,7 +48,7 @@
  *			tid = 0			# 0 = any
  *			id-min = 0		# id range (both, or neither)
  *			id-max = 0
- *			rule = "packet proto udp"	# magnetctl filter
+ *			rule = "packet udp"	# magnetctl filter
  *		}				# add's words
  *	}
  *	latency NAME {				# any number

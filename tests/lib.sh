@@ -54,7 +54,7 @@ load_magnet() {
 
 unload_all() {
 	for m in magnet_stress magnet_sample magnet_pairs magnet_pktfilter \
-		 magnet_correlate; do
+		 magnet_pcap magnet_correlate; do
 		rmmod $m 2>/dev/null
 	done
 	rmmod magnet 2>/dev/null

@@ -109,6 +109,12 @@ enum magnet_object_type {
 	/* struct sk_buff * being received: skb->data is at the network header */
 	MAGNET_OBJECT_SKB_RX,
 	MAGNET_OBJECT_SOCK,	/* struct sock * */
+	/*
+	 * A packet probe's hit (the probe sets' layers): opaque; its payload
+	 * is the struct magnet_packet the record will hold, and
+	 * magnet_packet_view() shows its bytes.
+	 */
+	MAGNET_OBJECT_PACKET,
 };
 
 enum magnet_object_type magnet_event_object_type(const struct magnet_event *ev);
@@ -128,6 +134,65 @@ struct sock;
 bool magnet_packet_parse_ip(const struct sk_buff *skb, int off,
 			    struct magnet_packet *pk);
 bool magnet_packet_parse_sock(const struct sock *sk, struct magnet_packet *pk);
+
+struct magnet_hit;
+
+#define MAGNET_PKT_VIEW_BUILT	60	/* room for built headers: IPv6 + TCP */
+
+/**
+ * struct magnet_pkt_view - a hit's packet as tcpdump -i any would see it
+ * @protocol:	what its network header is, ETH_P_* in host order
+ * @hatype:	the device's type (ARPHRD_*); 0 where the hit has no device
+ * @pkttype:	PACKET_HOST, PACKET_BROADCAST, ... PACKET_OUTGOING
+ * @ifindex_known: false where the hit has no device (yet, or any more):
+ *		then @ifindex (0) is not the packet's
+ * @len_known:	false where the packet's length is not known yet (a TCP
+ *		send call: the segments are cut later)
+ * @nbuilt:	headers built from what the probe knows, where it holds no
+ *		IP header (the send calls, a TCP segment before IP): @built,
+ *		and in @unknown the bits of each byte the probe does not
+ *		know (TTL, IP id, checksums, ...: they read as zero)
+ * @ifindex:	the device's index
+ * @len:	the packet's length from its network header
+ * @skb:	the packet's bytes after @built: @skb's from @off (from
+ *		skb->data, may be negative) on, @avail of them; or NULL
+ * @ubuf:	or the application's bytes at a UDP send call, @avail of
+ *		them, read with copy_from_user_nofault()
+ */
+struct magnet_pkt_view {
+	u16 protocol;
+	u16 hatype;
+	u8 pkttype;
+	bool ifindex_known;
+	bool len_known;
+	u8 nbuilt;
+	u32 ifindex;
+	u32 len;
+	const struct sk_buff *skb;
+	int off;
+	u32 avail;
+	const void __user *ubuf;
+	u8 built[MAGNET_PKT_VIEW_BUILT];
+	u8 unknown[MAGNET_PKT_VIEW_BUILT];
+};
+
+/*
+ * Fill @v from a hit of an event whose object type is SKB, SKB_RX, SOCK or
+ * PACKET (@v->built and @v->unknown only up to @v->nbuilt). Any context.
+ * Return: false if the hit shows no packet (no object; a socket or packet
+ * probe's that is not IPv4 or IPv6).
+ */
+bool magnet_packet_view(const struct magnet_hit *hit,
+			struct magnet_pkt_view *v);
+
+/*
+ * A big-endian word, half word or byte (@size 4, 2, 1) at @off (from the
+ * network header) of @v's packet, in host order, into @val; into @unk the
+ * bits of it the probe does not know (they read as zero). Any context.
+ * Return: 0, or -ERANGE past the packet's end or where it cannot be read.
+ */
+int magnet_pkt_view_load(const struct magnet_pkt_view *v, u32 off, u32 size,
+			 u32 *val, u32 *unk);
 
 /*
  * Filter modules: predicate types for filter rules (see "Filtering and
@@ -164,6 +229,7 @@ struct magnet_filter_rule;
  * @rule:	the rule (for magnet_filter_attach())
  * @id:		its FILTER_ID
  * @event:	the event it is made on
+ * @action:	the rule's action, MAGNET_FILTER_INCLUDE or _EXCLUDE
  * @config:	the FILTER_CONFIG nest as received (for repeated attributes),
  *		or NULL
  */
@@ -171,6 +237,7 @@ struct magnet_filter_ctx {
 	struct magnet_filter_rule *rule;
 	u32 id;
 	struct magnet_event *event;
+	u8 action;
 	const struct nlattr *config;
 };
 

@@ -30,6 +30,45 @@
 #endif
 
 /*
+ * 6.12, "move asm/unaligned.h to linux/unaligned.h": get_unaligned_be32()
+ * and the rest moved header.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
+/*
+ * After 6.1, "netlink: add support for formatted extack messages": an
+ * extended ack's message may be formatted, into the extack's own buffer.
+ * On 6.1 the message is a pointer only: it is formatted into @buf, of
+ * MAGNET_EXTACK_LEN bytes, which must stay valid until the reply is sent
+ * (a static one, under magnet's configuration lock).
+ */
+#define MAGNET_EXTACK_LEN	80
+
+static inline __printf(4, 5)
+void magnet_extack_fmt(struct netlink_ext_ack *extack,
+		       const struct nlattr *attr, char *buf,
+		       const char *fmt, ...)
+{
+	va_list args;
+
+	if (!extack)
+		return;
+#ifdef NL_SET_ERR_MSG_ATTR_FMT
+	buf = extack->_msg_buf;
+	BUILD_BUG_ON(sizeof(extack->_msg_buf) < MAGNET_EXTACK_LEN);
+#endif
+	va_start(args, fmt);
+	vsnprintf(buf, MAGNET_EXTACK_LEN, fmt, args);
+	va_end(args);
+	extack->_msg = buf;
+	extack->bad_attr = attr;
+}
+
+/*
  * 6.2, "genetlink: use split ops in pre_doit/post_doit": a family's
  * pre_doit gets the operation as a struct genl_split_ops. Used as
  * "const struct magnet_genl_pre_doit_ops *".

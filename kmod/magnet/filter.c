@@ -532,6 +532,7 @@ static int rule_parse_type(struct magnet_filter_rule *r,
 		.rule = r,
 		.id = r->id,
 		.event = r->events[0],
+		.action = r->action,
 		.config = a[MAGNET_A_FILTER_CONFIG],
 	};
 	state = type->create(&ctx, tb, extack);

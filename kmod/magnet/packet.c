@@ -22,6 +22,7 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/if_packet.h>
 #include <linux/kernel.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
@@ -29,6 +30,7 @@
 #include <linux/tcp.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <linux/udp.h>
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
@@ -65,7 +67,7 @@ struct packet_hit {
 	const struct msghdr *msg;
 	int data_off;		/* where data starts, from skb->data */
 	u32 data_avail;		/* bytes there */
-	const void *object;	/* for filter modules */
+	u32 ip_len;		/* the IP packet's length, where it is read */
 	struct magnet_packet pk;
 };
 
@@ -265,7 +267,6 @@ static bool packet_parse(const struct magnet_packet_point *pt,
 			return false;
 		parse_msg_name(h->msg, pk);
 		pk->len = a2;
-		h->object = h->sk;
 		break;
 	case ARGS_SK_SEGMENT:
 		h->sk = (const struct sock *)a0;
@@ -278,7 +279,6 @@ static bool packet_parse(const struct magnet_packet_point *pt,
 		pk->flags |= MAGNET_PKT_DATA_TRANSPORT;
 		h->data_off = off;
 		h->data_avail = pk->len;
-		h->object = h->sk;
 		break;
 	case ARGS_SKB0:
 	case ARGS_SKB1:
@@ -301,7 +301,7 @@ static bool packet_parse(const struct magnet_packet_point *pt,
 		pk->flags |= MAGNET_PKT_DATA_NET;
 		h->data_off = off;
 		h->data_avail = clamp_t(s64, (s64)skb->len - off, 0, pk->len);
-		h->object = skb;
+		h->ip_len = pk->len;
 		if (pt->args == ARGS_SKB_COPY)
 			pk->len = a1;
 		break;
@@ -394,7 +394,7 @@ void magnet_packet_hit(struct magnet_event *ev,
 	static_assert(sizeof(*pk) == offsetof(struct magnet_packet, data));
 	rec = magnet_event_reserve(ev, admit, h.skb ? h.pk.skb : h.pk.sock,
 				   &h.pk, sizeof(h.pk), sizeof(h.pk) + want,
-				   h.object);
+				   &h);
 	if (IS_ERR_OR_NULL(rec))
 		return;
 	rec->flags |= MAGNET_RF_PACKET;
@@ -409,90 +409,355 @@ void magnet_packet_hit(struct magnet_event *ev,
 	magnet_event_commit(ev, rec);
 }
 
+/* --- the packet as tcpdump would see it, for filter modules ---------------- */
+
+/* Built header bytes: @n of them at @at, their value and unknown bits. */
+static void built_put(struct magnet_pkt_view *v, unsigned int at,
+		      const void *val, unsigned int n, u8 unk)
+{
+	memcpy(v->built + at, val, n);
+	memset(v->unknown + at, unk, n);
+}
+
+/*
+ * An address (or port) of zero at a send call: not chosen yet (an
+ * unbound socket's source is picked by the route, its port when it is
+ * bound). Unknown, not zero.
+ */
+static u8 addr_unknown(const u8 *addr, unsigned int len)
+{
+	return memchr_inv(addr, 0, len) ? 0 : 0xff;
+}
+
+/*
+ * IP and UDP or TCP headers from what the record says (@pk), in front of
+ * what follows (@l4: whether the transport header is built too). What a
+ * send call does not know (TTL, IP id, ToS, flow label, checksums, the
+ * TCP header's other fields, an address or port not chosen yet) is zero
+ * and marked unknown; the first fragment's offset (zero) is known, its
+ * flags are not.
+ */
+static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk,
+		       bool l4)
+{
+	unsigned int ip = pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
+						   sizeof(struct iphdr);
+	unsigned int n = ip;
+	u8 lenunk = v->len_known ? 0 : 0xff;
+	__be16 be;
+
+	memset(v->built, 0, sizeof(v->built));
+	memset(v->unknown, 0xff, sizeof(v->unknown));
+	if (pk->family == AF_INET6) {
+		v->built[0] = 0x60;
+		v->unknown[0] = 0x0f;
+		be = htons(v->len - ip);
+		built_put(v, 4, &be, 2, lenunk);
+		built_put(v, 6, &pk->proto, 1, 0);
+		built_put(v, 8, pk->saddr, 16, addr_unknown(pk->saddr, 16));
+		built_put(v, 24, pk->daddr, 16, addr_unknown(pk->daddr, 16));
+	} else {
+		v->built[0] = 0x45;
+		v->unknown[0] = 0;
+		be = htons(v->len);
+		built_put(v, 2, &be, 2, lenunk);
+		v->unknown[6] = 0xe0;	/* flags; the offset is 0 */
+		v->unknown[7] = 0;
+		built_put(v, 9, &pk->proto, 1, 0);
+		built_put(v, 12, pk->saddr, 4, addr_unknown(pk->saddr, 4));
+		built_put(v, 16, pk->daddr, 4, addr_unknown(pk->daddr, 4));
+	}
+	if (l4 && (pk->flags & MAGNET_PKT_ADDRS)) {
+		built_put(v, n, &pk->sport, 2, pk->sport ? 0 : 0xff);
+		built_put(v, n + 2, &pk->dport, 2, pk->dport ? 0 : 0xff);
+		if (pk->proto == IPPROTO_UDP) {
+			be = htons(v->len - ip);
+			built_put(v, n + 4, &be, 2, lenunk);
+			n += sizeof(struct udphdr);
+		} else if (pk->proto == IPPROTO_TCP) {
+			n += sizeof(struct tcphdr);
+		} else {
+			n += 4;
+		}
+	}
+	v->nbuilt = n;
+}
+
+/* A socket's packet: what the socket says, its length unknown. */
+static bool view_sock(const struct sock *sk, struct magnet_pkt_view *v)
+{
+	struct magnet_packet pk = {};
+
+	if (!magnet_packet_parse_sock(sk, &pk))
+		return false;
+	v->protocol = pk.family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP;
+	v->pkttype = PACKET_OUTGOING;
+	view_build(v, &pk, true);
+	return true;
+}
+
+static void view_dev(struct magnet_pkt_view *v, const struct net_device *dev)
+{
+	v->ifindex_known = true;
+	v->ifindex = dev->ifindex;
+	v->hatype = dev->type;
+}
+
+/* A packet probe's hit (struct packet_hit). */
+static void view_packet(const struct packet_hit *h, struct magnet_pkt_view *v)
+{
+	const struct magnet_packet *pk = &h->pk;
+	bool send = pk->layer <= MAGNET_LAYER_DEV_XMIT;
+	u32 ulen;
+
+	v->protocol = pk->family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP;
+	v->pkttype = send ? PACKET_OUTGOING :
+		     h->skb ? h->skb->pkt_type : PACKET_HOST;
+	/* parse set pk->ifindex only where skb->dev is the device */
+	if (pk->ifindex)
+		view_dev(v, h->skb->dev);
+	if (pk->flags & MAGNET_PKT_DATA_NET) {
+		v->len = h->ip_len;
+		v->len_known = true;
+		v->skb = h->skb;
+		v->off = h->data_off;
+		v->avail = h->data_avail;
+		return;
+	}
+	if (pk->flags & MAGNET_PKT_DATA_TRANSPORT) {
+		/* a TCP segment: its header is there, IP's is not yet */
+		v->len = (pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
+						   sizeof(struct iphdr)) +
+			 h->data_avail;
+		v->len_known = true;
+		view_build(v, pk, false);
+		v->skb = h->skb;
+		v->off = h->data_off;
+		v->avail = h->data_avail;
+		return;
+	}
+	/* a send call: UDP sends one datagram, TCP's are cut later */
+	if (pk->proto == IPPROTO_UDP) {
+		v->len = (pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
+						   sizeof(struct iphdr)) +
+			 sizeof(struct udphdr) + pk->len;
+		v->len_known = true;
+	}
+	view_build(v, pk, true);
+	if (pk->proto == IPPROTO_UDP && h->msg) {
+		v->ubuf = msg_data(h->msg, &ulen);
+		v->avail = min(ulen, pk->len);
+	}
+}
+
+/**
+ * magnet_packet_view - a hit's packet, as tcpdump -i any would see it
+ * @hit:	a hit of an event of object type SKB, SKB_RX, SOCK or PACKET
+ * @v:		filled in (see struct magnet_pkt_view)
+ *
+ * Any context. Return: false if the hit shows no packet.
+ */
+bool magnet_packet_view(const struct magnet_hit *hit,
+			struct magnet_pkt_view *v)
+{
+	const struct sk_buff *skb = hit->object;
+
+	v->hatype = 0;
+	v->ifindex_known = false;
+	v->ifindex = 0;
+	v->len = 0;
+	v->len_known = false;
+	v->nbuilt = 0;
+	v->skb = NULL;
+	v->off = 0;
+	v->avail = 0;
+	v->ubuf = NULL;
+	if (!skb)
+		return false;
+	switch (magnet_event_object_type(hit->event)) {
+	case MAGNET_OBJECT_PACKET:
+		view_packet(hit->object, v);
+		return true;
+	case MAGNET_OBJECT_SOCK:
+		return view_sock(hit->object, v);
+	case MAGNET_OBJECT_SKB_RX:
+		view_dev(v, skb->dev);
+		v->pkttype = skb->pkt_type;
+		break;
+	case MAGNET_OBJECT_SKB:
+		/* skb->dev may be a protocol's scratch space by now */
+		v->off = skb_network_offset(skb);
+		v->pkttype = skb->pkt_type;
+		break;
+	default:
+		return false;
+	}
+	v->protocol = ntohs(skb->protocol);
+	v->skb = skb;
+	v->len = max_t(s64, (s64)skb->len - v->off, 0);
+	v->len_known = true;
+	v->avail = v->len;
+	return true;
+}
+EXPORT_SYMBOL_GPL(magnet_packet_view);
+
+/* A load across the end of the built headers, byte by byte. */
+static int view_straddle(const struct magnet_pkt_view *v, u32 off, u32 size,
+			 u32 *val, u32 *unk)
+{
+	u32 b, bu, i;
+
+	*val = 0;
+	*unk = 0;
+	for (i = 0; i < size; i++, off++) {
+		if (off < v->nbuilt) {
+			b = v->built[off];
+			bu = v->unknown[off];
+		} else if (magnet_pkt_view_load(v, off, 1, &b, &bu)) {
+			return -ERANGE;
+		}
+		*val = *val << 8 | b;
+		*unk = *unk << 8 | bu;
+	}
+	return 0;
+}
+
+/**
+ * magnet_pkt_view_load - a big-endian word, half word or byte of a packet
+ * @v:		from magnet_packet_view()
+ * @off:	from the network header
+ * @size:	1, 2 or 4
+ * @val:	the value, host order (unknown bits read as zero)
+ * @unk:	its bits the probe does not know (0: all known)
+ *
+ * Any context. Return: 0, or -ERANGE past the end of the packet or where
+ * its bytes cannot be read.
+ */
+int magnet_pkt_view_load(const struct magnet_pkt_view *v, u32 off, u32 size,
+			 u32 *val, u32 *unk)
+{
+	u8 buf[4];
+	const u8 *p;
+	u32 rel;
+
+	if (off < v->nbuilt) {
+		if (size > v->nbuilt - off)
+			return view_straddle(v, off, size, val, unk);
+		p = v->built + off;
+		*val = size == 4 ? get_unaligned_be32(p) :
+		       size == 2 ? get_unaligned_be16(p) : *p;
+		p = v->unknown + off;
+		*unk = size == 4 ? get_unaligned_be32(p) :
+		       size == 2 ? get_unaligned_be16(p) : *p;
+		return 0;
+	}
+	rel = off - v->nbuilt;
+	if (rel >= v->avail || size > v->avail - rel)
+		return -ERANGE;
+	*unk = 0;
+	if (v->skb) {
+		p = skb_header_pointer(v->skb, v->off + rel, size, buf);
+		if (!p)
+			return -ERANGE;
+	} else if (v->ubuf && !copy_from_user_nofault(buf, v->ubuf + rel,
+						     size)) {
+		p = buf;
+	} else {
+		/* the application's bytes, out of reach: unknown, not absent */
+		*val = 0;
+		*unk = size == 4 ? U32_MAX : size == 2 ? U16_MAX : U8_MAX;
+		return 0;
+	}
+	*val = size == 4 ? get_unaligned_be32(p) :
+	       size == 2 ? get_unaligned_be16(p) : *p;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(magnet_pkt_view_load);
+
 /* --- the sets -------------------------------------------------------------- */
 
 #define POINT(l, p, a) (&(const struct magnet_packet_point){		\
 	.layer = MAGNET_LAYER_##l, .proto = IPPROTO_##p, .args = ARGS_##a })
 
-#define LAYER(n, k, t, d, obj, pt) {					\
+#define LAYER(n, k, t, d, pt) {					\
 	.name = n, .kind = MAGNET_PROBE_##k, .target = t,		\
 	.desc = d " (struct magnet_packet)",				\
-	.object_type = MAGNET_OBJECT_##obj, .packet = pt }
+	.object_type = MAGNET_OBJECT_PACKET, .packet = pt }
 
 #define SOCK_SEND "security_socket_sendmsg|inet_sendmsg"
 
 const struct magnet_predef magnet_packet_predefs[] = {
 	LAYER("udp-send.socket", KPROBE, SOCK_SEND,
-	      "application's send call, socket level", SOCK,
+	      "application's send call, socket level",
 	      POINT(SOCKET, UDP, SOCKET_MSG)),
-	LAYER("udp-send.udp", KPROBE, "udp_sendmsg", "UDP send, IPv4", SOCK,
+	LAYER("udp-send.udp", KPROBE, "udp_sendmsg", "UDP send, IPv4",
 	      POINT(PROTO_SEND, UDP, SK_MSG)),
-	LAYER("udp-send.udp6", KPROBE, "udpv6_sendmsg", "UDP send, IPv6", SOCK,
+	LAYER("udp-send.udp6", KPROBE, "udpv6_sendmsg", "UDP send, IPv6",
 	      POINT(PROTO_SEND, UDP, SK_MSG)),
-	LAYER("udp-send.ip", KPROBE, "ip_output", "IPv4 output", SKB,
+	LAYER("udp-send.ip", KPROBE, "ip_output", "IPv4 output",
 	      POINT(IP_SEND, UDP, SKB2)),
-	LAYER("udp-send.ip6", KPROBE, "ip6_output", "IPv6 output", SKB,
+	LAYER("udp-send.ip6", KPROBE, "ip6_output", "IPv6 output",
 	      POINT(IP_SEND, UDP, SKB2)),
 	LAYER("udp-send.dev-queue", TRACEPOINT, "net_dev_queue",
-	      "queued to a device", SKB, POINT(DEV_QUEUE, UDP, SKB0)),
+	      "queued to a device", POINT(DEV_QUEUE, UDP, SKB0)),
 	LAYER("udp-send.dev-xmit", TRACEPOINT, "net_dev_start_xmit",
-	      "handed to the driver", SKB, POINT(DEV_XMIT, UDP, SKB0)),
+	      "handed to the driver", POINT(DEV_XMIT, UDP, SKB0)),
 
 	LAYER("tcp-send.socket", KPROBE, SOCK_SEND,
-	      "application's send call, socket level", SOCK,
+	      "application's send call, socket level",
 	      POINT(SOCKET, TCP, SOCKET_MSG)),
 	/* The segment with its header, after it was cloned for IP. */
 	LAYER("tcp-send.tcp", KPROBE, "tcp_v4_send_check",
-	      "TCP segment built, IPv4", SOCK,
+	      "TCP segment built, IPv4",
 	      POINT(PROTO_SEND, TCP, SK_SEGMENT)),
 	LAYER("tcp-send.tcp6", KPROBE, "tcp_v6_send_check",
-	      "TCP segment built, IPv6", SOCK,
+	      "TCP segment built, IPv6",
 	      POINT(PROTO_SEND, TCP, SK_SEGMENT)),
-	LAYER("tcp-send.ip", KPROBE, "ip_output", "IPv4 output", SKB,
+	LAYER("tcp-send.ip", KPROBE, "ip_output", "IPv4 output",
 	      POINT(IP_SEND, TCP, SKB2)),
-	LAYER("tcp-send.ip6", KPROBE, "ip6_output", "IPv6 output", SKB,
+	LAYER("tcp-send.ip6", KPROBE, "ip6_output", "IPv6 output",
 	      POINT(IP_SEND, TCP, SKB2)),
 	LAYER("tcp-send.dev-queue", TRACEPOINT, "net_dev_queue",
-	      "queued to a device", SKB, POINT(DEV_QUEUE, TCP, SKB0)),
+	      "queued to a device", POINT(DEV_QUEUE, TCP, SKB0)),
 	LAYER("tcp-send.dev-xmit", TRACEPOINT, "net_dev_start_xmit",
-	      "handed to the driver", SKB, POINT(DEV_XMIT, TCP, SKB0)),
+	      "handed to the driver", POINT(DEV_XMIT, TCP, SKB0)),
 
 	LAYER("udp-recv.dev-recv", TRACEPOINT, "netif_receive_skb",
-	      "received from a device", SKB_RX, POINT(DEV_RECV, UDP, SKB_RX)),
-	LAYER("udp-recv.ip", KPROBE, "ip_rcv", "IPv4 input", SKB,
+	      "received from a device", POINT(DEV_RECV, UDP, SKB_RX)),
+	LAYER("udp-recv.ip", KPROBE, "ip_rcv", "IPv4 input",
 	      POINT(IP_RECV, UDP, SKB0)),
-	LAYER("udp-recv.ip6", KPROBE, "ipv6_rcv", "IPv6 input", SKB,
+	LAYER("udp-recv.ip6", KPROBE, "ipv6_rcv", "IPv6 input",
 	      POINT(IP_RECV, UDP, SKB0)),
-	LAYER("udp-recv.udp", KPROBE, "udp_rcv", "UDP input, IPv4", SKB,
+	LAYER("udp-recv.udp", KPROBE, "udp_rcv", "UDP input, IPv4",
 	      POINT(PROTO_RECV, UDP, SKB0)),
-	LAYER("udp-recv.udp6", KPROBE, "udpv6_rcv", "UDP input, IPv6", SKB,
+	LAYER("udp-recv.udp6", KPROBE, "udpv6_rcv", "UDP input, IPv6",
 	      POINT(PROTO_RECV, UDP, SKB0)),
 	LAYER("udp-recv.sock-queue", KPROBE, "__udp_enqueue_schedule_skb",
-	      "put on the socket's receive queue", SKB,
+	      "put on the socket's receive queue",
 	      POINT(SOCK_QUEUE, UDP, SKB1)),
 	/*
 	 * UDP copies linear datagrams without the copy's tracepoint: its
 	 * app layer is the return of the dequeue, which hands over the skb.
 	 */
 	LAYER("udp-recv.app", KRETPROBE, "__skb_recv_udp",
-	      "taken by the application's receive call", SKB,
+	      "taken by the application's receive call",
 	      POINT(APP, UDP, SKB0)),
 
 	LAYER("tcp-recv.dev-recv", TRACEPOINT, "netif_receive_skb",
-	      "received from a device", SKB_RX, POINT(DEV_RECV, TCP, SKB_RX)),
-	LAYER("tcp-recv.ip", KPROBE, "ip_rcv", "IPv4 input", SKB,
+	      "received from a device", POINT(DEV_RECV, TCP, SKB_RX)),
+	LAYER("tcp-recv.ip", KPROBE, "ip_rcv", "IPv4 input",
 	      POINT(IP_RECV, TCP, SKB0)),
-	LAYER("tcp-recv.ip6", KPROBE, "ipv6_rcv", "IPv6 input", SKB,
+	LAYER("tcp-recv.ip6", KPROBE, "ipv6_rcv", "IPv6 input",
 	      POINT(IP_RECV, TCP, SKB0)),
-	LAYER("tcp-recv.tcp", KPROBE, "tcp_v4_rcv", "TCP input, IPv4", SKB,
+	LAYER("tcp-recv.tcp", KPROBE, "tcp_v4_rcv", "TCP input, IPv4",
 	      POINT(PROTO_RECV, TCP, SKB0)),
-	LAYER("tcp-recv.tcp6", KPROBE, "tcp_v6_rcv", "TCP input, IPv6", SKB,
+	LAYER("tcp-recv.tcp6", KPROBE, "tcp_v6_rcv", "TCP input, IPv6",
 	      POINT(PROTO_RECV, TCP, SKB0)),
 	LAYER("tcp-recv.sock-queue", KPROBE, "tcp_queue_rcv",
-	      "put on the socket's receive queue", SKB,
+	      "put on the socket's receive queue",
 	      POINT(SOCK_QUEUE, TCP, SKB1)),
 	LAYER("tcp-recv.app", TRACEPOINT, "skb_copy_datagram_iovec",
-	      "copied to the application", SKB, POINT(APP, TCP, SKB_COPY)),
+	      "copied to the application", POINT(APP, TCP, SKB_COPY)),
 };
 
 const unsigned int magnet_packet_predefs_count =

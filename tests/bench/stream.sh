@@ -20,6 +20,7 @@ SECS=${BENCH_STREAM_SECS:-3}
 LEN=8000
 unload_all
 load_magnet buffers=default:4M
+insmod $M/magnet_pcap.ko
 netns_pair
 inA $IP link set va mtu 9000
 inB $IP link set vb mtu 9000
@@ -55,6 +56,11 @@ magnet_start() {
 	taskset 1 magnet-read ${MR_OPTS:-} -w /dev/null 2> /tmp/cap.err &
 	CAP=$!
 	sleep 1
+}
+magnet_expression() {	# EXPRESSION: a packet rule on each probe
+	for l in $layers; do
+		magnetctl filter add "m-${l#udp-send.}" packet "$@" > /dev/null
+	done
 }
 magnet_filter() {	# TGID: log only what that process sends
 	for l in $layers; do
@@ -147,14 +153,19 @@ run_all() {
 
 	# Figure 8: a second, competing stream from the same CPU. Like for
 	# like with tcpdump, one capture point (dev-xmit): magnet logs the
-	# monitored sender's packets only (a tgid rule on the probe); tcpdump
-	# filters by port on the interface, where both streams pass.
+	# monitored sender's packets only (a tgid rule on the probe, or
+	# tcpdump's own expression as a packet rule); tcpdump filters by port
+	# on the interface, where both streams pass.
 	CAP= CAPTURED=0 DROPPED=0
 	measure filter none $r competing; report
 	magnet_start 1 96
 	FILTER=1
 	measure filter magnet-thread $r competing
 	FILTER=
+	magnet_stop; report
+	magnet_start 1 96
+	magnet_expression udp dst port 5001
+	measure filter magnet-expression $r competing
 	magnet_stop; report
 	magnet_start 1 96
 	measure filter magnet-unfiltered $r competing

@@ -305,12 +305,16 @@ struct tcase {
 #define LONGNAME "abcdefghijklmnopqrstuvwxyz0123456789"
 #define A(t, f, n) { MAGNET_A_##t, f, n, NULL }
 #define S(t, s) { MAGNET_A_##t, STR, 0, s }
-#define PKT(t, f, n) { MAGNET_PACKET_##t, f, n, NULL }
+#define HDR(t, f, n) { MAGNET_HEADER_##t, f, n, NULL }
 #define CORR(t, f, n) { MAGNET_CORR_##t, f, n, NULL }
 #define CONFIG { MAGNET_A_FILTER_CONFIG, NEST, 0, NULL }
 #define ENDNEST { 0, NEND, 0, NULL }
 #define RAWN(t, s, n) { t, RAW, n, s }
 #define ID_UNKNOWN 0xfe00
+/* classic BPF: ret #262144 (struct sock_filter, little-endian) */
+#define BPF_RET_ALL "\x06\0\0\0\0\0\x04\0"
+/* one instruction more than a packet filter may have (ld #0 each) */
+static const char zero_program[(MAGNET_PACKET_INSNS_MAX + 1) * 8];
 
 static const struct tcase cases[] = {
 	/* buffers */
@@ -490,29 +494,77 @@ static const struct tcase cases[] = {
 	  { S(PROBE_NAME, "nl_keep"), S(FILTER_TYPE, "nosuch") }, ENOENT },
 	{ "filter add: config without a type", MAGNET_CMD_FILTER_NEW, 0,
 	  { S(PROBE_NAME, "nl_keep"), A(FILTER_TID, U32, 1), CONFIG,
-	    PKT(PROTO, U8, 17), ENDNEST }, EINVAL },
-	{ "filter add: packet filter on a probe without packets",
+	    HDR(PROTO, U8, 17), ENDNEST }, EINVAL },
+	{ "filter add: header filter on a probe without packets",
+	  MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_keep"), S(FILTER_TYPE, "header"), CONFIG,
+	    HDR(PROTO, U8, 17), ENDNEST }, EOPNOTSUPP },
+	{ "filter add: header filter without a predicate", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "header") }, EINVAL },
+	{ "filter add: header address of 5 bytes", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "header"), CONFIG,
+	    RAWN(MAGNET_HEADER_SRC, "\x7f\0\0\1\0", 5), ENDNEST }, EINVAL },
+	{ "filter add: IPv4 prefix of 33 bits", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "header"), CONFIG,
+	    RAWN(MAGNET_HEADER_DST, "\x7f\0\0\1", 4),
+	    HDR(DST_PREFIX, U8, 33), ENDNEST }, EINVAL },
+	{ "filter add: prefix without an address", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "header"), CONFIG,
+	    HDR(SRC_PREFIX, U8, 8), ENDNEST }, EINVAL },
+	{ "filter add: port as u32", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "header"), CONFIG,
+	    HDR(DPORT, U32, 53), ENDNEST }, EINVAL },
+	{ "filter add: unknown header attribute", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "header"), CONFIG,
+	    { 60, U16, 1, NULL }, ENDNEST }, EINVAL },
+	{ "filter add: packet (pcap) filter on a probe without packets",
 	  MAGNET_CMD_FILTER_NEW, 0,
 	  { S(PROBE_NAME, "nl_keep"), S(FILTER_TYPE, "packet"), CONFIG,
-	    PKT(PROTO, U8, 17), ENDNEST }, EOPNOTSUPP },
-	{ "filter add: packet filter without a predicate", MAGNET_CMD_FILTER_NEW, 0,
+	    RAWN(MAGNET_PACKET_PROGRAM, BPF_RET_ALL, 8), ENDNEST },
+	  EOPNOTSUPP },
+	{ "filter add: packet filter without a program", MAGNET_CMD_FILTER_NEW, 0,
 	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet") }, EINVAL },
-	{ "filter add: packet address of 5 bytes", MAGNET_CMD_FILTER_NEW, 0,
+	{ "filter add: packet program of 7 bytes", MAGNET_CMD_FILTER_NEW, 0,
 	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
-	    RAWN(MAGNET_PACKET_SRC, "\x7f\0\0\1\0", 5), ENDNEST }, EINVAL },
-	{ "filter add: IPv4 prefix of 33 bits", MAGNET_CMD_FILTER_NEW, 0,
+	    RAWN(MAGNET_PACKET_PROGRAM, BPF_RET_ALL, 7), ENDNEST }, EINVAL },
+	{ "filter add: packet program with an unknown opcode",
+	  MAGNET_CMD_FILTER_NEW, 0,
 	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
-	    RAWN(MAGNET_PACKET_DST, "\x7f\0\0\1", 4),
-	    PKT(DST_PREFIX, U8, 33), ENDNEST }, EINVAL },
-	{ "filter add: prefix without an address", MAGNET_CMD_FILTER_NEW, 0,
+	    RAWN(MAGNET_PACKET_PROGRAM, "\xff\0\0\0\0\0\0\0" BPF_RET_ALL, 16),
+	    ENDNEST }, EINVAL },
+	{ "filter add: packet program jumping past its end",
+	  MAGNET_CMD_FILTER_NEW, 0,
 	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
-	    PKT(SRC_PREFIX, U8, 8), ENDNEST }, EINVAL },
-	{ "filter add: port as u32", MAGNET_CMD_FILTER_NEW, 0,
+	    RAWN(MAGNET_PACKET_PROGRAM, "\x05\0\0\0\x01\0\0\0" BPF_RET_ALL, 16),
+	    ENDNEST }, EINVAL },
+	{ "filter add: packet program not ending in a return",
+	  MAGNET_CMD_FILTER_NEW, 0,
 	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
-	    PKT(DPORT, U32, 53), ENDNEST }, EINVAL },
-	{ "filter add: unknown packet attribute", MAGNET_CMD_FILTER_NEW, 0,
+	    RAWN(MAGNET_PACKET_PROGRAM, "\0\0\0\0\x01\0\0\0", 8), ENDNEST },
+	  EINVAL },
+	{ "filter add: packet program dividing by a constant zero",
+	  MAGNET_CMD_FILTER_NEW, 0,
 	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
-	    { 60, U16, 1, NULL }, ENDNEST }, EINVAL },
+	    RAWN(MAGNET_PACKET_PROGRAM, "\x34\0\0\0\0\0\0\0" BPF_RET_ALL, 16),
+	    ENDNEST }, EINVAL },
+	{ "filter add: packet program storing past M[15]",
+	  MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+	    RAWN(MAGNET_PACKET_PROGRAM, "\x02\0\0\0\x10\0\0\0" BPF_RET_ALL, 16),
+	    ENDNEST }, EINVAL },
+	{ "filter add: packet program with ancillary data (negative offset)",
+	  MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+	    RAWN(MAGNET_PACKET_PROGRAM, "\x28\0\0\0\0\xf0\xff\xff" BPF_RET_ALL, 16),
+	    ENDNEST }, EINVAL },
+	{ "filter add: packet program of 257 instructions", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+	    RAWN(MAGNET_PACKET_PROGRAM, zero_program, sizeof(zero_program)),
+	    ENDNEST }, ERANGE },
+	{ "filter add: packet counter in a request", MAGNET_CMD_FILTER_NEW, 0,
+	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+	    RAWN(MAGNET_PACKET_PROGRAM, BPF_RET_ALL, 8),
+	    { MAGNET_PACKET_UNDECIDED, U64, 1, NULL }, ENDNEST }, EINVAL },
 	{ "filter add: correlate without an end", MAGNET_CMD_FILTER_NEW, 0,
 	  { S(PROBE_NAME, "nl_rx"), S(FILTER_TYPE, "correlate"), CONFIG,
 	    CORR(THRESHOLD, U64, 1000), ENDNEST }, EINVAL },
@@ -845,7 +897,7 @@ static int fault_sweep(void)
 		    RAWN(MAGNET_A_FILTER_CPUS, "\1", 1) } },
 		{ "packet filter add", MAGNET_CMD_FILTER_NEW, 0,
 		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "packet"), CONFIG,
-		    PKT(PROTO, U8, 17), PKT(DPORT, U16, 5001), ENDNEST } },
+		    HDR(PROTO, U8, 17), HDR(DPORT, U16, 5001), ENDNEST } },
 		{ "correlating filter add", MAGNET_CMD_FILTER_NEW, 0,
 		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "correlate"),
 		    CONFIG, CORR(END, U16, 0), ENDNEST } },
@@ -946,6 +998,44 @@ static uint32_t rnd(void)
 static uint32_t below(uint32_t n)
 {
 	return n ? rnd() % n : 0;
+}
+
+/*
+ * A classic BPF program for filter type "packet": mostly plausible ones
+ * (loads at small offsets, ALU, short jumps, a return), which the kernel
+ * takes and runs on the packets of the probes; sometimes random words,
+ * which its checker must refuse cleanly.
+ */
+static void put_random_program(struct nlmsghdr *nlh)
+{
+	static const uint16_t codes[] = {
+		0x28, 0x30, 0x20, 0x48, 0x50, 0x40, 0xb1, 0x80, 0x00, 0x01,
+		0x60, 0x61, 0x02, 0x03, 0x04, 0x14, 0x24, 0x54, 0x44, 0x64,
+		0x74, 0x84, 0xa4, 0x0c, 0x5c, 0x15, 0x25, 0x35, 0x45, 0x1d,
+		0x05, 0x07, 0x87, 0x16, 0x06,
+	};
+	struct { uint16_t code; uint8_t jt, jf; uint32_t k; } f[16];
+	unsigned int n = 1 + below(16), i;
+
+	for (i = 0; i < n; i++) {
+		if (below(8) == 0) {
+			f[i].code = rnd();
+			f[i].jt = rnd();
+			f[i].jf = rnd();
+			f[i].k = rnd();
+			continue;
+		}
+		f[i].code = codes[below(sizeof(codes) / sizeof(codes[0]))];
+		f[i].jt = below(4);
+		f[i].jf = below(4);
+		f[i].k = below(4) ? below(80) : rnd();
+		if ((f[i].code & 0x07) == 0x02 || (f[i].code & 0x07) == 0x03 ||
+		    f[i].code == 0x60 || f[i].code == 0x61)
+			f[i].k = below(18);	/* M[], past it sometimes */
+	}
+	if (below(4))
+		f[n - 1] = (typeof(f[0])){ .code = 0x06, .k = below(2) };
+	mnl_attr_put(nlh, MAGNET_PACKET_PROGRAM, n * sizeof(f[0]), f);
 }
 
 static const char *pick(const char *const *v, size_t n)
@@ -1081,19 +1171,23 @@ static struct nlmsghdr *fz_valid(char *buf)
 	case 12:
 		nlh = genl_start(buf, family_id, MAGNET_CMD_FILTER_NEW, NLM_F_ACK);
 		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
-		if (below(2)) {
+		if (below(3) == 0) {
 			mnl_attr_put_strz(nlh, MAGNET_A_FILTER_TYPE, "packet");
 			nest = mnl_attr_nest_start(nlh, MAGNET_A_FILTER_CONFIG);
+			put_random_program(nlh);
+		} else if (below(2)) {
+			mnl_attr_put_strz(nlh, MAGNET_A_FILTER_TYPE, "header");
+			nest = mnl_attr_nest_start(nlh, MAGNET_A_FILTER_CONFIG);
 			if (below(2))
-				mnl_attr_put_u8(nlh, MAGNET_PACKET_PROTO, 17);
+				mnl_attr_put_u8(nlh, MAGNET_HEADER_PROTO, 17);
 			if (below(2))
-				mnl_attr_put_u16(nlh, MAGNET_PACKET_DPORT, below(6000));
+				mnl_attr_put_u16(nlh, MAGNET_HEADER_DPORT, below(6000));
 			if (below(2)) {
 				uint8_t a[16] = { 10, 9, 0, 1 };
 
-				mnl_attr_put(nlh, MAGNET_PACKET_HOST,
+				mnl_attr_put(nlh, MAGNET_HEADER_HOST,
 					     below(2) ? 4 : 16, a);
-				mnl_attr_put_u8(nlh, MAGNET_PACKET_HOST_PREFIX, below(140));
+				mnl_attr_put_u8(nlh, MAGNET_HEADER_HOST_PREFIX, below(140));
 			}
 		} else {
 			mnl_attr_put_strz(nlh, MAGNET_A_FILTER_TYPE, "correlate");

@@ -1255,6 +1255,52 @@ static int cmd_udp_send(int argc, char **argv)
 }
 
 /*
+ * udp-calls ADDR PORT N SIZE [sink]: N sendto() calls of SIZE bytes to
+ * ADDR:PORT from one unbound socket, unpaced, errors ignored (a blackhole
+ * route refuses each call after the socket layer), then what a call cost,
+ * printed as syscalls prints it (for the benchmarks). With "sink", a
+ * socket of its own bound to ADDR:PORT takes the datagrams and reads
+ * none: once its queue is full, UDP drops them.
+ */
+static int cmd_udp_calls(int argc, char **argv)
+{
+	struct sockaddr_storage dst;
+	struct timespec t0, t1;
+	char payload[2048] = "";
+	socklen_t alen;
+	long i, n;
+	int fd, sink, size;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: magnet-test udp-calls ADDR PORT N SIZE [sink]\n");
+		return 2;
+	}
+	alen = sockaddr_of(argv[1], argv[2], &dst);
+	n = atol(argv[3]);
+	size = atoi(argv[4]);
+	if (!alen || size < 0 || size > (int)sizeof(payload))
+		return 2;
+	fd = socket(dst.ss_family, SOCK_DGRAM, 0);
+	sink = argc > 5 && !strcmp(argv[5], "sink") ?
+	       socket(dst.ss_family, SOCK_DGRAM, 0) : -2;
+	if (fd < 0 || sink == -1 ||
+	    (sink >= 0 && bind(sink, (struct sockaddr *)&dst, alen))) {
+		perror("magnet-test udp-calls: socket");
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++)
+		(void)!sendto(fd, payload, size, 0, (struct sockaddr *)&dst,
+			      alen);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("tgid %d tid %ld ns_per_call %.1f\n", getpid(),
+	       (long)syscall(SYS_gettid),
+	       n ? ((t1.tv_sec - t0.tv_sec) * 1e9 +
+		    (t1.tv_nsec - t0.tv_nsec)) / n : 0.0);
+	return 0;
+}
+
+/*
  * udp-recv ADDR PORT COUNT: receive COUNT datagrams on ADDR:PORT (at most
  * 5 s of silence). Prints "received N BYTES".
  */
@@ -2083,6 +2129,8 @@ int main(int argc, char **argv)
 		return cmd_udp(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "udp-send"))
 		return cmd_udp_send(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "udp-calls"))
+		return cmd_udp_calls(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "udp-recv"))
 		return cmd_udp_recv(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "tcp-send"))
@@ -2110,6 +2158,7 @@ int main(int argc, char **argv)
 		"                          [--expect-loss|--expect-no-loss] [--overwrite] [--name NAME]\n"
 		"       magnet-test attrs [BUFFER]\n"
 		"       magnet-test udp ADDR PORT COUNT [SRCPORT]\n"
+		"       magnet-test udp-calls ADDR PORT N SIZE [sink]\n"
 		"       magnet-test udp-send ADDR PORT COUNT SIZE [SRCPORT]\n"
 		"       magnet-test udp-recv ADDR PORT COUNT\n"
 		"       magnet-test tcp-send ADDR PORT COUNT SIZE\n"

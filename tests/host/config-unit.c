@@ -648,15 +648,23 @@ static void test_filters(void)
 
 	/* the rule's words: magnetctl filter add's */
 	expect_error("rule: unknown word", "probe p {\n\tpredef = x\n\tfilter {\n"
-		     "\t\trule = \"packet proto udp colour red\"\n\t}\n}\n", 4,
+		     "\t\trule = \"header proto udp colour red\"\n\t}\n}\n", 4,
 		     "filter 1: rule: unknown keyword \"colour\"");
 	expect_error("rule: a type's word without the type",
 		     "probe p {\n\tpredef = x\n\tfilter {\n"
 		     "\t\trule = \"dport 53\"\n\t}\n}\n", 4,
-		     "rule: \"dport\" goes after \"packet\"");
+		     "rule: \"dport\" goes after \"header\"");
 	expect_error("rule: bad value", "probe p {\n\tpredef = x\n\tfilter {\n"
-		     "\t\trule = \"packet src 10.0.0.300\"\n\t}\n}\n", 4,
+		     "\t\trule = \"header src 10.0.0.300\"\n\t}\n}\n", 4,
 		     "rule: bad address \"10.0.0.300\" after \"src\"");
+	expect_error("rule: a bad expression (libpcap's message)",
+		     "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\trule = \"packet udp port\"\n\t}\n}\n", 4,
+		     "rule: packet: can't parse filter expression: syntax error");
+	expect_error("rule: the old packet words, with the way to say them now",
+		     "probe p {\n\tpredef = x\n\tfilter {\n"
+		     "\t\trule = \"packet proto udp dport 53\"\n\t}\n}\n", 4,
+		     "the rule in these words is \"header proto udp dport 53\"");
 	expect_error("rule: tid both ways", "probe p {\n\tpredef = x\n\tfilter {\n"
 		     "\t\ttid = 3\n\t\trule = \"tid 4\"\n\t}\n}\n", 5,
 		     "rule: \"tid\" given twice");
@@ -708,21 +716,27 @@ static void test_filter_rules(void)
 		"probe-set udp-send {}\n"
 		"probe p {\n"
 		"\tpredef = x\n"
-		"\tfilter { rule = \"exclude packet proto udp dst 10.1.0.0/16 dport 53\" }\n"
+		"\tfilter { rule = \"exclude header proto udp dst 10.1.0.0/16 dport 53\" }\n"
 		"\tfilter { rule = \"id 0x10,0x20,30 cpu 0-3,4095\" }\n"
 		"\tfilter { rule = \"correlate end udp-send.dev-xmit via udp-send.ip threshold 1.5ms window 2s max-open 9\" }\n"
 		"\tfilter { action = exclude  tgids = {7}  rule = \"tgid 8,9 cpu 8191\" }\n"
+		"\tfilter { rule = \"cpu 1 packet udp dst port 53 and (ip[8] < 10 or ip6)\" }\n"
 		"}\n";
 	struct config *cfg = load("rules.conf", conf);
 	const struct filter_rule *f;
 
-	if (!check(cfg && cfg->nprobes == 1 && cfg->probes[0].nfilters == 4,
-		   "rules: four filters from words"))
+	if (!check(cfg && cfg->nprobes == 1 && cfg->probes[0].nfilters == 5,
+		   "rules: five filters from words"))
 		return;
 	f = cfg->probes[0].filters;
 	check(f[0].action == MAGNET_FILTER_EXCLUDE && f[0].type &&
-	      !strcmp(f[0].type->name, "packet") && !f[0].cpus_len,
-	      "rules: packet, with its action");
+	      !strcmp(f[0].type->name, "header") && !f[0].cpus_len,
+	      "rules: header, with its action");
+	check(f[4].action < 0 && f[4].type &&
+	      !strcmp(f[4].type->name, "packet") && f[4].cpus_len &&
+	      !strcmp((const char *)f[4].state,
+		      "udp dst port 53 and (ip[8] < 10 or ip6)"),
+	      "rules: packet, every word after it the expression");
 	check(f[1].action < 0 && !f[1].type && f[1].ids == 3 &&
 	      f[1].id[0] == 0x10 && f[1].id[1] == 0x20 && f[1].id[2] == 30 &&
 	      f[1].cpus_len == 4095 / 8 + 1 && (f[1].cpus[0] & 0x0f) == 0x0f &&

@@ -25,7 +25,7 @@ static const char *const mnl_names[MNL_TYPE_MAX] = {
 int main(void)
 {
 	static const char *const spaces[] = {
-		"magnet", "stat", "cpu", "packet", "correlate",
+		"magnet", "stat", "cpu", "packet", "header", "correlate",
 	};
 	unsigned int s, type, max;
 	const char *name;

@@ -1,13 +1,15 @@
 # Filtering and sampling: every header predicate and their combinations
-# with exact counts, 1-in-N and interval sampling, the packet filter on
-# real loopback traffic, the correlating filter on journeys of known
+# with exact counts, 1-in-N and interval sampling, the header filter and
+# the packet filter (tcpdump's language) on real loopback traffic, and
+# the packet filter at a send call, where some of what it asks is not
+# known yet, the correlating filter on journeys of known
 # length and on real packets, rules changed under load on every CPU, and
 # filter modules unloaded while their events fire.
 . /magnet/lib.sh
 
 unload_all
 load_magnet buffers=default:1M
-for m in magnet_sample magnet_pktfilter magnet_correlate magnet_pairs; do
+for m in magnet_sample magnet_pktfilter magnet_pcap magnet_correlate magnet_pairs; do
 	check "load $m" insmod $M/$m.ko
 done
 FIRE=$DBG/magnet_sample/fire
@@ -130,8 +132,13 @@ check_count "counters: filtered so far" 179 "$f"
 # --- bad rules from magnetctl: the kernel's reason, nothing changed ------------------
 magnetctl filter add sample_hello cpu 3000 2> /tmp/err.txt
 check "a CPU that does not exist: refused with the reason" grep -q 'does not have\|CPU' /tmp/err.txt
-magnetctl filter add sample_hello packet proto udp 2> /tmp/err.txt
+magnetctl filter add sample_hello header proto udp 2> /tmp/err.txt
+check "header filter on an event without packets: refused" grep -q 'packet or socket' /tmp/err.txt
+magnetctl filter add sample_hello packet udp 2> /tmp/err.txt
 check "packet filter on an event without packets: refused" grep -q 'packet or socket' /tmp/err.txt
+magnetctl filter add sample_hello packet udp port 2> /tmp/err.txt
+check_count "a bad expression: exit status 2" 2 "$?"
+check "... with libpcap's message" grep -q 'syntax error' /tmp/err.txt
 check_count "no rule was left behind" "" "$(magnetctl filter list)"
 
 # --- sampling ----------------------------------------------------------------------
@@ -181,14 +188,14 @@ echo 10 > $FIRE; drain
 check_count "sampling off: all 10" 10 "$(nrecs $hello)"
 magnetctl probe disable sample_hello
 
-# --- the packet filter, on loopback traffic --------------------------------------------
+# --- the header filter, on loopback traffic --------------------------------------------
 magnetctl probe add rx netif_receive
 magnetctl probe add tx net_start_xmit
 rx=$(probe_id rx); tx=$(probe_id tx)
 drain
 
-check "packet rule: udp dport 5001 (rx)" magnetctl filter add rx packet proto udp dport 5001
-check "packet rule: udp dport 5001 (tx)" magnetctl filter add tx packet proto udp dport 5001
+check "header rule: udp dport 5001 (rx)" magnetctl filter add rx header proto udp dport 5001
+check "header rule: udp dport 5001 (tx)" magnetctl filter add tx header proto udp dport 5001
 magnet-test udp 127.0.0.1 5001 50 > /dev/null
 magnet-test udp 127.0.0.1 5002 30 > /dev/null
 magnet-test udp ::1 5001 20 > /dev/null
@@ -197,14 +204,14 @@ check_count "udp dport 5001: 70 received (IPv4 and IPv6)" 70 "$(nrecs $rx)"
 check_count "udp dport 5001: 70 sent" 70 "$(nrecs $tx)"
 clear_rules
 
-magnetctl filter add rx packet dst ::1
+magnetctl filter add rx header dst ::1
 magnet-test udp ::1 5001 40 > /dev/null
 magnet-test udp 127.0.0.1 5001 30 > /dev/null
 drain
 check_count "dst ::1: the 40 IPv6 packets" 40 "$(nrecs $rx)"
 clear_rules
 
-magnetctl filter add rx packet src 127.0.0.0/8 sport 6000
+magnetctl filter add rx header src 127.0.0.0/8 sport 6000
 magnet-test udp 127.0.0.1 5001 20 6000 > /dev/null
 magnet-test udp 127.0.0.1 5001 25 6001 > /dev/null
 magnet-test udp ::1 5001 10 6000 > /dev/null
@@ -212,19 +219,119 @@ drain
 check_count "src 127.0.0.0/8 sport 6000: 20" 20 "$(nrecs $rx)"
 clear_rules
 
-magnetctl filter add rx packet host 10.0.0.0/8
-magnetctl filter add rx packet port 5003
+magnetctl filter add rx header host 10.0.0.0/8
+magnetctl filter add rx header port 5003
 magnet-test udp 127.0.0.1 5003 10 > /dev/null
 magnet-test udp 127.0.0.1 5004 10 > /dev/null
 drain
 check_count "host 10/8 OR port 5003: 10" 10 "$(nrecs $rx)"
 clear_rules
 
-magnetctl filter add rx exclude packet proto udp
+magnetctl filter add rx exclude header proto udp
 magnet-test udp 127.0.0.1 5001 15 > /dev/null
 drain
 check_count "exclude udp: none of 15" 0 "$(nrecs $rx)"
 clear_rules
+
+# --- the packet filter: tcpdump's language, in the kernel ------------------------------
+# The same traffic as above, the same counts, in pcap-filter(7) words.
+check "packet rule: udp dst port 5001 (rx)" magnetctl filter add rx packet udp dst port 5001
+check "packet rule: udp dst port 5001 (tx)" magnetctl filter add tx packet udp dst port 5001
+magnet-test udp 127.0.0.1 5001 50 > /dev/null
+magnet-test udp 127.0.0.1 5002 30 > /dev/null
+magnet-test udp ::1 5001 20 > /dev/null
+drain
+check_count "udp dst port 5001: 70 received (IPv4 and IPv6)" 70 "$(nrecs $rx)"
+check_count "udp dst port 5001: 70 sent" 70 "$(nrecs $tx)"
+magnetctl filter list rx > /tmp/fl.txt
+check "listed as the expression, quoted" grep -q '^[0-9]* rx include packet "udp dst port 5001" undecided 0$' /tmp/fl.txt
+magnetctl -j filter list rx > /tmp/fl.txt
+check "JSON: the expression and the program's length" grep -q '"expression":"udp dst port 5001","instructions":[0-9]' /tmp/fl.txt
+clear_rules
+
+magnetctl filter add rx packet dst host ::1
+magnet-test udp ::1 5001 40 > /dev/null
+magnet-test udp 127.0.0.1 5001 30 > /dev/null
+drain
+check_count "dst host ::1: the 40 IPv6 packets" 40 "$(nrecs $rx)"
+clear_rules
+
+magnetctl filter add rx packet src net 127.0.0.0/8 and src port 6000
+magnet-test udp 127.0.0.1 5001 20 6000 > /dev/null
+magnet-test udp 127.0.0.1 5001 25 6001 > /dev/null
+magnet-test udp ::1 5001 10 6000 > /dev/null
+drain
+check_count "src net 127.0.0.0/8 and src port 6000: 20" 20 "$(nrecs $rx)"
+clear_rules
+
+magnetctl filter add rx packet net 10.0.0.0/8
+magnetctl filter add rx packet port 5003
+magnet-test udp 127.0.0.1 5003 10 > /dev/null
+magnet-test udp 127.0.0.1 5004 10 > /dev/null
+drain
+check_count "net 10/8, or port 5003: 10" 10 "$(nrecs $rx)"
+clear_rules
+
+magnetctl filter add rx exclude packet udp
+magnet-test udp 127.0.0.1 5001 15 > /dev/null
+drain
+check_count "exclude udp: none of 15" 0 "$(nrecs $rx)"
+clear_rules
+
+# The payload: magnet-test numbers its datagrams "%08d-...": byte 15 of
+# the UDP datagram is the number's last digit, "7" in 1 of 10.
+magnetctl filter add rx packet 'udp[15] = 0x37 and greater 60'
+magnet-test udp 127.0.0.1 5001 50 > /dev/null
+drain
+check_count "udp[15] = '7' (payload bytes): 5 of 50" 5 "$(nrecs $rx)"
+clear_rules
+
+# tcpdump's words for what the header filter cannot say.
+magnetctl filter add rx packet 'ip[8] = 64 and ip[6:2] & 0x3fff = 0 and len = 80'
+magnet-test udp 127.0.0.1 5001 12 > /dev/null
+magnet-test udp ::1 5001 12 > /dev/null
+drain
+check_count "ip[8] = 64 and not a fragment and len = 80 (20 cooked + 60): the 12 IPv4" 12 "$(nrecs $rx)"
+clear_rules
+
+# --- ... at the send call, where there is no packet yet ------------------------------------
+# The headers are built from the socket and the call; what they cannot
+# know leaves the hit undecided, and an undecided hit goes on.
+magnetctl probe add us udp-send.socket
+drain
+# A packet probe's records are assembled into journeys by magnet-read:
+# counted here by the probe's own counter, logged since the last call.
+last=0
+logged_us() { n=$(stat_of us logged); got=$((n - last)); last=$n; }
+magnetctl filter add us packet udp dst port 5001
+magnet-test udp 127.0.0.1 5001 30 > /dev/null
+magnet-test udp 127.0.0.1 5002 20 > /dev/null
+drain
+logged_us; check_count "send call: udp dst port 5001 (from the call's address): 30 of 50" 30 "$got"
+check_count "... decided: none undecided" 0 "$(magnetctl -j filter list us | sed -n 's/.*"undecided":\([0-9]*\).*/\1/p')"
+clear_rules
+magnetctl filter add us packet 'udp[15] = 0x37'
+magnet-test udp 127.0.0.1 5001 50 > /dev/null
+drain
+logged_us; check_count "send call: udp[15] = '7', from the application's bytes: 5 of 50" 5 "$got"
+clear_rules
+magnetctl filter add us packet 'ip[8] = 64'
+magnet-test udp 127.0.0.1 5001 25 > /dev/null
+drain
+logged_us; check_count "send call: ip[8] = 64 (the TTL is not known yet): all 25 go on" 25 "$got"
+check_count "... counted undecided" 25 "$(magnetctl -j filter list us | sed -n 's/.*"undecided":\([0-9]*\).*/\1/p')"
+clear_rules
+magnetctl filter add us exclude packet 'ip[8] = 64'
+magnet-test udp 127.0.0.1 5001 25 > /dev/null
+drain
+logged_us; check_count "send call: exclude ip[8] = 64, undecided: all 25 go on" 25 "$got"
+clear_rules
+magnetctl filter add us exclude packet src host 127.0.0.1
+magnet-test udp 127.0.0.1 5001 10 > /dev/null
+drain
+logged_us; check_count "send call: exclude src host 127.0.0.1 (a socket bound to any address: not chosen yet): all 10 go on" 10 "$got"
+clear_rules
+magnetctl probe del us
 
 # --- the correlating filter: journeys of known length -------------------------------------
 for e in pair_begin pair_via pair_end; do magnetctl probe enable $e; done
@@ -304,8 +411,8 @@ magnetctl probe del load
 magnetctl buffer del loadbuf
 
 # --- filter modules unloaded while their events fire --------------------------------------
-magnetctl filter add rx packet proto udp dport 5001
-magnetctl filter add tx packet proto udp dport 5001
+magnetctl filter add rx header proto udp dport 5001
+magnetctl filter add tx packet udp dst port 5001
 magnetctl filter add pair_begin correlate end pair_end via pair_via
 magnet-test udp 127.0.0.1 5001 1000000 > /dev/null &
 udp=$!
@@ -313,6 +420,7 @@ udp=$!
 pairs=$!
 sleep 1
 check "rmmod magnet_pktfilter while packets flow" rmmod magnet_pktfilter
+check "rmmod magnet_pcap while packets flow" rmmod magnet_pcap
 check "rmmod magnet_correlate while journeys flow" rmmod magnet_correlate
 check_count "their rules are gone" "" "$(magnetctl filter list)"
 # (The default buffer is full by now: hits count, and nothing is filtered.)
@@ -322,8 +430,8 @@ check "rx hits go on ($hits, then $(stat_of rx hits))" test "$(stat_of rx hits)"
 check_count "and none is filtered any more" "$filtered" "$(stat_of rx filtered)"
 kill $udp $pairs
 wait $udp $pairs
-check "reload the filter modules" sh -c "insmod $M/magnet_pktfilter.ko && insmod $M/magnet_correlate.ko"
-check "a rule again" magnetctl filter add rx packet proto udp
+check "reload the filter modules" sh -c "insmod $M/magnet_pktfilter.ko && insmod $M/magnet_pcap.ko && insmod $M/magnet_correlate.ko"
+check "a rule again" magnetctl filter add rx packet udp
 magnetctl filter add pair_begin correlate end pair_end
 check "rmmod magnet_pairs: its events and their rules go" rmmod magnet_pairs
 check_count "only the rx rule is left" 1 "$(magnetctl filter list | wc -l)"

@@ -43,15 +43,16 @@ check "... and nothing installed" sh -c '! magnetctl probe list | grep -q p1'
 check "... and no socket" [ ! -e /tmp/bad.sock ]
 
 # --- every filter the kernel has, from magnetd.conf's words ---------------------------
-check "load the filter modules" sh -c "insmod $M/magnet_pktfilter.ko && insmod $M/magnet_correlate.ko"
+check "load the filter modules" sh -c "insmod $M/magnet_pktfilter.ko && insmod $M/magnet_pcap.ko && insmod $M/magnet_correlate.ko"
 cat > /tmp/filters.conf <<'EOF'
 socket {
 	path = "/tmp/filters.sock"
 }
 probe tx {
 	predef = "net_start_xmit"
-	filter { rule = "exclude packet proto udp dst 10.1.0.0/16 dport 53" }
+	filter { rule = "exclude header proto udp dst 10.1.0.0/16 dport 53" }
 	filter { action = exclude  rule = "id 0x10,0x20 cpu 1 tgid 7" }
+	filter { rule = "exclude packet udp dst port 53 and (dst net 10.1.0.0/16 or ip6)" }
 }
 probe rx {
 	predef = "netif_receive"
@@ -65,8 +66,10 @@ wait_for 20 [ -S /tmp/filters.sock ]
 magnetctl filter list > /tmp/fl.txt
 cat /tmp/fl.txt /tmp/filters.log
 tx_id=$(magnetctl -j probe list | tr '{' '\n' | grep '"name":"tx"' | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-check "magnetd.conf: a packet rule, as the kernel lists it" \
-	grep -q "^[0-9]* tx exclude packet proto udp dst 10.1.0.0/16 dport 53\$" /tmp/fl.txt
+check "magnetd.conf: a header rule, as the kernel lists it" \
+	grep -q "^[0-9]* tx exclude header proto udp dst 10.1.0.0/16 dport 53\$" /tmp/fl.txt
+check "magnetd.conf: a packet rule in tcpdump's words, as the kernel lists it" \
+	grep -q '^[0-9]* tx exclude packet "udp dst port 53 and (dst net 10.1.0.0/16 or ip6)" undecided 0$' /tmp/fl.txt
 check "magnetd.conf: an id set, a CPU and a tgid" \
 	grep -q "^[0-9]* tx exclude cpu 1 tgid 7 id 0x10,0x20\$" /tmp/fl.txt
 check "magnetd.conf: a correlate rule, its end probe by id" \
@@ -74,7 +77,7 @@ check "magnetd.conf: a correlate rule, its end probe by id" \
 kill -TERM $FD
 wait $FD
 check "magnetd stopped: its rules went with its probes" [ -z "$(magnetctl filter list)" ]
-check "unload the filter modules" sh -c "rmmod magnet_correlate && rmmod magnet_pktfilter"
+check "unload the filter modules" sh -c "rmmod magnet_correlate && rmmod magnet_pktfilter && rmmod magnet_pcap"
 
 check "two namespaces joined by a veth pair" netns_pair
 

@@ -13,11 +13,12 @@
 # on va are not magnet's to see. A packet is compared by what tcpdump -q
 # prints of it (addresses, ports, protocol and length), the two sides as
 # sorted lists: magnet-read writes its selection as pcapng, which tcpdump
-# prints the same way.
+# prints the same way. Then live, with the expression in the kernel.
 . /magnet/lib.sh
 
 unload_all
 load_magnet buffers=default:4M
+insmod $M/magnet_pcap.ko
 
 check "two namespaces joined by a veth pair" netns_pair
 inA sysctl -qw net.ipv4.tcp_autocorking=0
@@ -219,6 +220,78 @@ check "-i vb outbound: none" \
 	sh -c "! grep -q 'UDP' /tmp/pf-vb.txt"
 
 magnetctl probe del-set udp-send,udp-recv,tcp-send,tcp-recv
+
+# --- the expression in the kernel ---------------------------------------------------
+# magnet-read -P runs the expression in the kernel too, on every layer,
+# so that what it rejects is never logged. Live, each expression against
+# tcpdump's live capture of the same run of the traffic.
+start_tcpdump() {
+	inA tcpdump -Z root -i any -n -U -w /tmp/pf-live.pcap 2> /tmp/pf-tcpdump.err &
+	td=$!
+	i=0
+	while [ $i -lt 200 ] && ! grep -q 'listening on' /tmp/pf-tcpdump.err; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+live() {
+	rm -f /tmp/pf-live.pcapng
+	start_tcpdump
+	magnet-read -P udp-send,udp-recv,tcp-send,tcp-recv -i va \
+		--pcapng /tmp/pf-live.pcapng "$@" 2> /tmp/pf-live.err &
+	mr=$!
+	sleep 1
+	traffic
+	sleep 1
+	killall -INT tcpdump
+	kill -INT $mr
+	wait $td $mr
+}
+live_compare() {
+	live "$1"
+	t=$(tcpdump_lines /tmp/pf-live.pcap "(udp or tcp) and ($1)")
+	m=$(tcpdump_lines /tmp/pf-live.pcapng "")
+	k=$(echo "$t" | grep -c .)
+	kf=$(sed -n 's/^magnet-read: \([0-9]*\) records filtered in the kernel$/\1/p' /tmp/pf-live.err)
+	if ! grep -q 'the expression runs in the kernel too' /tmp/pf-live.err; then
+		fail "in the kernel: '$1'" "it did not run there: $(grep expression /tmp/pf-live.err)"
+	elif [ "$t" != "$m" ]; then
+		fail "in the kernel: '$1'" "tcpdump selected $k packets, magnet-read $(echo "$m" | grep -c .)"
+		echo "$t" > /tmp/a
+		echo "$m" > /tmp/b
+		diff /tmp/a /tmp/b | head -10 | sed 's/^/#   /'
+	elif [ "$2" = some ] && ! [ "${kf:-0}" -gt 0 ]; then
+		fail "in the kernel: '$1'" "the kernel filtered nothing"
+	else
+		pass "in the kernel: '$1' selects what tcpdump selects ($k packets; $kf records filtered in the kernel)"
+	fi
+}
+live_compare 'udp port 5001' some
+live_compare 'tcp port 5202' some
+live_compare 'host fd09::2 and udp' some
+live_compare 'greater 500' some
+live_compare 'ip[8] = 64' some
+live_compare 'udp[4:2] = 108' some
+live_compare 'tcp[tcpflags] & tcp-syn != 0' some
+live_compare 'net 10.9.0.0/24 and not port 53' some
+live_compare 'tcp[((tcp[12:1] & 0xf0) >> 2):1] != 0'
+live_compare 'port 6000 or portrange 5200-5201' some
+
+live inbound and udp
+check "an expression on the direction runs here only, and says why" \
+	grep -q 'the expression runs here only: it asks about the device or the direction' /tmp/pf-live.err
+check "... and selects what tcpdump selects" same_lines \
+	"$(tcpdump_lines /tmp/pf-live.pcap '(udp or tcp) and (inbound and udp)')" \
+	"$(tcpdump_lines /tmp/pf-live.pcapng '')"
+live --no-kernel-filter udp port 5001
+check "--no-kernel-filter: the expression runs here only" \
+	sh -c "! grep -q 'filtered in the kernel' /tmp/pf-live.err"
+check "... and selects what tcpdump selects" same_lines \
+	"$(tcpdump_lines /tmp/pf-live.pcap '(udp or tcp) and (udp port 5001)')" \
+	"$(tcpdump_lines /tmp/pf-live.pcapng '')"
+check "magnet-read's probes and their rules are gone" \
+	sh -c "[ -z \"\$(magnetctl filter list)\" ] && ! magnetctl probe list | grep -q udp-send"
+
 kill $A $B
 unload_all
 summary

@@ -44,15 +44,16 @@
 #include <sys/socket.h>
 
 #include "magnet-read.h"
+#include "pcapfilter.h"
 
-#define SLL2_HDR_LEN	20	/* LINKTYPE_LINUX_SLL2's header */
+#define SLL2_HDR_LEN	PCAPFILTER_SLL2_LEN
 #define SLL2_OUTGOING	4	/* packet type: PACKET_OUTGOING */
 #define SLL2_HOST	0	/* PACKET_HOST */
 #define ETH_P_IP_	0x0800
 #define ETH_P_IPV6_	0x86dd
 #define IP4_HDR		20
 #define IP6_HDR		40
-#define PACKET_MAX	262144		/* libpcap's largest snap length */
+#define PACKET_MAX	PCAPFILTER_SNAPLEN
 
 struct expr {
 	bool have_prog;
@@ -83,35 +84,19 @@ void expr_free(struct expr *e)
 	free(e);
 }
 
-static bool blank(const char *s)
-{
-	for (; s && *s; s++)
-		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
-			return false;
-	return true;
-}
-
 int expr_compile(const char *text, const struct expr_select *sel,
 		 struct expr **out, char *err, size_t errlen)
 {
 	struct expr *e = calloc(1, sizeof(*e));
-	pcap_t *p;
 
 	*out = NULL;
 	if (!e || !(e->buf = malloc(SLL2_HDR_LEN + PACKET_MAX)))
 		goto oom;
-	if (!blank(text)) {
-		p = pcap_open_dead(DLT_LINUX_SLL2, PACKET_MAX);
-		if (!p)
-			goto oom;
-		if (pcap_compile(p, &e->prog, text, 1,
-				 PCAP_NETMASK_UNKNOWN) < 0) {
-			snprintf(err, errlen, "%s", pcap_geterr(p));
-			pcap_close(p);
+	if (!pcapfilter_blank(text)) {
+		if (pcapfilter_compile(text, &e->prog, err, errlen)) {
 			expr_free(e);
 			return -1;
 		}
-		pcap_close(p);
 		e->have_prog = true;
 	}
 	if (sel) {
@@ -382,21 +367,33 @@ bool expr_match_record(const struct expr *e, const struct magnet_record *r)
 	       (!e->sel.cpus || cpu_selected(e, r->cpu));
 }
 
+const char *expr_kernel_why_not(const struct expr *e)
+{
+	if (!e || !e->have_prog)
+		return "there is no expression";
+	/*
+	 * Here a packet matches if it matches as seen on any device it
+	 * passed; a layer in the kernel sees its own device or none.
+	 */
+	if (pcapfilter_reads_device(&e->prog))
+		return "it asks about the device or the direction, which differ from layer to layer of one packet";
+	if (e->prog.bf_len > MAGNET_PACKET_INSNS_MAX)
+		return "it compiles to more instructions than the kernel runs";
+	return NULL;
+}
+
 void expr_dump(const struct expr *e, int level)
 {
 	struct bpf_program all;
-	pcap_t *p;
+	char err[PCAP_ERRBUF_SIZE];
 
 	if (e && e->have_prog) {
 		bpf_dump(&e->prog, level);
 		return;
 	}
 	/* no expression: the program that accepts everything */
-	p = pcap_open_dead(DLT_LINUX_SLL2, PACKET_MAX);
-	if (p && !pcap_compile(p, &all, "", 1, PCAP_NETMASK_UNKNOWN)) {
+	if (!pcapfilter_compile("", &all, err, sizeof(err))) {
 		bpf_dump(&all, level);
 		pcap_freecode(&all);
 	}
-	if (p)
-		pcap_close(p);
 }

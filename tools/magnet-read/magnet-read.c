@@ -18,6 +18,7 @@
 
 #include "magnet-read.h"
 #include "nl.h"
+#include "pcapfilter.h"
 #include "probeset.h"
 
 static volatile sig_atomic_t stop;
@@ -110,6 +111,11 @@ static void usage(FILE *f)
 "      --count-wm N      wake only when N records are waiting (default 0)\n"
 "      --timeout MS      wake after MS milliseconds anyway, with what there\n"
 "                        is (default 100; with -N: 0)\n"
+"      --no-kernel-filter  with -P: run the expression here only (by\n"
+"                        default it runs in the kernel too, on each layer,\n"
+"                        so that packets it rejects are not logged at all;\n"
+"                        not with -w, which saves every record, or an\n"
+"                        expression that asks about devices or direction)\n"
 "      --no-map          copy the records out with read() instead of\n"
 "                        reading them where the kernel wrote them (a\n"
 "                        drop-mode buffer's mapping, the default;\n"
@@ -211,7 +217,7 @@ static long long number(const char *s, const char *what, long long max)
 
 enum { OPT_PRINT = 256, OPT_PCAPNG, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
        OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP, OPT_TGID, OPT_CPU,
-       OPT_VERSION, OPT_PRECISION };
+       OPT_VERSION, OPT_PRECISION, OPT_NO_KERNEL_FILTER };
 
 /*
  * tcpdump's options magnet-read does not honour: refused, with why,
@@ -329,7 +335,10 @@ static void compile_filter(struct options *o, int argc, char **argv)
 		fprintf(stderr, PROG ": bad filter expression: %s\n", err);
 		exit(2);
 	}
-	free(text);
+	if (pcapfilter_blank(text))
+		free(text);
+	else
+		o->filter_text = text;
 }
 
 /* -D: what -i can name: every device, and "any". */
@@ -374,6 +383,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "count-wm", required_argument, NULL, OPT_COUNT_WM },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "no-map", no_argument, NULL, OPT_NO_MAP },
+		{ "no-kernel-filter", no_argument, NULL,
+		  OPT_NO_KERNEL_FILTER },
 		{}
 	};
 	/* magnet-read's own short options, then the refused ones */
@@ -401,6 +412,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case 'r': o->read_file = optarg; break;
 		case 'N': o->nonblock = true; break;
 		case OPT_NO_MAP: o->no_map = true; break;
+		case OPT_NO_KERNEL_FILTER: o->no_kernel_filter = true; break;
 		case 'P': o->probe_sets = optarg; break;
 		case 'i':
 			o->interfaces = realloc(o->interfaces,
@@ -540,10 +552,56 @@ static void remove_probes(void)
 	}
 }
 
+/*
+ * The expression as a filter rule of each probe (type "packet"), so that
+ * what it rejects costs no record. Where it cannot run there, say why;
+ * the expression runs here anyway.
+ */
+static bool kernel_filter(const struct options *o)
+{
+	static struct filter_rule r;	/* a few KiB */
+	char *argv[] = { "packet", o->filter_text };
+	const char *why = expr_kernel_why_not(o->filter);
+	struct parse_error e;
+
+	if (!o->filter_text || o->no_kernel_filter)
+		return false;
+	if (!why && o->write_file)
+		why = "-w saves every record";
+	filter_rule_init(&r);
+	if (!why && filter_parse(&r, 2, argv, &e))
+		why = e.text;
+	if (!why && probeset_filter(nl, &probes, &r)) {
+		print_nl_error();
+		why = "the kernel refused it";
+	}
+	if (why) {
+		fprintf(stderr, PROG ": the expression runs here only: %s\n",
+			why);
+		return false;
+	}
+	fprintf(stderr, PROG ": the expression runs in the kernel too: packets it rejects are not logged\n");
+	return true;
+}
+
+static unsigned long long kernel_filtered;
+static bool kernel_filtering;
+
+/* Before the probes go: what their rules dropped. */
+static void count_kernel_filtered(void)
+{
+	uint64_t n;
+
+	if (kernel_filtering && !probeset_filtered(nl, &probes, &n))
+		kernel_filtered = n;
+}
+
 static int add_probes(const struct options *o)
 {
 	/* The probes' snap length: 0 (whole) beyond what a record holds. */
 	uint32_t snaplen = o->snaplen >= MAGNET_RECORD_MAX ? 0 : o->snaplen;
+	/* enabled once their filter is in place */
+	bool enabled = !o->filter_text || o->no_kernel_filter;
 
 	nl = nl_new();
 	if (!nl) {
@@ -552,7 +610,7 @@ static int add_probes(const struct options *o)
 	}
 	/* Gone with magnet-read, even if it is killed. */
 	nl_own_objects(nl, true);
-	if (probeset_add(nl, o->probe_sets, o->buffer, snaplen, true,
+	if (probeset_add(nl, o->probe_sets, o->buffer, snaplen, enabled,
 			 &probes)) {
 		print_nl_error();
 		return -1;
@@ -571,6 +629,13 @@ static int add_probes(const struct options *o)
 		else
 			fprintf(stderr, PROG ": probe %s not added: %s\n",
 				p->name, strerror(p->error));
+	}
+	if (!enabled) {
+		kernel_filtering = kernel_filter(o);
+		if (probeset_enable(nl, &probes)) {
+			print_nl_error();
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -783,6 +848,9 @@ static void summary(struct state *st)
 	     o->pcapng_file))
 		fprintf(stderr, PROG ": %llu packets captured, %llu filtered, %llu without packet data\n",
 			st->packets, st->filtered, st->no_data);
+	if (kernel_filtering)
+		fprintf(stderr, PROG ": %llu records filtered in the kernel\n",
+			kernel_filtered);
 	if (expr_built(o->filter))
 		fprintf(stderr, PROG ": the expression saw IP headers built from the records of %llu packets that kept no IP bytes (TTL, IP id, options, TCP window and payload read as zero there)\n",
 			expr_built(o->filter));
@@ -874,6 +942,7 @@ int main(int argc, char **argv)
 	}
 	if (!st.done)
 		finish(&st);
+	count_kernel_filtered();
 	remove_probes();
 	source_close(src);
 	if (trace_close(trace) | pcapng_close(st.pcap))

@@ -73,7 +73,9 @@ struct options {
 	bool packet_buffered;		/* -U */
 	bool print;			/* print (not only -w / --pcapng) */
 	bool no_map;			/* --no-map: read() the data file */
+	bool no_kernel_filter;		/* --no-kernel-filter */
 	struct expr *filter;		/* NULL: everything */
+	char *filter_text;		/* the expression, NULL: none */
 };
 
 /*
@@ -231,6 +233,12 @@ bool expr_match_journey(struct expr *e, const struct journey *j);
 bool expr_match_record(const struct expr *e, const struct magnet_record *r);
 /* -d, -dd, -ddd: print the compiled program as tcpdump does. */
 void expr_dump(const struct expr *e, int level);
+/*
+ * Can @e's expression run in the kernel on each layer of a packet alone
+ * (filter type "packet") and select what it selects here? NULL if so,
+ * else why not.
+ */
+const char *expr_kernel_why_not(const struct expr *e);
 /* Packets the expression saw with headers built from their records. */
 unsigned long long expr_built(const struct expr *e);
 

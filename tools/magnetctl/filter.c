@@ -20,8 +20,9 @@
 const char help_filter[] =
 "Filter rules (which hits of a probe are logged):\n"
 "  magnetctl filter add PROBE [include|exclude] [cpu LIST] [tgid TGIDS]\n"
-"                       [tid N] [id IDS | id MIN-MAX] [packet PACKET...]\n"
-"                       [correlate CORRELATE...]\n"
+"                       [tid N] [id IDS | id MIN-MAX]\n"
+"                       [header HEADER... | correlate CORRELATE... |\n"
+"                        packet EXPRESSION...]\n"
 "      Add a rule to PROBE and print its id. A rule matches a hit when all\n"
 "      it gives match (AND): the CPU is in LIST, the process in TGIDS (tgid\n"
 "      may be repeated, 256 in all), the thread is N, the record id is in\n"
@@ -29,9 +30,20 @@ const char help_filter[] =
 "      hit that matches an exclude rule is dropped; if PROBE has include\n"
 "      rules (include is the default), a hit that matches none of them is\n"
 "      dropped too (OR across rules). A rule needs one predicate at least.\n"
-"      packet (needs module magnet_pktfilter; for probes netif_receive,\n"
-"      net_start_xmit, skb_free and tcp_send) matches the IPv4 or IPv6\n"
-"      packet; PACKET is any of:\n"
+"      packet (needs module magnet_pcap; for the packet probes and the\n"
+"      probes netif_receive, net_start_xmit, skb_free and tcp_send)\n"
+"      matches the packets tcpdump's filter language selects: every word\n"
+"      after it is the EXPRESSION (pcap-filter(7)), compiled by libpcap as\n"
+"      tcpdump -i any compiles it and run in the kernel on each hit's\n"
+"      packet, before anything is logged, e.g.\n"
+"        magnetctl filter add udp-send.ip packet udp dst port 5001\n"
+"      Where the probe holds no IP header (the send calls), the headers\n"
+"      are built from what it knows (addresses, ports, protocol, length);\n"
+"      an expression that asks what it does not know (TTL, IP id, the\n"
+"      device before there is one, ...) lets the hit through, counted as\n"
+"      undecided. 256 instructions at most.\n"
+"      header (needs module magnet_pktfilter; for the same probes) matches\n"
+"      fixed fields of the IPv4 or IPv6 packet; HEADER is any of:\n"
 "        proto tcp|udp|icmp|icmp6|sctp|udplite|dccp|N   IP protocol\n"
 "        src ADDR[/LEN]  dst ADDR[/LEN]  host ADDR[/LEN] (source or dest.)\n"
 "        sport N  dport N  port N (source or destination port)\n"
@@ -53,8 +65,9 @@ const char help_filter[] =
 "  magnetctl filter show [PROBE]\n"
 "      List the rules, or PROBE's, one line each: the rule's id, then its\n"
 "      probe, action and predicates as filter add takes them, then the\n"
-"      filter type's counters (correlate: taken, journeys closed, passed\n"
-"      (logged), expired, unmatched, overflow, cut, lost).\n";
+"      filter type's counters (packet: the expression, quoted, and the\n"
+"      hits let through undecided; correlate: taken, journeys closed,\n"
+"      passed (logged), expired, unmatched, overflow, cut, lost).\n";
 
 /* --- filter --------------------------------------------------------------- */
 

@@ -74,7 +74,7 @@ static const char help_values[] =
 "  magnetctl probe set sw sample interval 10ms\n"
 "  magnetctl probe set sw sample every 100\n"
 "  magnetctl filter add sw cpu 0-3,6 tgid 1234\n"
-"  magnetctl filter add rx packet proto udp dport 5001\n"
+"  magnetctl filter add rx packet udp dst port 5001\n"
 "  magnetctl filter add tx correlate end rx threshold 1ms\n"
 "  magnetctl -j -p stats\n"
 "  magnetctl -j monitor count 10\n";

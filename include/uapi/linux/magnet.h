@@ -696,10 +696,12 @@ enum magnet_attr {
 
 	MAGNET_A_FILTER_IDS,	/* u64, repeated: set of abstract ids */
 	MAGNET_A_FILTER_TYPE,	/* string, < MAGNET_NAME_LEN bytes: a filter
-				 * module's predicate ("packet", "correlate")
+				 * module's predicate ("packet", "header",
+				 * "correlate")
 				 */
 	MAGNET_A_FILTER_CONFIG,	/* nest: the filter type's own attributes
 				 * (enum magnet_packet_attr, enum
+				 * magnet_header_attr, enum
 				 * magnet_correlate_attr)
 				 */
 	MAGNET_A_FILTER_STATS,	/* nest: the filter type's counters; reply
@@ -839,10 +841,28 @@ enum magnet_probe_dispatch {
  *
  * Filter modules (filters/ in the source) add predicate types:
  *
- * "packet" (module magnet_pktfilter), on events that concern a packet or
- * a socket (netif_receive, net_start_xmit, skb_free, tcp_send): matches
- * the IPv4 or IPv6 packet's protocol, addresses and ports. Configured by
- * enum magnet_packet_attr in FILTER_CONFIG.
+ * "packet" (module magnet_pcap), on events that concern a packet or a
+ * socket (the packet probes; netif_receive, net_start_xmit, skb_free,
+ * tcp_send): runs a classic BPF program, as libpcap compiles tcpdump's
+ * filter language for LINKTYPE_LINUX_SLL2, on the packet as tcpdump -i
+ * any would see it: a cooked header (the protocol; the device's index
+ * and type where the hit has a device; the direction: PACKET_OUTGOING on
+ * the send path, the packet's own type on the receive path) in front of
+ * the packet from its network header, with its length. Where the probe
+ * holds no IP header (the send calls, a TCP segment before IP, tcp_send),
+ * the headers are built from what it knows (addresses, ports, protocol,
+ * lengths, TCP flags and sequence; at a UDP send call, the application's
+ * bytes as the datagram's payload). A program whose answer depends on
+ * anything the probe does not know (TTL, IP id, the device before there
+ * is one, a TCP send call's length or payload, ...) is undecided for
+ * that hit: the hit goes on as if the rule did not match an exclude
+ * rule and matched an include rule, and is counted in PACKET_UNDECIDED.
+ * A load past the packet's end makes the program reject the hit, as it
+ * does in tcpdump. Configured by enum magnet_packet_attr.
+ *
+ * "header" (module magnet_pktfilter), on the same events: matches the
+ * IPv4 or IPv6 packet's protocol, addresses and ports, fixed fields of
+ * the rule (enum magnet_header_attr in FILTER_CONFIG).
  *
  * "correlate" (module magnet_correlate): takes the records of a start
  * event, an end event and optional events in between, groups them by
@@ -862,27 +882,55 @@ enum magnet_filter_action {
 #define MAGNET_FILTER_SET_MAX		256	/* tgids, or ids, in one rule */
 #define MAGNET_SAMPLE_INTERVAL_MAX	3600000000000ULL /* an hour, ns */
 
-/* FILTER_CONFIG of type "packet". All optional; at least one. */
+/*
+ * FILTER_CONFIG of type "packet", and its FILTER_STATS (reply only). The
+ * program is checked as the kernel checks classic BPF: known opcodes,
+ * jumps forward and within it, scratch memory M[0..15] only, no division
+ * by a constant zero, a return last; a bad one is refused with the index
+ * of the instruction at fault. It runs without loops, so it ends.
+ */
 enum magnet_packet_attr {
 	MAGNET_PACKET_UNSPEC,
-	MAGNET_PACKET_PROTO,	/* u8, IP protocol (6 TCP, 17 UDP, 1 ICMP,
-				 * 58 ICMPv6, ...)
+	MAGNET_PACKET_PROGRAM,	/* binary: struct sock_filter[]
+				 * (<linux/filter.h>), 1 ..
+				 * MAGNET_PACKET_INSNS_MAX instructions, host
+				 * order; required. A nonzero return matches
 				 */
-	MAGNET_PACKET_SRC,	/* binary, 4 (IPv4) or 16 (IPv6) bytes, network
-				 * order: source address
+	MAGNET_PACKET_TEXT,	/* string, < MAGNET_PACKET_TEXT_MAX bytes: the
+				 * expression the program was compiled from,
+				 * kept only to be listed
 				 */
-	MAGNET_PACKET_SRC_PREFIX, /* u8, bits of SRC compared (default all) */
-	MAGNET_PACKET_DST,	/* binary: destination address */
-	MAGNET_PACKET_DST_PREFIX, /* u8 */
-	MAGNET_PACKET_HOST,	/* binary: source or destination address */
-	MAGNET_PACKET_HOST_PREFIX, /* u8 */
-	MAGNET_PACKET_SPORT,	/* u16, source port (TCP, UDP, SCTP, UDP-Lite,
-				 * DCCP)
-				 */
-	MAGNET_PACKET_DPORT,	/* u16, destination port */
-	MAGNET_PACKET_PORT,	/* u16, source or destination port */
+	MAGNET_PACKET_PAD,
+	/* counters, reply only (u64) */
+	MAGNET_PACKET_UNDECIDED, /* hits let through undecided (above) */
 	__MAGNET_PACKET_MAX,
 	MAGNET_PACKET_MAX = __MAGNET_PACKET_MAX - 1
+};
+
+#define MAGNET_PACKET_INSNS_MAX		256	/* a rule is listed in one message */
+#define MAGNET_PACKET_TEXT_MAX		512
+
+/* FILTER_CONFIG of type "header". All optional; at least one. */
+enum magnet_header_attr {
+	MAGNET_HEADER_UNSPEC,
+	MAGNET_HEADER_PROTO,	/* u8, IP protocol (6 TCP, 17 UDP, 1 ICMP,
+				 * 58 ICMPv6, ...)
+				 */
+	MAGNET_HEADER_SRC,	/* binary, 4 (IPv4) or 16 (IPv6) bytes, network
+				 * order: source address
+				 */
+	MAGNET_HEADER_SRC_PREFIX, /* u8, bits of SRC compared (default all) */
+	MAGNET_HEADER_DST,	/* binary: destination address */
+	MAGNET_HEADER_DST_PREFIX, /* u8 */
+	MAGNET_HEADER_HOST,	/* binary: source or destination address */
+	MAGNET_HEADER_HOST_PREFIX, /* u8 */
+	MAGNET_HEADER_SPORT,	/* u16, source port (TCP, UDP, SCTP, UDP-Lite,
+				 * DCCP)
+				 */
+	MAGNET_HEADER_DPORT,	/* u16, destination port */
+	MAGNET_HEADER_PORT,	/* u16, source or destination port */
+	__MAGNET_HEADER_MAX,
+	MAGNET_HEADER_MAX = __MAGNET_HEADER_MAX - 1
 };
 
 /*

@@ -18,6 +18,8 @@ typedef __s16 s16;
 typedef __s32 s32;
 typedef __s64 s64;
 
+#define __user
+
 struct list_head {
 	struct list_head *next, *prev;
 };

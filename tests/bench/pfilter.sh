@@ -1,0 +1,69 @@
+# Benchmark 5 of `make bench`: what a packet costs that a filter rule
+# drops, the expression in the kernel (filter type "packet": tcpdump's
+# language, a classic BPF program libpcap compiled) against the header
+# rule (type "header": protocol and ports as fixed fields), on one packet
+# probe, at two layers:
+#   socket: the send call (udp-send.socket), where there is no packet
+#	yet: the expression sees headers built from the socket and the call.
+#	Every call goes to a blackhole route, so nothing happens after it.
+#   ip: IP output (udp-send.ip), an skb: the expression reads the packet.
+#	The datagrams go over loopback to a socket that reads nothing.
+# The datagrams go to port 5002; both rules keep port 5001 only, so every
+# hit is dropped. Each case times R runs of N sendto() calls on CPU 0
+# (after a warm-up run), round-robin over the cases, and prints
+#	BENCH-RECORD pfilter CASE RUN NS_PER_CALL
+. /magnet/lib.sh
+
+N=${BENCH_N:-200000}
+R=${BENCH_RUNS:-5}
+# Calls through the whole path cost more than getppid(): fewer of them.
+N=$((N / 4))
+unload_all
+load_magnet buffers=default:4M:overwrite
+insmod $M/magnet_pktfilter.ko
+insmod $M/magnet_pcap.ko
+ip link set lo up
+ip route add blackhole 10.99.0.0/16
+
+calls() {	# LAYER: one run, ns per call
+	case $1 in
+	socket) taskset 1 magnet-test udp-calls 10.99.0.1 5002 $N 32 ;;
+	ip) taskset 1 magnet-test udp-calls 127.0.0.1 5002 $N 32 sink ;;
+	esac | awk '{ print $6 }'
+}
+# setup LAYER CASE: the probe and its rule for CASE
+setup() {
+	[ $2 = none ] && return
+	magnetctl probe add pf udp-send.$1 > /dev/null
+	case $2 in
+	header-drop) magnetctl filter add pf header proto udp dport 5001 > /dev/null ;;
+	packet-drop) magnetctl filter add pf packet udp dst port 5001 > /dev/null ;;
+	packet-drop-long)
+		magnetctl filter add pf packet '(udp dst port 5001 or tcp dst port 5001 or udp port 53) and not net 192.168.0.0/16' > /dev/null ;;
+	esac
+}
+stat_pf() { magnetctl -j stats | tr '{' '\n' | grep '"name":"pf"' | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+teardown() { [ $1 = none ] || magnetctl probe del pf > /dev/null; }
+
+CASES="none header-drop packet-drop packet-drop-long"
+for layer in socket ip; do
+	for c in $CASES; do
+		setup $layer $c; calls $layer > /dev/null; teardown $c
+	done
+done
+i=1
+while [ $i -le $R ]; do
+	for layer in socket ip; do
+		for c in $CASES; do
+			setup $layer $c
+			echo "BENCH-RECORD pfilter $layer-$c $i $(calls $layer)"
+			[ $c = none ] || echo "BENCH: pfilter $layer-$c run $i: logged $(stat_pf logged), filtered $(stat_pf filtered)"
+			teardown $c
+		done
+	done
+	i=$((i + 1))
+done
+ip route del blackhole 10.99.0.0/16
+check "the packet filter benchmark ran" true
+unload_all
+summary
