@@ -215,11 +215,11 @@ static int alu(u16 op, u32 *a, u32 *au, u32 b, u32 bu)
 	return 1;
 }
 
-static enum verdict run(const struct pcap_rule *r,
-			const struct magnet_pkt_view *v)
+static int run(const struct pcap_rule *r, const struct magnet_pkt_view *v)
 {
 	u32 a = 0, au = 0, x = 0, xu = 0, k, val, unk;
-	u32 mem[MEM_WORDS], memu[MEM_WORDS];
+	/* read only once stored: not zeroed (see pcap_match()) */
+	u32 mem[MEM_WORDS] __uninitialized, memu[MEM_WORDS] __uninitialized;
 	u16 mset = 0;
 	const struct sock_filter *pc = r->insns;
 	int ret;
@@ -321,14 +321,176 @@ static enum verdict run(const struct pcap_rule *r,
 	}
 }
 
+/*
+ * The fast path, for a packet in an skb's linear data (most layers): no
+ * unknown bits anywhere it reads, so no masks to carry. A load it cannot
+ * answer that way (paged data, a cooked header byte not known) gives up,
+ * and run() starts again.
+ */
+#define BAIL	(-1)
+
+static __always_inline int fast_load(const struct magnet_pkt_view *v,
+				     const u8 *hdr, u32 hdr_known, u32 k,
+				     u32 size, u32 *val)
+{
+	const u8 *p;
+
+	if (k >= SLL2_LEN) {
+		k -= SLL2_LEN;
+		if (k < v->nlinear && size <= v->nlinear - k)
+			p = v->linear + k;
+		else if (k >= v->avail || size > v->avail - k)
+			return REJECT;
+		else
+			return BAIL;
+	} else {
+		if (k + size > SLL2_LEN ||
+		    ((~hdr_known >> k) & (BIT(size) - 1)))
+			return BAIL;
+		p = hdr + k;
+	}
+	*val = size == 4 ? get_unaligned_be32(p) :
+	       size == 2 ? get_unaligned_be16(p) : *p;
+	return MATCH;
+}
+
+static int run_fast(const struct pcap_rule *r, const struct magnet_pkt_view *v)
+{
+	const struct sock_filter *pc = r->insns;
+	u32 a = 0, x = 0, k, mem[MEM_WORDS] __uninitialized;
+	u32 hdr_known = BIT(0) | BIT(1) | BIT(2) | BIT(3) | BIT(10);
+	u16 mset = 0;
+	u8 hdr[SLL2_LEN] __uninitialized;
+	int ret;
+
+	put_unaligned_be16(v->protocol, hdr);
+	hdr[2] = 0;
+	hdr[3] = 0;
+	hdr[10] = v->pkttype;
+	if (v->ifindex_known) {
+		put_unaligned_be32(v->ifindex, hdr + 4);
+		put_unaligned_be16(v->hatype, hdr + 8);
+		hdr_known |= GENMASK(9, 4);
+	}
+	for (;; pc++) {
+		k = pc->k;
+		switch (pc->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+		case BPF_LD | BPF_H | BPF_ABS:
+		case BPF_LD | BPF_B | BPF_ABS:
+			ret = fast_load(v, hdr, hdr_known, k,
+					bpf_size_to_bytes(BPF_SIZE(pc->code)), &a);
+			if (ret != MATCH)
+				return ret;
+			break;
+		case BPF_LD | BPF_W | BPF_IND:
+		case BPF_LD | BPF_H | BPF_IND:
+		case BPF_LD | BPF_B | BPF_IND:
+			if (k > U32_MAX - x)
+				return REJECT;
+			ret = fast_load(v, hdr, hdr_known, x + k,
+					bpf_size_to_bytes(BPF_SIZE(pc->code)), &a);
+			if (ret != MATCH)
+				return ret;
+			break;
+		case BPF_LDX | BPF_B | BPF_MSH:
+			ret = fast_load(v, hdr, hdr_known, k, 1, &x);
+			if (ret != MATCH)
+				return ret;
+			x = (x & 0xf) << 2;
+			break;
+		case BPF_LD | BPF_W | BPF_LEN:
+			a = SLL2_LEN + v->len;
+			break;
+		case BPF_LDX | BPF_W | BPF_LEN:
+			x = SLL2_LEN + v->len;
+			break;
+		case BPF_LD | BPF_IMM:
+			a = k;
+			break;
+		case BPF_LDX | BPF_IMM:
+			x = k;
+			break;
+		case BPF_LD | BPF_MEM:
+			a = mset & BIT(k) ? mem[k] : 0;
+			break;
+		case BPF_LDX | BPF_MEM:
+			x = mset & BIT(k) ? mem[k] : 0;
+			break;
+		case BPF_ST:
+			mem[k] = a;
+			mset |= BIT(k);
+			break;
+		case BPF_STX:
+			mem[k] = x;
+			mset |= BIT(k);
+			break;
+		case BPF_MISC | BPF_TAX:
+			x = a;
+			break;
+		case BPF_MISC | BPF_TXA:
+			a = x;
+			break;
+		case BPF_RET | BPF_K:
+			return k ? MATCH : REJECT;
+		case BPF_RET | BPF_A:
+			return a ? MATCH : REJECT;
+		case BPF_JMP | BPF_JA:
+			pc += k;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += a == k ? pc->jt : pc->jf;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_X:
+			pc += a == x ? pc->jt : pc->jf;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+			pc += a > k ? pc->jt : pc->jf;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_X:
+			pc += a > x ? pc->jt : pc->jf;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+			pc += a >= k ? pc->jt : pc->jf;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_X:
+			pc += a >= x ? pc->jt : pc->jf;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += a & k ? pc->jt : pc->jf;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_X:
+			pc += a & x ? pc->jt : pc->jf;
+			break;
+		default: {
+			/* BPF_ALU: its own operand, known */
+			u32 au = 0;
+
+			if (alu(BPF_OP(pc->code), &a, &au,
+				BPF_SRC(pc->code) == BPF_X ? x : k, 0) <= 0)
+				return REJECT;
+		}
+		}
+	}
+}
+
 static bool pcap_match(void *state, const struct magnet_hit *hit)
 {
 	struct pcap_rule *r = state;
-	struct magnet_pkt_view v;
+	/*
+	 * Filled by magnet_packet_view() as far as it is read. Not zeroed
+	 * first, as kernels built with INIT_STACK_ALL_ZERO (Debian's) would:
+	 * that is a rep stos on every hit, which costs more than the rest.
+	 */
+	struct magnet_pkt_view v __uninitialized;
+	int ret;
 
 	if (!magnet_packet_view(hit, &v))
 		return false;
-	switch (run(r, &v)) {
+	ret = v.linear && !v.nbuilt ? run_fast(r, &v) : BAIL;
+	if (ret == BAIL)
+		ret = run(r, &v);
+	switch (ret) {
 	case MATCH:
 		return true;
 	case REJECT:

@@ -137,7 +137,7 @@ bool magnet_packet_parse_sock(const struct sock *sk, struct magnet_packet *pk);
 
 struct magnet_hit;
 
-#define MAGNET_PKT_VIEW_BUILT	60	/* room for built headers: IPv6 + TCP */
+#define MAGNET_PKT_VIEW_BUILT	64	/* room for built headers: IPv6 + TCP */
 
 /**
  * struct magnet_pkt_view - a hit's packet as tcpdump -i any would see it
@@ -158,6 +158,9 @@ struct magnet_hit;
  *		skb->data, may be negative) on, @avail of them; or NULL
  * @ubuf:	or the application's bytes at a UDP send call, @avail of
  *		them, read with copy_from_user_nofault()
+ * @linear:	where no headers are built: the first @nlinear bytes of the
+ *		packet, in the skb's linear data (a fast path for readers);
+ *		NULL if there are none
  */
 struct magnet_pkt_view {
 	u16 protocol;
@@ -172,8 +175,16 @@ struct magnet_pkt_view {
 	int off;
 	u32 avail;
 	const void __user *ubuf;
-	u8 built[MAGNET_PKT_VIEW_BUILT];
-	u8 unknown[MAGNET_PKT_VIEW_BUILT];
+	const u8 *linear;
+	u32 nlinear;
+	union {
+		u8 built[MAGNET_PKT_VIEW_BUILT];
+		u64 built_w[MAGNET_PKT_VIEW_BUILT / 8];
+	};
+	union {
+		u8 unknown[MAGNET_PKT_VIEW_BUILT];
+		u64 unknown_w[MAGNET_PKT_VIEW_BUILT / 8];
+	};
 };
 
 /*
