@@ -44,7 +44,7 @@ CHECKPATCH ?= $(firstword $(wildcard /usr/src/linux-source-*/scripts/checkpatch.
 KMOD_SRC  := $(wildcard kmod/magnet/*.c kmod/magnet/*.h) kmod/magnet/Kbuild
 KBUILD_COMMON := kmod/kernels.mk
 SAMPLE_SRC := kmod/sample/magnet_sample.c kmod/sample/Kbuild
-FILTER_SRC := $(wildcard filters/*.c) filters/Kbuild
+FILTER_SRC := $(wildcard filters/*.c filters/*.h) filters/Kbuild
 TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_format.h
 HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
@@ -183,6 +183,14 @@ build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libma
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -Itests -o $@ tests/host/libmagnet-unit.c libmagnet/libmagnet.c -lpthread
 
+# The packet filter's interpreter, built from its own source in user
+# space, against libpcap's.
+build/test-bin/pcap-vm: tests/host/pcap-vm.c tests/harness.h filters/pcap_vm.c filters/pcap_vm.h \
+		lib/pcapfilter.c lib/pcapfilter.h $(wildcard tests/host/kshim/linux/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Wall -Wextra -Itests -Itests/host/kshim -Iinclude -Iinclude/uapi -Ifilters -Ilib \
+		-o $@ tests/host/pcap-vm.c filters/pcap_vm.c lib/pcapfilter.c -lpcap
+
 # The module's filter gate, built from its own source in user space.
 build/test-bin/rules-unit: tests/host/rules-unit.c tests/harness.h kmod/magnet/rules.c kmod/magnet/rules.h \
 		$(wildcard tests/host/kshim/linux/*.h) $(HEADERS)
@@ -215,13 +223,15 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/harness.h tests/bin/stre
 
 check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
 		build/test-bin/libmagnet-unit build/test-bin/rules-unit build/bin/magnet-supermon \
-		build/bin/magnetd build/bin/magnetctl build/test-bin/nl-attrs build/test-bin/lib-unit
+		build/bin/magnetd build/bin/magnetctl build/test-bin/nl-attrs build/test-bin/lib-unit \
+		build/test-bin/pcap-vm
 	tests/host/magnet-read.sh
 	tests/host/kernels.sh
 	build/test-bin/metrics-unit $(CURDIR)
 	build/test-bin/config-unit $(CURDIR)
 	build/test-bin/libmagnet-unit
 	build/test-bin/rules-unit
+	build/test-bin/pcap-vm
 	build/test-bin/lib-unit
 	/usr/bin/python3 tests/host/nl-attrs.py $(CURDIR) build/test-bin/nl-attrs
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
@@ -381,7 +391,7 @@ check-style:
 	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
 		--no-tree --strict --quiet -f \
 		$(filter-out kmod/magnet/compat.h,$(wildcard kmod/magnet/*.c kmod/magnet/*.h)) \
-		$(HEADERS) kmod/sample/*.c filters/*.c tests/kmod/*.c tests/bin/stress_format.h
+		$(HEADERS) kmod/sample/*.c filters/*.c filters/*.h tests/kmod/*.c tests/bin/stress_format.h
 	@# compat.h is where kernel versions are compared, the one place
 	@# checkpatch's advice against LINUX_VERSION_CODE cannot apply to.
 	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \

@@ -19,7 +19,7 @@ SPACES = {  # space: (uapi enum, policy files)
     "magnet": ("magnet_attr", ["kmod/magnet/netlink.c"]),
     "stat": ("magnet_stat_attr", []),
     "cpu": ("magnet_cpu_attr", []),
-    "packet": ("magnet_packet_attr", ["filters/magnet_pcap.c"]),
+    "packet": ("magnet_packet_attr", ["filters/pcap.c"]),
     "header": ("magnet_header_attr", ["filters/magnet_pktfilter.c"]),
     "correlate": ("magnet_correlate_attr", ["filters/magnet_correlate.c"]),
 }

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet_pcap: filter type "packet" -- tcpdump's filter language in the
+ * kernel. User space compiles the expression with libpcap for
+ * LINKTYPE_LINUX_SLL2, as tcpdump -i any does, and gives the classic BPF
+ * program here; it runs on each hit's packet before any buffer space is
+ * taken, so a packet it rejects costs no record and no copy.
+ *
+ *   magnetctl filter add udp-send.ip packet udp port 5001
+ *
+ * What the program sees is the packet as tcpdump -i any would see it: a
+ * cooked header (protocol, device index and type, direction) built here,
+ * then the packet from its network header as the core's
+ * magnet_packet_view() shows it, wherever the layer holds it (an skb whose
+ * data is at the link, network or transport header; headers built from a
+ * socket at a send call).
+ *
+ * The interpreter is pcap_vm.c. A hit whose answer depends on what the
+ * probe does not know (the TTL at a send call, say) is undecided, and an
+ * undecided hit goes on: the rule matches if it includes, not if it
+ * excludes, and the hit is counted (PACKET_UNDECIDED).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/magnet.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <net/genetlink.h>
+
+#include "compat.h"
+#include "pcap_vm.h"
+
+struct pcap_rule {
+	bool undecided_match;		/* an include rule */
+	u64 __percpu *undecided;
+	char *text;			/* or NULL */
+	struct pcap_op *ops;		/* pcap_vm_decode()'s form */
+	unsigned int len;
+	struct sock_filter insns[];
+};
+
+static bool pcap_match(void *state, const struct magnet_hit *hit)
+{
+	struct pcap_rule *r = state;
+	/*
+	 * Filled by magnet_packet_view() as far as it is read. Not zeroed
+	 * first, as kernels built with INIT_STACK_ALL_ZERO (Debian's) would:
+	 * that is a rep stos on every hit, which costs more than the rest.
+	 */
+	struct magnet_pkt_view v __uninitialized;
+
+	if (!magnet_packet_view(hit, &v))
+		return false;
+	switch (pcap_vm_run(r->insns, r->ops, &v)) {
+	case PCAP_MATCH:
+		return true;
+	case PCAP_REJECT:
+		return false;
+	default:
+		this_cpu_inc(*r->undecided);
+		return r->undecided_match;
+	}
+}
+
+/* 0, or -EINVAL with the instruction at fault in @extack. */
+static int check(const struct sock_filter *f, unsigned int len,
+		 const struct nlattr *attr, struct netlink_ext_ack *extack)
+{
+	/* 6.1: the message's room (magnet_extack_fmt()), under the lock */
+	static char msg[MAGNET_EXTACK_LEN];
+	const char *why;
+	unsigned int at;
+
+	why = pcap_vm_check(f, len, &at);
+	if (!why)
+		return 0;
+	magnet_extack_fmt(extack, attr, msg,
+			  "program refused at instruction %u: %s",
+			  at, why);
+	return -EINVAL;
+}
+
+static const struct nla_policy pcap_policy[MAGNET_PACKET_MAX + 1] = {
+	[MAGNET_PACKET_PROGRAM] = { .type = NLA_BINARY,
+		.len = MAGNET_PACKET_INSNS_MAX * sizeof(struct sock_filter) },
+	[MAGNET_PACKET_TEXT] = { .type = NLA_NUL_STRING,
+				 .len = MAGNET_PACKET_TEXT_MAX - 1 },
+	[MAGNET_PACKET_UNDECIDED] = { .type = NLA_REJECT },
+};
+
+static void pcap_destroy(void *state)
+{
+	struct pcap_rule *r = state;
+
+	free_percpu(r->undecided);
+	kfree(r->ops);
+	kfree(r->text);
+	kfree(r);
+}
+
+static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
+			 struct netlink_ext_ack *extack)
+{
+	struct nlattr *prog = tb[MAGNET_PACKET_PROGRAM];
+	struct pcap_rule *r;
+	unsigned int len;
+	int err;
+
+	switch (magnet_event_object_type(ctx->event)) {
+	case MAGNET_OBJECT_PACKET:
+	case MAGNET_OBJECT_SKB:
+	case MAGNET_OBJECT_SKB_RX:
+	case MAGNET_OBJECT_SOCK:
+		break;
+	default:
+		NL_SET_ERR_MSG(extack,
+			       "the packet filter needs a probe whose hits concern a packet or socket (a packet probe, netif_receive, net_start_xmit, skb_free, tcp_send)");
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	if (!prog) {
+		NL_SET_ERR_MSG(extack,
+			       "the packet filter needs its program (PACKET_PROGRAM)");
+		return ERR_PTR(-EINVAL);
+	}
+	len = nla_len(prog) / sizeof(struct sock_filter);
+	if (!len || nla_len(prog) % sizeof(struct sock_filter)) {
+		NL_SET_ERR_MSG_ATTR(extack, prog,
+				    "a program is a whole number of struct sock_filter, at least one");
+		return ERR_PTR(-EINVAL);
+	}
+	err = check(nla_data(prog), len, prog, extack);
+	if (err)
+		return ERR_PTR(err);
+
+	r = kzalloc(struct_size(r, insns, len), GFP_KERNEL);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	r->undecided = alloc_percpu(u64);
+	r->ops = kcalloc(len, sizeof(*r->ops), GFP_KERNEL);
+	if (tb[MAGNET_PACKET_TEXT])
+		r->text = nla_strdup(tb[MAGNET_PACKET_TEXT], GFP_KERNEL);
+	if (!r->undecided || !r->ops ||
+	    (tb[MAGNET_PACKET_TEXT] && !r->text)) {
+		pcap_destroy(r);
+		return ERR_PTR(-ENOMEM);
+	}
+	r->len = len;
+	memcpy(r->insns, nla_data(prog), nla_len(prog));
+	pcap_vm_decode(r->insns, len, r->ops);
+	r->undecided_match = ctx->action == MAGNET_FILTER_INCLUDE;
+	return r;
+}
+
+static int pcap_fill_config(struct sk_buff *msg, void *state)
+{
+	const struct pcap_rule *r = state;
+
+	if (nla_put(msg, MAGNET_PACKET_PROGRAM,
+		    r->len * sizeof(struct sock_filter), r->insns) ||
+	    (r->text && nla_put_string(msg, MAGNET_PACKET_TEXT, r->text)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int pcap_fill_stats(struct sk_buff *msg, void *state)
+{
+	const struct pcap_rule *r = state;
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(*per_cpu_ptr(r->undecided, cpu));
+	return nla_put_u64_64bit(msg, MAGNET_PACKET_UNDECIDED, sum,
+				 MAGNET_PACKET_PAD);
+}
+
+static struct magnet_filter_type pcap_type = {
+	.name = "packet",
+	.policy = pcap_policy,
+	.maxattr = MAGNET_PACKET_MAX,
+	.create = pcap_create,
+	.match = pcap_match,
+	.fill_config = pcap_fill_config,
+	.fill_stats = pcap_fill_stats,
+	.destroy = pcap_destroy,
+};
+
+static int __init pcap_init(void)
+{
+	return magnet_filter_type_register(&pcap_type);
+}
+
+static void __exit pcap_exit(void)
+{
+	magnet_filter_type_unregister(&pcap_type);
+}
+
+module_init(pcap_init);
+module_exit(pcap_exit);
+
+MODULE_DESCRIPTION("magnet filter type \"packet\": tcpdump's filter language, compiled by libpcap, in the kernel");
+MODULE_AUTHOR("magnet developers");
+MODULE_LICENSE("GPL");

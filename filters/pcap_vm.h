@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * magnet_pcap's classic BPF interpreter (pcap_vm.c): the check of a
+ * program, its decoded form, and its run on a packet's view.
+ */
+#ifndef _MAGNET_PCAP_VM_H
+#define _MAGNET_PCAP_VM_H
+
+#include <linux/filter.h>
+#include <linux/magnet.h>
+
+#define SLL2_LEN	20	/* LINKTYPE_LINUX_SLL2's header */
+#define MEM_WORDS	16	/* BPF_MEMWORDS */
+
+enum pcap_verdict { PCAP_REJECT, PCAP_MATCH, PCAP_UNDECIDED };
+
+enum pcap_fast_op {
+	OP_LD,		/* A = packet[k], size bytes */
+	OP_LD_JEQ,	/* ... then the jump of the next slot */
+	OP_LD_JGT,
+	OP_LD_JGE,
+	OP_LD_JSET,
+	OP_LD_IND,	/* A = packet[X + k] */
+	OP_LDX_MSH,
+	OP_LD_LEN,	/* A = the length tcpdump's len is */
+	OP_JEQ,
+	OP_JGT,
+	OP_JGE,
+	OP_JSET,
+	OP_JA,
+	OP_RET_K,
+	OP_RET_A,
+	OP_SLOW,	/* anything else: run() */
+};
+
+struct pcap_op {
+	u8 op;
+	u8 size;
+	u8 jt, jf;
+	u32 k;
+	u32 cmp;	/* a fused jump's constant */
+};
+
+const char *pcap_vm_check(const struct sock_filter *f, unsigned int len,
+			  unsigned int *at);
+void pcap_vm_decode(const struct sock_filter *f, unsigned int len,
+		    struct pcap_op *ops);
+enum pcap_verdict pcap_vm_run(const struct sock_filter *insns,
+			      const struct pcap_op *ops,
+			      const struct magnet_pkt_view *v);
+
+#endif /* _MAGNET_PCAP_VM_H */
