@@ -742,8 +742,8 @@ def pfilter_section(runs):
            "magnet packet probe with one include rule for port 5001, so that the rule "
            "drops every packet. socket: the send call (udp-send.socket; a blackhole "
            "route ends each call after it), where the expression sees headers built "
-           "from the socket and the call. ip: IP output (udp-send.ip; over loopback "
-           "to a socket that reads nothing), where it reads the skb. Added is the "
+           "from the socket and the call. ip: IP output (udp-send.ip; out of a dummy "
+           "device, which drops them), where it reads the skb. Added is the "
            "cost over the same loop without a probe; the ratio is the expression's "
            "added cost over the header rule's, from same-numbered runs.\n",
            "| layer | case | ns per call | added | × header rule |",

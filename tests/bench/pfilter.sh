@@ -7,7 +7,7 @@
 #	yet: the expression sees headers built from the socket and the call.
 #	Every call goes to a blackhole route, so nothing happens after it.
 #   ip: IP output (udp-send.ip), an skb: the expression reads the packet.
-#	The datagrams go over loopback to a socket that reads nothing.
+#	The datagrams go out of a dummy device, which drops them.
 # The datagrams go to port 5002; both rules keep port 5001 only, so every
 # hit is dropped. Each case times R runs of N sendto() calls on CPU 0
 # (after a warm-up run), round-robin over the cases, and prints
@@ -24,11 +24,16 @@ insmod $M/magnet_pktfilter.ko
 insmod $M/magnet_pcap.ko
 ip link set lo up
 ip route add blackhole 10.99.0.0/16
+insmod $M/kmods/dummy.ko
+ip link add d0 type dummy
+ip link set d0 up
+ip addr add 10.98.0.1/24 dev d0
+ip neigh add 10.98.0.2 lladdr 02:00:00:00:00:02 dev d0
 
 calls() {	# LAYER: one run, ns per call
 	case $1 in
 	socket) taskset 1 magnet-test udp-calls 10.99.0.1 5002 $N 32 ;;
-	ip) taskset 1 magnet-test udp-calls 127.0.0.1 5002 $N 32 sink ;;
+	ip) taskset 1 magnet-test udp-calls 10.98.0.2 5002 $N 32 ;;
 	esac | awk '{ print $6 }'
 }
 # setup LAYER CASE: the probe and its rule for CASE
@@ -64,6 +69,7 @@ while [ $i -le $R ]; do
 	i=$((i + 1))
 done
 ip route del blackhole 10.99.0.0/16
+ip link del d0
 check "the packet filter benchmark ran" true
 unload_all
 summary

@@ -1086,6 +1086,16 @@ static int cmd_format(void)
 	return summary();
 }
 
+/* Who we are and what each of @n calls from @t0 to @t1 cost. */
+static void print_ns_per_call(const struct timespec *t0,
+			      const struct timespec *t1, long n)
+{
+	printf("tgid %d tid %ld ns_per_call %.1f\n", getpid(),
+	       (long)syscall(SYS_gettid),
+	       n ? ((t1->tv_sec - t0->tv_sec) * 1e9 +
+		    (t1->tv_nsec - t0->tv_nsec)) / n : 0.0);
+}
+
 /*
  * syscalls N [RATE]: make N getppid() calls from this thread (at most RATE
  * a second when RATE is given and not 0), then say who we are and what a
@@ -1109,10 +1119,7 @@ static int cmd_syscalls(int argc, char **argv)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("tgid %d tid %ld ns_per_call %.1f\n", getpid(),
-	       (long)syscall(SYS_gettid),
-	       n ? ((t1.tv_sec - t0.tv_sec) * 1e9 +
-		    (t1.tv_nsec - t0.tv_nsec)) / n : 0.0);
+	print_ns_per_call(&t0, &t1, n);
 	return 0;
 }
 
@@ -1255,12 +1262,10 @@ static int cmd_udp_send(int argc, char **argv)
 }
 
 /*
- * udp-calls ADDR PORT N SIZE [sink]: N sendto() calls of SIZE bytes to
- * ADDR:PORT from one unbound socket, unpaced, errors ignored (a blackhole
- * route refuses each call after the socket layer), then what a call cost,
- * printed as syscalls prints it (for the benchmarks). With "sink", a
- * socket of its own bound to ADDR:PORT takes the datagrams and reads
- * none: once its queue is full, UDP drops them.
+ * udp-calls ADDR PORT N SIZE: N sendto() calls of SIZE bytes to ADDR:PORT
+ * from one unbound socket, unpaced, errors ignored (a blackhole route
+ * refuses each call after the socket layer), then what a call cost,
+ * printed as syscalls prints it (for the benchmarks).
  */
 static int cmd_udp_calls(int argc, char **argv)
 {
@@ -1269,10 +1274,10 @@ static int cmd_udp_calls(int argc, char **argv)
 	char payload[2048] = "";
 	socklen_t alen;
 	long i, n;
-	int fd, sink, size;
+	int fd, size;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: magnet-test udp-calls ADDR PORT N SIZE [sink]\n");
+		fprintf(stderr, "usage: magnet-test udp-calls ADDR PORT N SIZE\n");
 		return 2;
 	}
 	alen = sockaddr_of(argv[1], argv[2], &dst);
@@ -1281,10 +1286,7 @@ static int cmd_udp_calls(int argc, char **argv)
 	if (!alen || size < 0 || size > (int)sizeof(payload))
 		return 2;
 	fd = socket(dst.ss_family, SOCK_DGRAM, 0);
-	sink = argc > 5 && !strcmp(argv[5], "sink") ?
-	       socket(dst.ss_family, SOCK_DGRAM, 0) : -2;
-	if (fd < 0 || sink == -1 ||
-	    (sink >= 0 && bind(sink, (struct sockaddr *)&dst, alen))) {
+	if (fd < 0) {
 		perror("magnet-test udp-calls: socket");
 		return 1;
 	}
@@ -1293,10 +1295,7 @@ static int cmd_udp_calls(int argc, char **argv)
 		(void)!sendto(fd, payload, size, 0, (struct sockaddr *)&dst,
 			      alen);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("tgid %d tid %ld ns_per_call %.1f\n", getpid(),
-	       (long)syscall(SYS_gettid),
-	       n ? ((t1.tv_sec - t0.tv_sec) * 1e9 +
-		    (t1.tv_nsec - t0.tv_nsec)) / n : 0.0);
+	print_ns_per_call(&t0, &t1, n);
 	return 0;
 }
 
@@ -2158,7 +2157,7 @@ int main(int argc, char **argv)
 		"                          [--expect-loss|--expect-no-loss] [--overwrite] [--name NAME]\n"
 		"       magnet-test attrs [BUFFER]\n"
 		"       magnet-test udp ADDR PORT COUNT [SRCPORT]\n"
-		"       magnet-test udp-calls ADDR PORT N SIZE [sink]\n"
+		"       magnet-test udp-calls ADDR PORT N SIZE\n"
 		"       magnet-test udp-send ADDR PORT COUNT SIZE [SRCPORT]\n"
 		"       magnet-test udp-recv ADDR PORT COUNT\n"
 		"       magnet-test tcp-send ADDR PORT COUNT SIZE\n"

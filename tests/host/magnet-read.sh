@@ -262,7 +262,22 @@ check "--version: magnet-read's and libpcap's" sh -c \
 	"grep -q '^magnet-read version ' '$T/out' && grep -q '^libpcap version ' '$T/out'"
 mr -D
 check "-D: any, and the devices" sh -c "grep -q '^1\.any ' '$T/out' && grep -q '^[0-9]*\.lo$' '$T/out'"
-for f in -p -I '-B 4096' '-y EN10MB' -L -e -v '-G 60' '-C 1' '-W 2' '-Z nobody' -K -O '-Q in'; do
+mr -r "$T/t.mtr" -n -v -q -t
+# (packets that kept no IP bytes are not in the pcapng file: apart)
+awk '/^IP \(proto / { skip = 2 } skip { skip--; next } { print }' "$T/out" > "$T/v-mine"
+check "-v, a packet that kept no IP bytes: the protocol and the length" \
+	grep -q '^IP (proto UDP (17), length 58)$' "$T/out"
+mr -r "$T/t.mtr" -n -q --pcapng "$T/v.pcapng"
+tcpdump -r "$T/v.pcapng" -n -v -q -t 2> /dev/null |
+	sed -E 's/\[(bad udp cksum [^]]*|udp sum ok)\] //' > "$T/v-tcpdump"
+check "-v: the IP header's fields, as tcpdump -v prints them (checksums aside)" \
+	sh -c "[ -s '$T/v-mine' ] && cmp -s '$T/v-mine' '$T/v-tcpdump'"
+mr -r "$T/t.mtr" -n -vv
+check "-vv: each layer's skb, socket, length and bytes kept" \
+	grep -q '^        skb 0x[0-9a-f]* sock 0x[0-9a-f]* len [0-9]* kept [0-9]* from the IP header$' "$T/out"
+mr -r "$T/t.mtr" -vvv
+check "-vvv: refused" sh -c "[ $rc -eq 2 ] && grep -q 'at most -vv' '$T/err'"
+for f in -p -I '-B 4096' '-y EN10MB' -L -e '-G 60' '-C 1' '-W 2' -K -O '-Q in'; do
 	mr -r "$T/t.mtr" $f
 	if [ "$rc" -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 2 ] &&
 	   grep -q "^magnet-read: ${f%% *}: " "$T/err"; then
@@ -271,6 +286,15 @@ for f in -p -I '-B 4096' '-y EN10MB' -L -e -v '-G 60' '-C 1' '-W 2' '-Z nobody' 
 		not_ok "tcpdump's $f: status $rc: $(cat "$T/err")"
 	fi
 done
+if [ "$(id -u)" = 0 ]; then
+	chmod 1777 "$T"
+	mr -r "$T/t.mtr" -Z nobody --pcapng "$T/z.pcapng"
+	check "-Z nobody: the file is made as nobody, after the input is open" \
+		sh -c "[ $rc -eq 0 ] && [ \"\$(stat -c %U '$T/z.pcapng')\" = nobody ]"
+	mr -r "$T/t.mtr" -Z no-such-user-here -q
+	check "-Z: an unknown user is an error" sh -c \
+		"[ $rc -eq 1 ] && grep -q 'no such user' '$T/err'"
+fi
 mr -r "$T/t.mtr" --pcapng "$T/u.pcapng" -U
 check "-U: the pcapng file is written" sh -c "tcpdump -r '$T/u.pcapng' 2> /dev/null | grep -q ."
 

@@ -49,13 +49,17 @@ traffic() {
 	wait $r1 $r2 $r3
 }
 
-inA tcpdump -Z root -i any -n -U -w /tmp/pf-any.pcap 2> /tmp/pf-tcpdump.err &
-td=$!
-i=0
-while [ $i -lt 200 ] && ! grep -q 'listening on' /tmp/pf-tcpdump.err; do
-	sleep 0.1
-	i=$((i + 1))
-done
+# start_tcpdump FILE: tcpdump -i any in A into FILE, listening ($td)
+start_tcpdump() {
+	inA tcpdump -Z root -i any -n -U -w $1 2> /tmp/pf-tcpdump.err &
+	td=$!
+	i=0
+	while [ $i -lt 200 ] && ! grep -q 'listening on' /tmp/pf-tcpdump.err; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+start_tcpdump /tmp/pf-any.pcap
 magnet-read -w /tmp/pf.mtr 2> /tmp/pf-read.err &
 mr=$!
 sleep 1
@@ -225,18 +229,9 @@ magnetctl probe del-set udp-send,udp-recv,tcp-send,tcp-recv
 # magnet-read -P runs the expression in the kernel too, on every layer,
 # so that what it rejects is never logged. Live, each expression against
 # tcpdump's live capture of the same run of the traffic.
-start_tcpdump() {
-	inA tcpdump -Z root -i any -n -U -w /tmp/pf-live.pcap 2> /tmp/pf-tcpdump.err &
-	td=$!
-	i=0
-	while [ $i -lt 200 ] && ! grep -q 'listening on' /tmp/pf-tcpdump.err; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 live() {
 	rm -f /tmp/pf-live.pcapng
-	start_tcpdump
+	start_tcpdump /tmp/pf-live.pcap
 	magnet-read -P udp-send,udp-recv,tcp-send,tcp-recv -i va \
 		--pcapng /tmp/pf-live.pcapng "$@" 2> /tmp/pf-live.err &
 	mr=$!
@@ -289,6 +284,20 @@ check "--no-kernel-filter: the expression runs here only" \
 check "... and selects what tcpdump selects" same_lines \
 	"$(tcpdump_lines /tmp/pf-live.pcap '(udp or tcp) and (udp port 5001)')" \
 	"$(tcpdump_lines /tmp/pf-live.pcapng '')"
+# -Z: as tcpdump's, once the capture is open
+magnet-read -P udp-send,udp-recv -Z nobody -i va -q -n udp port 5001 \
+	> /tmp/pf-z.txt 2> /tmp/pf-z.err &
+mr=$!
+sleep 1
+check "-Z nobody: magnet-read runs as nobody once its probes are in place" \
+	grep -q "^Uid:[[:space:]]*$(id -u nobody)[[:space:]]" /proc/$mr/status
+traffic
+sleep 1
+kill -INT $mr
+wait $mr
+cat /tmp/pf-z.err
+check "... and captures as before: the 5 datagrams to port 5001" \
+	[ "$(grep -c 'UDP' /tmp/pf-z.txt)" -eq 5 ]
 check "magnet-read's probes and their rules are gone" \
 	sh -c "[ -z \"\$(magnetctl filter list)\" ] && ! magnetctl probe list | grep -q udp-send"
 

@@ -264,7 +264,8 @@ static void journey_join(struct journeys *js, struct journey *j,
 	*h = (struct hop){
 		.ts = r->timestamp, .cpu = r->cpu, .tgid = r->tgid,
 		.tid = r->tid, .len = p->len, .ifindex = p->ifindex,
-		.layer = p->layer, .rflags = r->flags,
+		.layer = p->layer, .rflags = r->flags, .pflags = p->flags,
+		.caplen = caplen, .skb = p->skb, .sock = p->sock,
 	};
 	memcpy(h->dev, p->dev, sizeof(h->dev) - 1);
 	if (j->nhops == 1) {

@@ -7,8 +7,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <net/if.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,10 +98,18 @@ static void usage(FILE *f)
 "  -l                    line-buffered standard output\n"
 "  -U                    write each packet (or chunk of records) to the -w\n"
 "                        or --pcapng file as it comes\n"
+"  -Z, --relinquish-privileges USER  once the buffer (or -r's file) is\n"
+"                        open and -P's probes are in place, run as USER\n"
+"                        and USER's groups; -w and --pcapng files are\n"
+"                        made after, as USER (as root only; tcpdump's -Z)\n"
 "  -D, --list-interfaces list the devices -i can name, then exit\n"
 "  -d                    print the expression's compiled program (-dd as C,\n"
 "                        -ddd as decimal), then exit\n"
 "  -S                    absolute TCP sequence numbers (always)\n"
+"  -v                    the IP header's fields on each packet line, as\n"
+"                        tcpdump -v prints them (from the bytes kept; else\n"
+"                        the protocol and length); -vv also each layer's\n"
+"                        skb and socket, length and bytes kept\n"
 "      --version         print magnet-read's and libpcap's versions\n"
 "  -j, --json            print JSON lines instead of text\n"
 "      --journey-timeout MS  a journey no record joined for MS milliseconds\n"
@@ -122,8 +132,8 @@ static void usage(FILE *f)
 "                        overwrite-mode buffers are always read with\n"
 "                        read())\n"
 "  -h, --help            show this help\n"
-"tcpdump's -p -I -B -y -L -e -v -G -C -W -z -Z -K -E -M -T -O -H -J -m -u\n"
-"-Y -Q are refused, each with why; -b, -N, -j and -w mean other things\n"
+"tcpdump's -p -I -B -y -L -e -G -C -W -z -K -E -M -T -O -H -J -m -u -Y -Q\n"
+"are refused, each with why; -b, -N, -j and -w mean other things\n"
 "here (see above, and DIFFERENCES FROM TCPDUMP in the manual).\n"
 "\n"
 "Expression: tcpdump's filter language, pcap-filter(7), all words after\n"
@@ -234,12 +244,10 @@ static const struct {
 	{ 'y', true, "-y: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
 	{ 'L', false, "-L: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
 	{ 'e', false, "-e: no link-level header is kept: the probes keep packets from their IP header (each journey names its devices)" },
-	{ 'v', false, "-v: not yet: the journey under each packet is magnet's verbose output; tcpdump -r on the --pcapng file decodes headers verbosely" },
 	{ 'G', true, "-G: rotating files is not supported yet" },
 	{ 'C', true, "-C: rotating files is not supported yet" },
 	{ 'W', true, "-W: rotating files is not supported yet" },
 	{ 'z', true, "-z: rotating files (and a command after each) is not supported yet" },
-	{ 'Z', true, "-Z: magnet-read does not drop privileges yet" },
 	{ 'K', false, "-K: checksums are not verified: tcpdump -r on the --pcapng file does that" },
 	{ 'E', true, "-E: IPsec is not decrypted" },
 	{ 'M', true, "-M: TCP-MD5 signatures are not checked" },
@@ -383,12 +391,13 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "count-wm", required_argument, NULL, OPT_COUNT_WM },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "no-map", no_argument, NULL, OPT_NO_MAP },
+		{ "relinquish-privileges", required_argument, NULL, 'Z' },
 		{ "no-kernel-filter", no_argument, NULL,
 		  OPT_NO_KERNEL_FILTER },
 		{}
 	};
 	/* magnet-read's own short options, then the refused ones */
-	char optstring[128] = "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSd";
+	char optstring[128] = "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSdZ:v";
 	size_t len = strlen(optstring);
 	bool print = false;
 	int dump_level = 0;
@@ -463,6 +472,11 @@ static void parse_args(int argc, char **argv, struct options *o)
 				bad_usage("--time-stamp-precision: micro or nano");
 			break;
 		case 'l': setvbuf(stdout, NULL, _IOLBF, 0); break;
+		case 'Z': o->user = optarg; break;
+		case 'v':
+			if (++o->verbose > 2)
+				bad_usage("-v: at most -vv");
+			break;
 		case 'U': o->packet_buffered = true; break;
 		case 'D': list_interfaces(); exit(0);
 		case 'S': break;	/* sequence numbers are absolute anyway */
@@ -543,9 +557,15 @@ static void print_nl_error(void)
 		fprintf(stderr, PROG ": %s\n", nl_err(nl)->hint);
 }
 
+static bool privileges_dropped;
+
 static void remove_probes(void)
 {
-	if (probes_added) {
+	/*
+	 * Without the privilege to remove them, the probes go when the
+	 * socket that owns them closes, at exit.
+	 */
+	if (probes_added && !privileges_dropped) {
 		probes_added = false;
 		if (probeset_remove(nl, &probes))
 			print_nl_error();
@@ -637,6 +657,30 @@ static int add_probes(const struct options *o)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* -Z: run as @user from now on (as root only, as tcpdump does). */
+static int drop_privileges(const char *user)
+{
+	struct passwd *pw;
+
+	if (!user || geteuid())
+		return 0;
+	errno = 0;
+	pw = getpwnam(user);
+	if (!pw) {
+		fprintf(stderr, PROG ": -Z: no such user \"%s\"%s%s\n", user,
+			errno ? ": " : "", errno ? strerror(errno) : "");
+		return -1;
+	}
+	if (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) ||
+	    setuid(pw->pw_uid)) {
+		fprintf(stderr, PROG ": -Z: cannot become %s: %s\n", user,
+			strerror(errno));
+		return -1;
+	}
+	privileges_dropped = true;
 	return 0;
 }
 
@@ -883,6 +927,11 @@ int main(int argc, char **argv)
 	st.live = !o.read_file;
 	st.offset = source_have_offset(src) ? source_realtime_offset(src) : 0;
 	output_init(&o, source_have_offset(src), st.offset);
+	if (o.probe_sets && add_probes(&o))
+		goto fail;
+	/* as tcpdump: after the capture is open, before the files are made */
+	if (drop_privileges(o.user))
+		goto fail;
 	if (o.write_file && !(trace = trace_create(o.write_file, &o,
 						    source_have_offset(src),
 						    st.offset)))
@@ -891,8 +940,6 @@ int main(int argc, char **argv)
 		goto fail;
 	if (st.pcap && o.packet_buffered)
 		pcapng_flush_each(st.pcap);
-	if (o.probe_sets && add_probes(&o))
-		goto fail;
 	st.merge = merge_new(REORDER_WINDOW_NS);
 	if (!st.merge) {
 		fprintf(stderr, PROG ": out of memory\n");

@@ -59,11 +59,13 @@ struct options {
 	uint8_t *cpus;			/* --cpu, NULL: every CPU */
 	size_t cpus_len;
 	const char *filter_file;	/* -F */
+	const char *user;		/* -Z */
 	unsigned long long count;	/* -c, 0 = no limit */
 	long long size_wm, count_wm, timeout_ms; /* -1: not given */
 	uint64_t journey_timeout_ns;
 	uint32_t snaplen;		/* -s */
 	bool nonblock, hex, quiet, numeric, json;
+	unsigned int verbose;		/* -v, -vv */
 	enum dump { DUMP_NONE, DUMP_HEX, DUMP_HEX_ASCII, DUMP_ASCII } dump;
 	unsigned int tstamp;		/* -t...: 0 time of day, 1 none, 2 epoch
 					 * seconds, 3 delta, 4 date, 5 since
@@ -111,6 +113,9 @@ struct hop {
 	uint32_t cpu, tgid, tid;
 	uint32_t len, ifindex;
 	uint16_t layer, rflags;		/* enum magnet_layer, MAGNET_RF_* */
+	uint16_t pflags;		/* MAGNET_PKT_* */
+	uint32_t caplen;		/* bytes the record kept */
+	uint64_t skb, sock;		/* the record's, for -vv */
 	char dev[16];
 };
 

@@ -18,6 +18,7 @@
 
 static struct {
 	bool numeric, hex, quiet, have_offset, micro;
+	unsigned int verbose;
 	enum dump dump;
 	unsigned int tstamp;
 	int64_t offset;
@@ -31,6 +32,7 @@ void output_init(const struct options *o, bool have_offset, int64_t offset)
 	out.hex = o->hex;
 	out.dump = o->dump;
 	out.quiet = o->quiet;
+	out.verbose = o->verbose;
 	out.tstamp = o->tstamp;
 	out.micro = o->micro;
 	out.have_offset = have_offset;
@@ -559,6 +561,25 @@ static void ascii_dump(FILE *f, const uint8_t *d, uint32_t len)
 		fputc('\n', f);
 }
 
+/* -vv: what a layer's record says of the packet, after its line. */
+static void print_hop_detail(FILE *f, const struct hop *h, const char *indent)
+{
+	static const struct { uint16_t bit; const char *name; } kept[] = {
+		{ MAGNET_PKT_DATA_NET, "from the IP header" },
+		{ MAGNET_PKT_DATA_TRANSPORT, "from the transport header" },
+		{ MAGNET_PKT_DATA_USER, "of the application's data" },
+	};
+	const char *what = "";
+
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (h->pflags & kept[i].bit)
+			what = kept[i].name;
+	fprintf(f, "%s    skb 0x%" PRIx64 " sock 0x%" PRIx64 " len %u kept %u%s%s%s%s\n",
+		indent, h->skb, h->sock, h->len, h->caplen, *what ? " " : "",
+		what, h->rflags & MAGNET_RF_TRUNCATED ? " (cut)" : "",
+		h->pflags & MAGNET_PKT_FAULT ? " (not resident)" : "");
+}
+
 void print_journey_lines(FILE *f, const struct journey *j, const char *indent)
 {
 	char tbuf[40], dbuf[32];
@@ -575,6 +596,62 @@ void print_journey_lines(FILE *f, const struct journey *j, const char *indent)
 			fmt_time(tbuf, sizeof(tbuf), h->ts), dbuf, h->cpu,
 			*ctx ? " " : "", ctx, h->tgid, h->tid,
 			h->dev[0] ? " " : "", h->dev);
+		if (out.verbose >= 2)
+			print_hop_detail(f, h, indent);
+	}
+}
+
+static const char *proto_name(uint8_t proto)
+{
+	switch (proto) {
+	case IPPROTO_TCP: return "TCP";
+	case IPPROTO_UDP: return "UDP";
+	case IPPROTO_ICMP: return "ICMP";
+	case IPPROTO_ICMPV6: return "ICMP6";
+	default: return "unknown";
+	}
+}
+
+/*
+ * -v: the IP header, as tcpdump -v prints it, from the bytes kept; where
+ * none were, what the records say (protocol and length). IPv4's goes on
+ * a line of its own, with the addresses on the next, as tcpdump's does.
+ */
+static void print_ip_verbose(FILE *f, const struct journey *j,
+			     const struct facts *fa)
+{
+	const uint8_t *d = j->data;
+	bool bytes = (j->data_flags & MAGNET_PKT_DATA_NET) && j->caplen >= 20;
+	static const char *const fl[] = { "", "[MF]", "[DF]", "[DF+MF]" };
+
+	if (j->family == AF_INET6) {
+		if (bytes && j->caplen >= 40 && d[0] >> 4 == 6) {
+			uint32_t flow = (d[1] & 0x0f) << 16 | d[2] << 8 | d[3];
+
+			if (flow)
+				fprintf(f, "(flowlabel 0x%05x, ", flow);
+			else
+				fputc('(', f);
+			fprintf(f, "hlim %u, next-header %s (%u) payload length: %u) ",
+				d[7], proto_name(d[6]), d[6], be16(d + 4));
+		} else if (fa->ip_len >= 0) {
+			fprintf(f, "(next-header %s (%u) payload length: %lld) ",
+				proto_name(j->proto), j->proto,
+				(long long)fa->ip_len - 40);
+		}
+		return;
+	}
+	if (bytes && d[0] >> 4 == 4) {
+		uint16_t frag = be16(d + 6);
+
+		fprintf(f, "(tos 0x%x, ttl %u, id %u, offset %u, flags %s, proto %s (%u), length %u)\n    ",
+			d[1], d[8], be16(d + 4), (frag & 0x1fff) * 8,
+			(frag & 0x6000) == 0 && !(frag & 0x8000) ?
+			"[none]" : fl[(frag >> 13) & 3], proto_name(d[9]),
+			d[9], be16(d + 2));
+	} else if (fa->ip_len >= 0) {
+		fprintf(f, "(proto %s (%u), length %lld)\n    ",
+			proto_name(j->proto), j->proto, (long long)fa->ip_len);
 	}
 }
 
@@ -586,6 +663,8 @@ void print_packet(FILE *f, const struct journey *j)
 	packet_facts(j, &fa);
 	fprintf(f, "%s%s ", packet_time(tbuf, sizeof(tbuf), j->item.ts),
 		j->family == AF_INET6 ? "IP6" : "IP");
+	if (out.verbose)
+		print_ip_verbose(f, j, &fa);
 	print_endpoint(f, j, true);
 	fputs(" > ", f);
 	print_endpoint(f, j, false);
