@@ -90,8 +90,12 @@ static int load(const struct magnet_pkt_view *v, u32 k, u32 size, u32 *val,
 	u32 i;
 	u8 u;
 
-	if (k >= SLL2_LEN)
-		return magnet_pkt_view_load(v, k - SLL2_LEN, size, val, unk);
+	if (k >= SLL2_LEN) {
+		if (magnet_pkt_view_load(v, k - SLL2_LEN, size, val, unk))
+			return -ERANGE;
+		*val &= ~*unk;	/* unknown bits read as zero */
+		return 0;
+	}
 	*val = 0;
 	*unk = 0;
 	for (i = 0; i < size; i++) {
@@ -108,6 +112,7 @@ static int load(const struct magnet_pkt_view *v, u32 k, u32 size, u32 *val,
 			*unk = *unk << 8 | bu;
 		}
 	}
+	*val &= ~*unk;
 	return 0;
 }
 
@@ -366,8 +371,9 @@ static __always_inline int fast_load(const struct magnet_pkt_view *v,
 	if (k >= SLL2_LEN) {
 		k -= SLL2_LEN;
 		if (k < v->nbuilt && size <= v->nbuilt - k) {
-			*val = get_be(v->built + k, size);
 			*unk = get_be(v->unknown + k, size);
+			/* unknown bits read as zero, whatever was built */
+			*val = get_be(v->built + k, size) & ~*unk;
 			return MATCH;
 		}
 		*unk = 0;
@@ -375,8 +381,10 @@ static __always_inline int fast_load(const struct magnet_pkt_view *v,
 			*val = get_be(v->linear + k, size);
 			return MATCH;
 		}
-		return magnet_pkt_view_load(v, k, size, val, unk) ?
-		       REJECT : MATCH;
+		if (magnet_pkt_view_load(v, k, size, val, unk))
+			return REJECT;
+		*val &= ~*unk;
+		return MATCH;
 	}
 	if (k + size > SLL2_LEN || ((h->unknown >> k) & (BIT(size) - 1)))
 		return BAIL;

@@ -474,7 +474,7 @@ static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk
 	if (pk->family == AF_INET6) {
 		v->built[0] = 0x60;
 		v->unknown[0] = 0x0f;
-		be = htons(v->len - ip);
+		be = v->len_known ? htons(v->len - ip) : 0;
 		built_put(v, 4, &be, 2, lenunk);
 		built_put(v, 6, &pk->proto, 1, 0);
 		built_put(v, 8, pk->saddr, 16, addr_unknown(pk->saddr, 16));
@@ -482,7 +482,7 @@ static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk
 	} else {
 		v->built[0] = 0x45;
 		v->unknown[0] = 0;
-		be = htons(v->len);
+		be = v->len_known ? htons(v->len) : 0;
 		built_put(v, 2, &be, 2, lenunk);
 		v->unknown[6] = 0xe0;	/* flags; the offset is 0 */
 		v->unknown[7] = 0;
@@ -494,7 +494,7 @@ static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk
 		built_put(v, n, &pk->sport, 2, pk->sport ? 0 : 0xff);
 		built_put(v, n + 2, &pk->dport, 2, pk->dport ? 0 : 0xff);
 		if (pk->proto == IPPROTO_UDP) {
-			be = htons(v->len - ip);
+			be = v->len_known ? htons(v->len - ip) : 0;
 			built_put(v, n + 4, &be, 2, lenunk);
 			n += sizeof(struct udphdr);
 		} else if (pk->proto == IPPROTO_TCP) {

@@ -10,7 +10,8 @@
  *   - on the packet in linear memory (an skb's: the fast path);
  *   - on the same bytes split between headers built by the probe and
  *     the rest (a send call's view: built, then the application's bytes);
- *   - with random bits marked unknown (zeroed, as the probe builds them):
+ *   - with random bits marked unknown (holding zeros or anything: they
+ *     read as zero):
  *     then undecided, or the true answer, never the wrong one;
  * and programs pcap_vm_check() refuses are checked too.
  *
@@ -247,8 +248,10 @@ int main(int argc, char **argv)
 				unsigned int at2 = rnd() % v.nbuilt;
 				u8 m = rnd() % 2 ? 0xff : 1u << (rnd() % 8);
 
+				/* (whatever the built bytes hold there) */
 				v.unknown[at2] |= m;
-				v.built[at2] &= ~m;
+				v.built[at2] = (v.built[at2] & ~m) |
+					       (rnd() % 2 ? rnd() & m : 0);
 			}
 			if (rnd() % 4 == 0)
 				v.ifindex_known = false;
