@@ -422,6 +422,7 @@ static int run_fast(const struct pcap_op *ops,
 	const struct pcap_op *pc = ops;
 	u32 a = 0, au = 0, x = 0, unk;
 	struct sll2 h __uninitialized;
+	bool fused;
 	int ret;
 
 	sll2_fill(&h, v);
@@ -433,17 +434,38 @@ static int run_fast(const struct pcap_op *ops,
 				return ret;
 			pc++;
 			break;
+		/* a load and its jump: A's unknown bits go the long way */
 		case OP_LD_JEQ:
+			ret = fast_load(v, &h, pc->k, pc->size, &a, &au);
+			if (ret != MATCH)
+				return ret;
+			if (au)
+				goto unknown;
+			pc += 2 + (a == pc->cmp ? pc->jt : pc->jf);
+			break;
 		case OP_LD_JGT:
+			ret = fast_load(v, &h, pc->k, pc->size, &a, &au);
+			if (ret != MATCH)
+				return ret;
+			if (au)
+				goto unknown;
+			pc += 2 + (a > pc->cmp ? pc->jt : pc->jf);
+			break;
 		case OP_LD_JGE:
+			ret = fast_load(v, &h, pc->k, pc->size, &a, &au);
+			if (ret != MATCH)
+				return ret;
+			if (au)
+				goto unknown;
+			pc += 2 + (a >= pc->cmp ? pc->jt : pc->jf);
+			break;
 		case OP_LD_JSET:
 			ret = fast_load(v, &h, pc->k, pc->size, &a, &au);
 			if (ret != MATCH)
 				return ret;
-			ret = fast_cond(pc->op, a, au, pc->cmp);
-			if (ret < 0)
-				return BAIL;
-			pc += 2 + (ret ? pc->jt : pc->jf);
+			if (au)
+				goto unknown;
+			pc += 2 + (a & pc->cmp ? pc->jt : pc->jf);
 			break;
 		case OP_LD_IND:
 			if (pc->k > U32_MAX - x)
@@ -470,13 +492,24 @@ static int run_fast(const struct pcap_op *ops,
 			pc++;
 			break;
 		case OP_JEQ:
+			if (au)
+				goto unknown;
+			pc += 1 + (a == pc->k ? pc->jt : pc->jf);
+			break;
 		case OP_JGT:
+			if (au)
+				goto unknown;
+			pc += 1 + (a > pc->k ? pc->jt : pc->jf);
+			break;
 		case OP_JGE:
+			if (au)
+				goto unknown;
+			pc += 1 + (a >= pc->k ? pc->jt : pc->jf);
+			break;
 		case OP_JSET:
-			ret = fast_cond(pc->op, a, au, pc->k);
-			if (ret < 0)
-				return BAIL;
-			pc += 1 + (ret ? pc->jt : pc->jf);
+			if (au)
+				goto unknown;
+			pc += 1 + (a & pc->k ? pc->jt : pc->jf);
 			break;
 		case OP_JA:
 			pc += 1 + pc->k;
@@ -490,6 +523,14 @@ static int run_fast(const struct pcap_op *ops,
 		default:
 			return BAIL;
 		}
+		continue;
+unknown:
+		/* a jump whose A has unknown bits */
+		fused = pc->op >= OP_LD_JEQ && pc->op <= OP_LD_JSET;
+		ret = fast_cond(pc->op, a, au, fused ? pc->cmp : pc->k);
+		if (ret < 0)
+			return BAIL;
+		pc += (fused ? 2 : 1) + (ret ? pc->jt : pc->jf);
 	}
 }
 
