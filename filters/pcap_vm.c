@@ -52,40 +52,30 @@ static __always_inline void put_be32(u32 v, u8 *p)
 	put_be16(v, p + 2);
 }
 
-/* Byte @i of the cooked header, and in *@unk the bits not known. */
-static u8 sll2_byte(const struct magnet_pkt_view *v, u32 i, u8 *unk)
+/* The cooked header the program sees, built once per hit. */
+struct sll2 {
+	u8 b[SLL2_LEN];
+	u32 unknown;	/* bit i: byte i is not known */
+};
+
+static void sll2_fill(struct sll2 *h, const struct magnet_pkt_view *v)
 {
-	*unk = 0;
-	switch (i) {
-	case 0:
-		return v->protocol >> 8;
-	case 1:
-		return v->protocol;
-	case 4 ... 7:
-		if (!v->ifindex_known) {
-			*unk = 0xff;
-			return 0;
-		}
-		return v->ifindex >> (8 * (7 - i));
-	case 8 ... 9:
-		if (!v->ifindex_known) {
-			*unk = 0xff;
-			return 0;
-		}
-		return v->hatype >> (8 * (9 - i));
-	case 10:
-		return v->pkttype;
-	case 11 ... 19:
-		*unk = 0xff;	/* the link-layer address: not kept */
-		return 0;
-	default:
-		return 0;	/* reserved */
+	put_be16(v->protocol, h->b);
+	h->b[2] = 0;
+	h->b[3] = 0;
+	h->b[10] = v->pkttype;
+	h->unknown = GENMASK(SLL2_LEN - 1, 11);
+	if (v->ifindex_known) {
+		put_be32(v->ifindex, h->b + 4);
+		put_be16(v->hatype, h->b + 8);
+	} else {
+		h->unknown |= GENMASK(9, 4);
 	}
 }
 
 /* A load of @size bytes at @k of what the program sees. */
-static int load(const struct magnet_pkt_view *v, u32 k, u32 size, u32 *val,
-		u32 *unk)
+static int load(const struct magnet_pkt_view *v, const struct sll2 *h, u32 k,
+		u32 size, u32 *val, u32 *unk)
 {
 	u32 i;
 	u8 u;
@@ -100,7 +90,8 @@ static int load(const struct magnet_pkt_view *v, u32 k, u32 size, u32 *val,
 	*unk = 0;
 	for (i = 0; i < size; i++) {
 		if (k + i < SLL2_LEN) {
-			*val = *val << 8 | sll2_byte(v, k + i, &u);
+			u = h->unknown & BIT(k + i) ? 0xff : 0;
+			*val = *val << 8 | (u ? 0 : h->b[k + i]);
 			*unk = *unk << 8 | u;
 		} else {
 			u32 b, bu;
@@ -216,7 +207,7 @@ static int alu(u16 op, u32 *a, u32 *au, u32 b, u32 bu)
 }
 
 static int run(const struct sock_filter *insns,
-	       const struct magnet_pkt_view *v)
+	       const struct magnet_pkt_view *v, const struct sll2 *h)
 {
 	u32 a = 0, au = 0, x = 0, xu = 0, k, val, unk;
 	/* read only once stored: not zeroed (see pcap_match()) */
@@ -231,7 +222,7 @@ static int run(const struct sock_filter *insns,
 		case BPF_LD | BPF_W | BPF_ABS:
 		case BPF_LD | BPF_H | BPF_ABS:
 		case BPF_LD | BPF_B | BPF_ABS:
-			if (load(v, k, bpf_size_to_bytes(BPF_SIZE(pc->code)), &a, &au))
+			if (load(v, h, k, bpf_size_to_bytes(BPF_SIZE(pc->code)), &a, &au))
 				return REJECT;
 			break;
 		case BPF_LD | BPF_W | BPF_IND:
@@ -240,11 +231,11 @@ static int run(const struct sock_filter *insns,
 			if (xu)
 				return UNDECIDED;
 			if (k > U32_MAX - x ||
-			    load(v, x + k, bpf_size_to_bytes(BPF_SIZE(pc->code)), &a, &au))
+			    load(v, h, x + k, bpf_size_to_bytes(BPF_SIZE(pc->code)), &a, &au))
 				return REJECT;
 			break;
 		case BPF_LDX | BPF_B | BPF_MSH:
-			if (load(v, k, 1, &val, &unk))
+			if (load(v, h, k, 1, &val, &unk))
 				return REJECT;
 			x = (val & 0xf) << 2;
 			xu = (unk & 0xf) << 2;
@@ -336,27 +327,6 @@ static int run(const struct sock_filter *insns,
  */
 #define BAIL	(-1)
 
-/* The cooked header as the fast path sees it, built once per hit. */
-struct sll2 {
-	u8 b[SLL2_LEN];
-	u32 unknown;	/* bit i: byte i is not known */
-};
-
-static void sll2_fill(struct sll2 *h, const struct magnet_pkt_view *v)
-{
-	put_be16(v->protocol, h->b);
-	h->b[2] = 0;
-	h->b[3] = 0;
-	h->b[10] = v->pkttype;
-	h->unknown = GENMASK(SLL2_LEN - 1, 11);
-	if (v->ifindex_known) {
-		put_be32(v->ifindex, h->b + 4);
-		put_be16(v->hatype, h->b + 8);
-	} else {
-		h->unknown |= GENMASK(9, 4);
-	}
-}
-
 static __always_inline u32 get_be(const u8 *p, u32 size)
 {
 	return size == 4 ? be32(p) :
@@ -417,26 +387,24 @@ static __always_inline int fast_cond(u8 op, u32 a, u32 au, u32 k)
 }
 
 static int run_fast(const struct pcap_op *ops,
-		    const struct magnet_pkt_view *v)
+		    const struct magnet_pkt_view *v, const struct sll2 *h)
 {
 	const struct pcap_op *pc = ops;
 	u32 a = 0, au = 0, x = 0, unk;
-	struct sll2 h __uninitialized;
 	bool fused;
 	int ret;
 
-	sll2_fill(&h, v);
 	for (;;) {
 		switch (pc->op) {
 		case OP_LD:
-			ret = fast_load(v, &h, pc->k, pc->size, &a, &au);
+			ret = fast_load(v, h, pc->k, pc->size, &a, &au);
 			if (ret != MATCH)
 				return ret;
 			pc++;
 			break;
 		/* a load and its jump: A's unknown bits go the long way */
 		case OP_LD_JEQ:
-			ret = fast_load(v, &h, pc->k, pc->size, &a, &au);
+			ret = fast_load(v, h, pc->k, pc->size, &a, &au);
 			if (ret != MATCH)
 				return ret;
 			if (au)
@@ -444,7 +412,7 @@ static int run_fast(const struct pcap_op *ops,
 			pc += 2 + (a == pc->cmp ? pc->jt : pc->jf);
 			break;
 		case OP_LD_JGT:
-			ret = fast_load(v, &h, pc->k, pc->size, &a, &au);
+			ret = fast_load(v, h, pc->k, pc->size, &a, &au);
 			if (ret != MATCH)
 				return ret;
 			if (au)
@@ -452,7 +420,7 @@ static int run_fast(const struct pcap_op *ops,
 			pc += 2 + (a > pc->cmp ? pc->jt : pc->jf);
 			break;
 		case OP_LD_JGE:
-			ret = fast_load(v, &h, pc->k, pc->size, &a, &au);
+			ret = fast_load(v, h, pc->k, pc->size, &a, &au);
 			if (ret != MATCH)
 				return ret;
 			if (au)
@@ -460,7 +428,7 @@ static int run_fast(const struct pcap_op *ops,
 			pc += 2 + (a >= pc->cmp ? pc->jt : pc->jf);
 			break;
 		case OP_LD_JSET:
-			ret = fast_load(v, &h, pc->k, pc->size, &a, &au);
+			ret = fast_load(v, h, pc->k, pc->size, &a, &au);
 			if (ret != MATCH)
 				return ret;
 			if (au)
@@ -470,13 +438,13 @@ static int run_fast(const struct pcap_op *ops,
 		case OP_LD_IND:
 			if (pc->k > U32_MAX - x)
 				return REJECT;
-			ret = fast_load(v, &h, x + pc->k, pc->size, &a, &au);
+			ret = fast_load(v, h, x + pc->k, pc->size, &a, &au);
 			if (ret != MATCH)
 				return ret;
 			pc++;
 			break;
 		case OP_LDX_MSH:
-			ret = fast_load(v, &h, pc->k, 1, &x, &unk);
+			ret = fast_load(v, h, pc->k, 1, &x, &unk);
 			if (ret != MATCH)
 				return ret;
 			if (unk & 0xf)
@@ -627,9 +595,12 @@ enum pcap_verdict pcap_vm_run(const struct sock_filter *insns,
 			      const struct pcap_op *ops,
 			      const struct magnet_pkt_view *v)
 {
-	int ret = run_fast(ops, v);
+	struct sll2 h __uninitialized;
+	int ret;
 
-	return ret == BAIL ? run(insns, v) : ret;
+	sll2_fill(&h, v);
+	ret = run_fast(ops, v, &h);
+	return ret == BAIL ? run(insns, v, &h) : ret;
 }
 
 /* --- the program's check, as the kernel's bpf_check_classic() ------------- */
