@@ -313,6 +313,12 @@ struct tcase {
 #define ID_UNKNOWN 0xfe00
 /* classic BPF: ret #262144 (struct sock_filter, little-endian) */
 #define BPF_RET_ALL "\x06\0\0\0\0\0\x04\0"
+/*
+ * "ip proto 17" over the cooked header (struct sll2, 20 bytes):
+ * ldb [29]; jeq #17 jt 0 jf 1; ret #262144; ret #0
+ */
+#define BPF_IP_PROTO_17 "\x30\0\0\0\x1d\0\0\0" "\x15\0\0\x01\x11\0\0\0" \
+	BPF_RET_ALL "\x06\0\0\0\0\0\0\0"
 /* one instruction more than a packet filter may have (ld #0 each) */
 static const char zero_program[(MAGNET_PACKET_INSNS_MAX + 1) * 8];
 
@@ -895,9 +901,14 @@ static int fault_sweep(void)
 		  { S(PROBE_NAME, "fi_rx"), A(FILTER_TGID, U32, 1),
 		    A(FILTER_TGID, U32, 2), A(FILTER_IDS, U64, 7),
 		    RAWN(MAGNET_A_FILTER_CPUS, "\1", 1) } },
-		{ "packet filter add", MAGNET_CMD_FILTER_NEW, 0,
-		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+		{ "header filter add", MAGNET_CMD_FILTER_NEW, 0,
+		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "header"), CONFIG,
 		    HDR(PROTO, U8, 17), HDR(DPORT, U16, 5001), ENDNEST } },
+		{ "packet (expression) filter add", MAGNET_CMD_FILTER_NEW, 0,
+		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "packet"), CONFIG,
+		    RAWN(MAGNET_PACKET_PROGRAM, BPF_IP_PROTO_17,
+			 sizeof(BPF_IP_PROTO_17) - 1),
+		    { MAGNET_PACKET_TEXT, STR, 0, "ip proto 17" }, ENDNEST } },
 		{ "correlating filter add", MAGNET_CMD_FILTER_NEW, 0,
 		  { S(PROBE_NAME, "fi_rx"), S(FILTER_TYPE, "correlate"),
 		    CONFIG, CORR(END, U16, 0), ENDNEST } },
