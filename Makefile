@@ -106,7 +106,7 @@ $(LIB_A): $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 	ar rcs $@ $^
 
 MAGNET_READ_SRC := $(addprefix tools/magnet-read/,magnet-read.c input.c journey.c \
-		   expr.c output.c pcapng.c)
+		   expr.c cooked.c output.c pcapng.c perfetto.c)
 
 build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -169,6 +169,9 @@ build/bin/magnet-supermon: $(SUPERMON_SRC) supermon-plugin/view.h libmagnet/libm
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -DMAGNET_VERSION='"$(VERSION)"' -o $@ \
 		$(SUPERMON_SRC) -lev -lpthread -lm
 GANGLIA_MODDIR ?= $(PREFIX)/lib/ganglia
+# Wireshark loads Lua plugins from its own global folder (tshark -G
+# folders: "Global Lua Plugins"; Debian's), whatever PREFIX is.
+WIRESHARK_LUADIR ?= /usr/lib/$(shell $(CC) -print-multiarch)/wireshark/plugins
 
 # Host unit tests of magnetd's parts (check-host runs them).
 build/test-bin/metrics-unit: tests/host/metrics-unit.c tests/harness.h magnetd/metrics.c magnetd/metrics.h
@@ -426,6 +429,7 @@ install: modules tools
 		$(KOUT)/filters/magnet_correlate.ko $(KOUT)/filters/magnet_pcap.ko
 	install -D -m 755 build/bin/magnet-read $(DESTDIR)$(PREFIX)/bin/magnet-read
 	install -D -m 644 tools/magnet-read/magnet-read.1 $(DESTDIR)$(PREFIX)/share/man/man1/magnet-read.1
+	$(MAKE) install-wireshark
 	install -D -m 755 build/bin/magnetctl $(DESTDIR)$(PREFIX)/sbin/magnetctl
 	install -D -m 644 tools/magnetctl/magnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8
 	install -D -m 644 include/uapi/linux/magnet.h $(DESTDIR)$(PREFIX)/include/linux/magnet.h
@@ -462,9 +466,14 @@ install: modules tools
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMSDIR)/dkms.conf
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
 
+# The Wireshark dissector of magnet-read's pcapng files, alone.
+install-wireshark:
+	install -D -m 644 wireshark/magnet.lua $(DESTDIR)$(WIRESHARK_LUADIR)/magnet.lua
+
 uninstall:
 	rm -f $(MODDIR)/magnet.ko $(MODDIR)/magnet_pktfilter.ko \
 	      $(MODDIR)/magnet_correlate.ko $(MODDIR)/magnet_pcap.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
+	      $(DESTDIR)$(WIRESHARK_LUADIR)/magnet.lua \
 	      $(DESTDIR)$(PREFIX)/include/linux/magnet.h \
 	      $(DESTDIR)$(PREFIX)/sbin/magnetctl \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetctl.8 \
@@ -484,4 +493,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all modules tools gmond-plugin test-programs check check-host check-kmod check-style test test-cluster bench demo install uninstall clean
+.PHONY: all modules tools gmond-plugin test-programs check check-host check-kmod check-style test test-cluster bench demo install install-wireshark uninstall clean

@@ -280,7 +280,7 @@ def throughput(tp, plots):
     out = ["## 2. Kernel-to-user throughput\n",
            "A kprobe on getppid() logs records of the given size while the "
            "call runs on CPU 0 at the offered rate (max: as fast as it can); "
-           "the reader drains on CPU 1: magnet-read `-w /dev/null` (which only "
+           "the reader drains on CPU 1: magnet-read `--trace /dev/null` (which only "
            "saves), and trace-cmd record for ftrace's kprobe event (splice "
            "from trace_pipe_raw into a tmpfs file, its events counted in the "
            "file afterwards). Buffers: 4 MiB per CPU, drop mode (magnet) and "
@@ -487,7 +487,7 @@ def stream_section(st, plots):
            "single-CPU hosts, so whatever capturing costs, in the kernel or in "
            "its process, comes out of the stream; the receiver runs on CPU 1. "
            "magnet: packet probes along the send path (1: dev-xmit; 2: + udp; "
-           "4: + ip and dev-queue), magnet-read `-w /dev/null` with its "
+           "4: + ip and dev-queue), magnet-read `--trace /dev/null` with its "
            "default watermarks, 4 MiB per CPU, drop mode. tcpdump: on the "
            "sender's veth, `-B 4096 -w /dev/null`. Throughput is what the "
            "receiving iperf got; capture CPU is the capturing process's CPU "
@@ -935,7 +935,7 @@ def cost_section(base, rows, plotted, unavailable, runs, readers):
     out = []
     out.append("## 1. Cost per event\n")
     out.append("The bare call took %.0f ns (median of the runs before and after "
-               "everything else). Readers: magnet-read `-w` on 4 MiB overwrite-mode "
+               "everything else). Readers: magnet-read `--trace` on 4 MiB overwrite-mode "
                "buffers per CPU (read with read(): overwrite mode is not mapped); "
                "trace-cmd record on ftrace's, also overwriting; lttng's consumer "
                "daemon. Lost: records overwritten before the reader got them, over "

@@ -55,7 +55,7 @@ reader_stop() {
 		     END { if (seen) print lost " events lost (bpftrace)" }' | tr -s ' \n' ' ')"
 	rm -f /tmp/bench.out /tmp/bench.stdout /tmp/bench.err.ftrace
 }
-magnet_reader() { reader_start magnet-read -b default -w /tmp/bench.out; }
+magnet_reader() { reader_start magnet-read -b default --trace /tmp/bench.out; }
 ftrace_reader() {	# EVENT: trace-cmd records it into a file
 	reader_start trace-cmd record -O norecord-cmd -e "$1" -o /tmp/bench.out
 	sleep 3		# trace-cmd enables the event once its recorders run

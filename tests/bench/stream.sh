@@ -53,7 +53,7 @@ magnet_start() {
 		magnetctl probe add "m-${l#udp-send.}" $l snaplen $2 > /dev/null
 		[ -n "${3:-}" ] && magnetctl probe set "m-${l#udp-send.}" sample every $3
 	done
-	taskset 1 magnet-read ${MR_OPTS:-} -w /dev/null 2> /tmp/cap.err &
+	taskset 1 magnet-read ${MR_OPTS:-} --trace /dev/null 2> /tmp/cap.err &
 	CAP=$!
 	sleep 1
 }

@@ -1,7 +1,7 @@
 # Benchmark 2 of `make bench`: kernel-to-user throughput. A kprobe on
 # getppid() logs records of a given size while magnet-test calls it on
 # CPU 0 at a given rate (0: as fast as it can); the reader drains on CPU 1
-# into /dev/null (magnet-read -w, which only saves) or, for ftrace, into a
+# into /dev/null (magnet-read --trace, which only saves) or, for ftrace, into a
 # tmpfs file (trace-cmd record: splice from trace_pipe_raw; its events
 # are counted in the file afterwards). Each run prints
 #	BENCH-TP TOOL CASE RECORD_BYTES RATE WATERMARKS CALLS SECONDS READ LOST READER_TICKS RUN
@@ -41,7 +41,7 @@ magnet_run() {
 	bulk-read) wm="--size-wm 262144 --timeout 100 --no-map" ;;
 	event) wm="--size-wm 0 --count-wm 1 --timeout 100" ;;
 	esac
-	taskset 2 magnet-read -b default -w /dev/null $wm 2> /tmp/tp.err &
+	taskset 2 magnet-read -b default --trace /dev/null $wm 2> /tmp/tp.err &
 	rd=$!
 	sleep 1
 	t0=$(ticks)

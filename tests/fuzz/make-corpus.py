@@ -43,6 +43,19 @@ def capture_head(records):
     return data[:off]
 
 
+def pcapng(t):
+    """magnet-read -w's pcapng of trace @t (build/bin/magnet-read)."""
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "t.mtr"), os.path.join(d, "t.pcapng")
+        with open(src, "wb") as f:
+            f.write(t)
+        subprocess.run([os.path.join(TOP, "build", "bin", "magnet-read"),
+                        "-r", src, "-w", out], check=True,
+                       stderr=subprocess.DEVNULL)
+        with open(out, "rb") as f:
+            return f.read()
+
+
 def seeds():
     t = trace()
     yield "trace", "text", b"\x00\x00" + t
@@ -59,6 +72,8 @@ def seeds():
     yield "trace", "year-2608", b"\x01\x00" + trace(
         "--t0", "18446744000000000000", "--offset", "1703204123000000000")
     yield "trace", "udp-veth-head", b"\x00\x00" + capture_head(12)
+    yield "trace", "pcapng", b"\x00\x00" + pcapng(t)
+    yield "trace", "pcapng-json-filter", b"\x19\x00" + pcapng(t)
 
     # expr: byte 0 the expression, then family, protocol, TCP flags, data
     # flags, data layer, hops, claimed IP length (2 bytes), hop layers,

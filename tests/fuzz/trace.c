@@ -4,7 +4,9 @@
  * the header, records cut at any byte), its records merged by time and
  * assembled into packet journeys (journey.c), matched against a filter
  * expression (expr.c), and printed as text or JSON with the hop statistics
- * (output.c) and as pcapng (pcapng.c), all into /dev/null.
+ * (output.c) and as pcapng (pcapng.c), all into /dev/null; the pcapng
+ * written is then read back (pcapng.c's reader). Or a pcapng (or pcap)
+ * file, read as -r reads one: each packet a journey, printed.
  *
  * Input: two bytes of options (below), then the file. The loop is
  * magnet-read.c's for a file: take what source_next() hands out, release
@@ -78,9 +80,9 @@ struct run {
 
 static void show_packet(struct run *r, struct journey *j)
 {
-	char *comment = NULL;
-	size_t size = 0;
-	FILE *f;
+	struct sighting s[MAGNET_LAYER_COUNT];
+	unsigned int n;
+	char *comment;
 
 	if (!expr_match_journey(r->o.filter, j))
 		return;
@@ -91,15 +93,25 @@ static void show_packet(struct run *r, struct journey *j)
 		print_packet(devnull, j);
 	if (!r->pcap)
 		return;
-	f = open_memstream(&comment, &size);
-	if (f) {
-		print_journey_lines(f, j, "");
-		fclose(f);
-	}
-	if (comment && size && comment[size - 1] == '\n')
-		comment[size - 1] = 0;
-	pcapng_write(r->pcap, j, r->offset, comment);
+	comment = journey_comment(j);
+	s[0] = cooked_nowhere(j);
+	n = cooked_sightings(j, s);
+	pcapng_write(r->pcap, j, r->offset, comment, s, n ? n : 1);
 	free(comment);
+}
+
+/* A pcapng (or pcap) file: every packet, printed (and matched). */
+static void read_packets(struct run *r, FILE *f, const char *path,
+			 const uint8_t *head, size_t n)
+{
+	struct pcapng_in *in = pcapng_open_read(f, path, head, n);
+	struct journey *j;
+
+	while (in && pcapng_read(in, &j) > 0) {
+		show_packet(r, j);
+		item_free(&j->item);
+	}
+	pcapng_close_read(in);
 }
 
 static void show(struct run *r, struct item *it)
@@ -160,9 +172,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct source *src;
 	const char *chunk;
 	char path[64];
-	uint8_t opt[2] = {};
-	size_t len;
-	int fd;
+	uint8_t opt[2] = {}, head[4];
+	char out_path[64];
+	int fd, out = -1;
+	size_t len, n;
+	FILE *f;
 
 	for (int i = 0; i < 2 && size; i++, size--)
 		opt[i] = *data++;
@@ -180,7 +194,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	src = source_open_file(path);
+	f = fopen(path, "r");
+	if (!f)
+		abort();
+	n = fread(head, 1, sizeof(head), f);
+	if (pcapng_is(head, n)) {
+		output_init(&r.o, true, 0);
+		r.hops = hops_new();
+		read_packets(&r, f, path, head, n);
+		hops_free(r.hops);
+		goto out;
+	}
+	src = source_open_file(f, path, head, n);
 	if (!src)
 		goto out;
 	r.offset = source_have_offset(src) ? source_realtime_offset(src) : 0;
@@ -188,8 +213,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.merge = merge_new(REORDER_WINDOW_NS);
 	r.js = journeys_new(r.o.journey_timeout_ns, r.o.snaplen);
 	r.hops = hops_new();
-	if (opt[0] & O_PCAPNG)
-		r.pcap = pcapng_create("/dev/null", r.o.snaplen);
+	if (opt[0] & O_PCAPNG) {
+		out = memfd_create("pcapng", MFD_CLOEXEC);
+		if (out < 0)
+			abort();
+		snprintf(out_path, sizeof(out_path), "/proc/self/fd/%d", out);
+		r.pcap = pcapng_create(out_path, r.o.snaplen, false, NULL);
+	}
 	if (!r.merge || !r.js || !r.hops)
 		abort();
 
@@ -206,6 +236,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	journeys_free(r.js);
 	merge_free(r.merge);
 	source_close(src);
+	if (out >= 0) {
+		/* the pcapng written, read back */
+		FILE *back = fopen(out_path, "r");
+
+		if (!back)
+			abort();
+		r.pcap = NULL;
+		r.hops = hops_new();
+		read_packets(&r, back, out_path, NULL, 0);
+		hops_free(r.hops);
+		close(out);
+	}
 out:
 	close(fd);
 	return 0;

@@ -186,15 +186,15 @@ check "a packet without IP bytes is matched on headers built from its records" \
 printf 'tcp and\n  dst port 5201\n' > "$T/filter"
 expr_count 2/0 -F "$T/filter"
 # The same expression on the same packets as tcpdump runs it: the packets
-# that kept their IP bytes, written to pcapng (raw IP) unfiltered, and
+# that kept their IP bytes, written to pcapng (-w) unfiltered, and
 # each expression's selection written by magnet-read.
 if command -v tcpdump > /dev/null; then
-	"$MR" -r "$T/t.mtr" --pcapng "$T/all.pcapng" 2> /dev/null
+	"$MR" -r "$T/t.mtr" -w "$T/all.pcapng" 2> /dev/null
 	for e in udp 'tcp[13] & 8 != 0' 'ip[8] = 64' 'ip6[6] = 17' \
 		 'udp[4:2] > 20' 'ip[2:2] > 100' 'tcp[tcpflags] & (tcp-syn|tcp-fin) = 0' \
 		 'ip and not tcp' 'src portrange 40000-41000' 'ip6 or dst port 9999' \
 		 'tcp[((tcp[12:1] & 0xf0) >> 2):4] != 0'; do
-		"$MR" -r "$T/t.mtr" --pcapng "$T/sel.pcapng" "$e" 2> /dev/null
+		"$MR" -r "$T/t.mtr" -w "$T/sel.pcapng" "$e" 2> /dev/null
 		same "$(tcpdump -r "$T/sel.pcapng" 2> /dev/null | wc -l)" \
 		     "$(tcpdump -r "$T/all.pcapng" "$e" 2> /dev/null | wc -l)" \
 		     "'$e' selects what tcpdump selects"
@@ -267,9 +267,12 @@ mr -r "$T/t.mtr" -n -v -q -t
 awk '/^IP \(proto / { skip = 2 } skip { skip--; next } { print }' "$T/out" > "$T/v-mine"
 check "-v, a packet that kept no IP bytes: the protocol and the length" \
 	grep -q '^IP (proto UDP (17), length 58)$' "$T/out"
-mr -r "$T/t.mtr" -n -q --pcapng "$T/v.pcapng"
+mr -r "$T/t.mtr" -n -q -w "$T/v.pcapng"
+# (tcpdump sees a packet once on each device and direction: over lo,
+# going out and coming in; its lines start with the device and direction)
 tcpdump -r "$T/v.pcapng" -n -v -q -t 2> /dev/null |
-	sed -E 's/\[(bad udp cksum [^]]*|udp sum ok)\] //' > "$T/v-tcpdump"
+	sed -E 's/\[(bad udp cksum [^]]*|udp sum ok)\] //; s/^[^ ]+ +(In|Out) +//' |
+	awk '/^IP/ { if ($0 == last) { skip = 1; next } last = $0; skip = 0 } !skip' > "$T/v-tcpdump"
 check "-v: the IP header's fields, as tcpdump -v prints them (checksums aside)" \
 	sh -c "[ -s '$T/v-mine' ] && cmp -s '$T/v-mine' '$T/v-tcpdump'"
 mr -r "$T/t.mtr" -n -vv
@@ -277,7 +280,7 @@ check "-vv: each layer's skb, socket, length and bytes kept" \
 	grep -q '^        skb 0x[0-9a-f]* sock 0x[0-9a-f]* len [0-9]* kept [0-9]* from the IP header$' "$T/out"
 mr -r "$T/t.mtr" -vvv
 check "-vvv: refused" sh -c "[ $rc -eq 2 ] && grep -q 'at most -vv' '$T/err'"
-for f in -p -I '-B 4096' '-y EN10MB' -L -e '-G 60' '-C 1' '-W 2' -K -O '-Q in'; do
+for f in -p -I '-B 4096' '-y EN10MB' -L -e -K -O '-Q in'; do
 	mr -r "$T/t.mtr" $f
 	if [ "$rc" -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 2 ] &&
 	   grep -q "^magnet-read: ${f%% *}: " "$T/err"; then
@@ -288,26 +291,26 @@ for f in -p -I '-B 4096' '-y EN10MB' -L -e '-G 60' '-C 1' '-W 2' -K -O '-Q in'; 
 done
 if [ "$(id -u)" = 0 ]; then
 	chmod 1777 "$T"
-	mr -r "$T/t.mtr" -Z nobody --pcapng "$T/z.pcapng"
+	mr -r "$T/t.mtr" -Z nobody -w "$T/z.pcapng"
 	check "-Z nobody: the file is made as nobody, after the input is open" \
 		sh -c "[ $rc -eq 0 ] && [ \"\$(stat -c %U '$T/z.pcapng')\" = nobody ]"
 	mr -r "$T/t.mtr" -Z no-such-user-here -q
 	check "-Z: an unknown user is an error" sh -c \
 		"[ $rc -eq 1 ] && grep -q 'no such user' '$T/err'"
 fi
-mr -r "$T/t.mtr" --pcapng "$T/u.pcapng" -U
+mr -r "$T/t.mtr" -w "$T/u.pcapng" -U
 check "-U: the pcapng file is written" sh -c "tcpdump -r '$T/u.pcapng' 2> /dev/null | grep -q ."
 
 # --- trace files ---------------------------------------------------------------------------
-mr -r "$T/t.mtr" -w "$T/copy.mtr" --print -n 'udp or tcp'
+mr -r "$T/t.mtr" --trace "$T/copy.mtr" --print -n 'udp or tcp'
 cp "$T/out" "$T/live.txt"
 cp "$T/err" "$T/live.err"
 mr -r "$T/copy.mtr" -n 'udp or tcp'
-check "-w FILE --print EXPR and -r FILE EXPR print the same" cmp "$T/live.txt" "$T/out"
+check "--trace FILE --print EXPR and -r FILE EXPR print the same" cmp "$T/live.txt" "$T/out"
 check "... and say the same on stderr" cmp "$T/live.err" "$T/err"
-check "-w saves every record, unfiltered, as read" cmp "$T/t.mtr" "$T/copy.mtr"
-mr -r "$T/t.mtr" -w "$T/copy2.mtr" tcp
-same "$(wc -c < "$T/out")" 0 "-w without --print prints nothing"
+check "--trace saves every record, unfiltered, as read" cmp "$T/t.mtr" "$T/copy.mtr"
+mr -r "$T/t.mtr" --trace "$T/copy2.mtr" tcp
+same "$(wc -c < "$T/out")" 0 "--trace without --print prints nothing"
 $GEN --v1 "$T/v1.mtr"
 mr -r "$T/v1.mtr" -n -q
 same "$rc:$(head -1 "$T/out")" \
@@ -323,8 +326,8 @@ same "$rc:$(cat "$T/err")" "1:magnet-read: $T/garbage.mtr: damaged record at byt
 	"damaged file: one line, status 1"
 echo "not a trace" > "$T/bad.mtr"
 mr -r "$T/bad.mtr"
-same "$rc:$(cat "$T/err")" "1:magnet-read: $T/bad.mtr is not a magnet trace file" \
-	"not a trace file: one line, status 1"
+same "$rc:$(cat "$T/err")" "1:magnet-read: $T/bad.mtr is neither a magnet trace file nor a pcapng file" \
+	"neither a trace file nor pcapng: one line, status 1"
 printf 'MAGNETTR\011\0\0\0\110\0\0\0' > "$T/future.mtr"
 mr -r "$T/future.mtr"
 check "newer trace file version: refused, says why" grep -q 'version 9 trace file' "$T/err"
@@ -374,20 +377,25 @@ check "-j: time_ns left out where the wall time does not fit in 64 bits" \
 	sh -c "! grep -q time_ns '$T/out'"
 
 # --- pcapng ------------------------------------------------------------------------------------
-mr -r "$T/t.mtr" --pcapng "$T/p.pcapng"
-same "$rc:$(wc -c < "$T/out")" "0:0" "--pcapng alone prints nothing"
-check "--pcapng: packets without bytes are counted" grep -qx \
+mr -r "$T/t.mtr" -w "$T/p.pcapng"
+same "$rc:$(wc -c < "$T/out")" "0:0" "-w alone prints nothing"
+check "-w: packets without bytes are counted" grep -qx \
 	'magnet-read: 8 packets captured, 0 filtered, 1 without packet data' "$T/err"
 mr -r "$T/t.mtr" -n -q
 packets | grep UDP | grep -v '10.0.0.53' | cut -c20- > "$T/ours.txt"
 if command -v tcpdump > /dev/null; then
 	tcpdump -nn -r "$T/p.pcapng" > "$T/tcpdump.txt" 2> "$T/tcpdump.err"
 	check "tcpdump -r reads it" test $? -eq 0
-	same "$(wc -l < "$T/tcpdump.txt")" 7 "tcpdump: seven packets (one had no bytes)"
-	same "$(grep UDP "$T/tcpdump.txt" | cut -d' ' -f2-)" "$(cat "$T/ours.txt")" \
-		"tcpdump prints the UDP packets as magnet-read does"
-	tcpdump --nano -nn -r "$T/p.pcapng" 2> /dev/null | head -1 | cut -c1-18 > "$T/ts.txt"
-	same "$(cat "$T/ts.txt")" "14:02:03.000000000" "nanosecond timestamps, wall clock"
+	# seven packets with bytes (one had none), the one over lo seen twice
+	# (tcpdump names the devices by their index on the host that reads)
+	same "$(tr -s ' ' < "$T/tcpdump.txt" | cut -d' ' -f3 | tr '\n' ,)" \
+		"Out,In,Out,Out,Out,Out,In,In," \
+		"tcpdump: each packet on each device and direction it passed"
+	same "$(grep UDP "$T/tcpdump.txt" | tr -s ' ' | cut -d' ' -f4- | uniq)" \
+		"$(cat "$T/ours.txt")" "tcpdump prints the UDP packets as magnet-read does"
+	tcpdump --nano -nn -r "$T/p.pcapng" 2> /dev/null | head -2 | cut -c1-18 | tr '\n' ' ' > "$T/ts.txt"
+	same "$(cat "$T/ts.txt")" "14:02:03.000007000 14:02:03.000012000 " \
+		"nanosecond timestamps, wall clock: each when the packet was at the device (dev-queue out, dev-recv in)"
 else
 	skip "tcpdump not installed"
 fi
@@ -395,22 +403,268 @@ if command -v tshark > /dev/null; then
 	tshark -r "$T/p.pcapng" -T fields -E separator=, -e ip.src -e ipv6.src \
 		-e udp.dstport -e tcp.dstport -e ip.len -e frame.len -e frame.cap_len \
 		-e frame.packet_flags_direction > "$T/tshark.txt" 2> /dev/null
-	same "$(tr '\n' ' ' < "$T/tshark.txt")" "127.0.0.1,,5001,,128,128,128,0x00000002 ,2001:db8::1,5002,,,98,98,0x00000002 ,2001:db8::1,5002,,,68,68,0x00000002 10.0.0.1,,,5201,340,340,60,0x00000002 10.0.0.1,,,5201,140,140,60,0x00000002 10.0.0.2,,,45000,52,52,52,0x00000001 10.0.0.2,,9999,,40,40,40,0x00000001 " \
+	# frames: the 20-byte cooked header, then the IP packet
+	same "$(tr '\n' ' ' < "$T/tshark.txt")" "127.0.0.1,,5001,,128,148,148,0x00000002 127.0.0.1,,5001,,128,148,148,0x00000001 ,2001:db8::1,5002,,,118,118,0x00000002 ,2001:db8::1,5002,,,88,88,0x00000002 10.0.0.1,,,5201,340,360,80,0x00000002 10.0.0.1,,,5201,140,160,80,0x00000002 10.0.0.2,,,45000,52,72,72,0x00000001 10.0.0.2,,9999,,40,60,60,0x00000001 " \
 		"tshark: addresses, ports, lengths (original and snapped), direction"
+	tshark -r "$T/p.pcapng" -T fields -E separator=, -e frame.interface_name \
+		-e sll.ifindex -e sll.pkttype > "$T/ifs.txt" 2> /dev/null
+	same "$(tr '\n' ' ' < "$T/ifs.txt")" "lo,1,4 lo,1,0 eth0,2,4 eth0,2,4 eth0,2,4 eth0,2,4 eth0,2,0 eth0,2,0 " \
+		"tshark: one interface per device (if_name), the cooked header's index and direction"
 	tshark -r "$T/p.pcapng" -T fields -e frame.comment -c 1 > "$T/comment.txt" 2> /dev/null
 	same "$(sed 's/\\n/\n/g' "$T/comment.txt" | awk '{ print $1 }' | tr '\n' ' ')" \
 		"socket udp ip dev-queue dev-xmit dev-recv ip udp sock-queue app " \
 		"tshark: the journey is the packet's comment"
+	# the trace's loss (3 records) before the first TCP packet
+	same "$(tshark -r "$T/p.pcapng" -T fields -e frame.drop_count 2> /dev/null | tr '\n' ,)" \
+		",,,,3,,,," "tshark: the records lost before a packet are its drop count"
+	# as tcpdump writes: only the packets (sightings) the expression and
+	# -i select
+	"$MR" -r "$T/t.mtr" -w "$T/in.pcapng" inbound 2> /dev/null
+	same "$(tshark -r "$T/in.pcapng" -T fields -E separator=, -e frame.interface_name \
+		-e frame.packet_flags_direction 2> /dev/null | tr '\n' ' ')" \
+		"lo,0x00000001 eth0,0x00000001 eth0,0x00000001 " \
+		"-w inbound: the packets coming in only (over lo: the one coming in)"
+	"$MR" -r "$T/t.mtr" -w "$T/lo.pcapng" -i lo 2> /dev/null
+	same "$(tshark -r "$T/lo.pcapng" -T fields -E separator=, -e frame.interface_name \
+		-e frame.packet_flags_direction 2> /dev/null | tr '\n' ' ')" \
+		"lo,0x00000002 lo,0x00000001 " "-w -i lo: the packets on lo only, out and in"
+	# The Wireshark dissector, installed where Debian's Wireshark loads
+	# Lua plugins, loaded from there.
+	luadir=$(tshark -G folders 2> /dev/null | sed -n 's/^Global Lua Plugins:[[:space:]]*//p')
+	make -s -C "$top" install-wireshark DESTDIR="$T/root" > /dev/null 2>&1
+	check "make install puts magnet.lua in Wireshark's global Lua plugins folder ($luadir)" \
+		test -n "$luadir" -a -s "$T/root$luadir/magnet.lua"
+	lua="-X lua_script:$T/root$luadir/magnet.lua"
+	tshark $lua -r "$T/p.pcapng" -T fields -E separator=';' -e magnet.nlayers \
+		-e magnet.total_us -e magnet.layers -e magnet.hop.us -e magnet.hop.cpu \
+		-e magnet.hop.context -e magnet.hop.tgid -e magnet.hop.dev \
+		> "$T/lua.txt" 2> "$T/lua.err"
+	same "$(head -1 "$T/lua.txt")" "10;40;socket,udp,ip,dev-queue,dev-xmit,dev-recv,ip,udp,sock-queue,app;0,2,3,2,1,4,2,2,2,22;0,0,0,0,0,0,0,0,0,1;softirq,softirq,softirq,softirq;1000,1000,1000,1000,1000,1000,1000,1000,1000,2000;lo,lo,lo,lo,lo,lo,lo" \
+		"the dissector: layers, per-hop and total microseconds, CPUs, contexts, processes, devices"
+	# each packet's total against magnet-read's own journey (-j)
+	"$MR" -r "$T/p.pcapng" -j 2> /dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    p = json.loads(line)
+    if p["type"] == "packet":
+        ts = [int(h["ts"]) for h in p["journey"]]
+        print("%g" % ((ts[-1] - ts[0]) / 1000))' > "$T/totals-mr.txt"
+	# (a journey's sightings, in a row, have the same comment: once)
+	tshark $lua -r "$T/p.pcapng" -T fields -E separator=';' -e frame.comment \
+		-e magnet.total_us 2> /dev/null | uniq | cut -d';' -f2 > "$T/totals-lua.txt"
+	check "the dissector's magnet.total_us is each journey's, as magnet-read -r reads it" \
+		sh -c "[ -s '$T/totals-mr.txt' ] && cmp -s '$T/totals-mr.txt' '$T/totals-lua.txt'"
+	same "$(tshark $lua -r "$T/p.pcapng" -Y 'magnet.total_us > 30' -T fields \
+		-e frame.number 2> /dev/null | tr '\n' ,)" "1,2,8," \
+		"tshark -Y 'magnet.total_us > 30' selects the packets whose journey took longer"
+	same "$(tshark $lua -r "$T/p.pcapng" -Y 'magnet.hop.layer == "app" && magnet.hop.cpu == 1' \
+		-T fields -e frame.number 2> /dev/null | tr '\n' ,)" "1,2," \
+		"tshark -Y on a layer's fields"
+	tshark -r "$T/all.pcapng" $lua -T fields -e magnet.layers 2> /dev/null | grep -c . > "$T/n-lua.txt"
+	same "$(cat "$T/n-lua.txt")" "$(tshark -r "$T/all.pcapng" -T fields -e frame.number 2> /dev/null | grep -c .)" \
+		"every packet magnet-read wrote has its journey"
+	same "$(grep -ci 'error' "$T/lua.err")" 0 "the dissector loads without an error"
 else
 	skip "tshark not installed"
 fi
-mr -r "$T/t.mtr" -s 40 --pcapng "$T/s40.pcapng" tcp
+# Statistics at the end of the file: an Interface Statistics Block per
+# interface with its packets and the capture's lost records, read here
+# without magnet-read.
+same "$(python3 - "$T/p.pcapng" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+off, out = 0, []
+while off < len(d):
+    t, n = struct.unpack_from("<II", d, off)
+    if t == 5:
+        iface = struct.unpack_from("<I", d, off + 8)[0]
+        o, opts = off + 20, {}
+        while o < off + n - 4:
+            c, l = struct.unpack_from("<HH", d, o)
+            if c == 0:
+                break
+            opts[c] = d[o + 4:o + 4 + l]
+            o += 4 + (l + 3) // 4 * 4
+        out.append("%d:%d:%d" % (iface, struct.unpack("<Q", opts[4])[0],
+                                 struct.unpack("<Q", opts[7])[0]))
+    off += n
+print(" ".join(out))
+PY
+)" "0:2:3 1:6:3" "statistics: each interface's packets (isb_ifrecv), the records lost (isb_osdrop)"
+# -r of a pcapng file: the same packets, the same journeys, as from the
+# trace file (but for the packet that kept no bytes, not in the file)
+notrec() { grep -v -E ' cpu [0-9]+ (ev |LOST )' "$T/out" | grep -v '^magnet-read: [0-9]* records'; }
+mr -r "$T/t.mtr" -n 'not host 10.0.0.53'
+notrec > "$T/from-trace.txt"
+mr -r "$T/p.pcapng" -n 'not host 10.0.0.53'
+same "$rc" 0 "-r reads a pcapng file"
+notrec > "$T/from-pcapng.txt"
+check "-r FILE.pcapng prints what -r FILE.mtr printed" \
+	sh -c "[ -s '$T/from-trace.txt' ] && cmp -s '$T/from-trace.txt' '$T/from-pcapng.txt'"
+same "$(tail -1 "$T/err")" "magnet-read: 7 packets read" "... and counts packets"
+mr -r "$T/p.pcapng" -n -q -i lo
+same "$(packets | wc -l)" 1 "-r pcapng: -i selects by the devices of the journey"
+mr -r "$T/p.pcapng" -n -q inbound
+same "$(packets | wc -l)" 3 "-r pcapng: inbound (the lo packet, coming in; two received)"
+mr -r "$T/p.pcapng" -w "$T/again.pcapng"
+check "-r pcapng -w pcapng: the same file again, but its time stamps" sh -c \
+	"[ $rc -eq 0 ] && [ \"\$(tcpdump -r '$T/again.pcapng' -n 2> /dev/null | cut -c16-)\" = \"\$(tcpdump -r '$T/p.pcapng' -n 2> /dev/null | cut -c16-)\" ]"
+mr -r "$T/p.pcapng" --trace "$T/x.mtr"
+check "-r pcapng --trace: refused (packets, not records)" sh -c \
+	"[ $rc -eq 2 ] && grep -q 'holds packets, not the records' '$T/err'"
 if command -v tcpdump > /dev/null; then
-	same "$(tcpdump -r "$T/s40.pcapng" 2> /dev/null | wc -l)" 3 "--pcapng honours the expression"
+	# tcpdump's own files: pcap and pcapng, without journeys
+	tcpdump -r "$T/p.pcapng" -w "$T/tcpdump.pcap" 2> /dev/null
+	mr -r "$T/tcpdump.pcap" -n
+	same "$rc:$(packets | cut -c20- | uniq | tr '\n' ,)" "0:$(mr -r "$T/p.pcapng" -n; packets | cut -c20- | tr '\n' ,)" \
+		"-r reads tcpdump's pcap files (each sighting a packet of its own)"
+fi
+# --- the timeline: --perfetto (Chrome's trace-event JSON) --------------------------
+TEC="python3 $top/tests/host/trace_event_check.py"
+D="$top/tests/host/data/udp-veth.mtr"
+mr -r "$D" --perfetto "$T/tl.json"
+same "$rc:$(wc -c < "$T/out")" "0:0" "--perfetto alone prints nothing"
+$TEC "$T/tl.json" > "$T/tec.txt"
+check "--perfetto: the file passes the trace-event format's checks" grep -q '^ok - ' "$T/tec.txt"
+grep '^not ok' "$T/tec.txt" | head -5
+# what the file holds against magnet-read's own journeys (-j)
+"$MR" -r "$D" -j 2> /dev/null > "$T/tl-j.txt"
+same "$(python3 - "$T/tl.json" "$T/tl-j.txt" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+pk = [json.loads(l) for l in open(sys.argv[2])]
+pk = [p for p in pk if p["type"] == "packet"]
+names = {e["tid"]: e["args"]["name"] for e in ev
+         if e["ph"] == "M" and e["name"] == "thread_name"}
+sl = [e for e in ev if e["ph"] == "X"]
+want = [(h["layer"], h["cpu"], h.get("dev")) for p in pk for h in p["journey"]]
+got = [(e["name"], e["args"]["cpu"], e["args"].get("dev")) for e in sl]
+print("slices", "same" if got == want else "differ: %d vs %d" % (len(got), len(want)))
+print("tracks", all(names[e["tid"]].split()[1] == str(e["args"]["cpu"]) for e in sl))
+print("flows", sum(1 for e in ev if e["ph"] == "s"), sum(1 for p in pk if len(p["journey"]) > 1))
+# each slice lasts until the next layer's time
+ok = True
+by = {}
+for e in sl:
+    by.setdefault(e["args"]["packet_id"], []).append(e)
+for p, (pid, es) in zip(pk, sorted(by.items())):
+    ts = [int(h["ts"]) for h in p["journey"]]
+    for i, e in enumerate(es):
+        d = (ts[i + 1] - ts[i]) if i + 1 < len(ts) else 0
+        ok = ok and abs(e["dur"] * 1000 - d) < 1
+print("durations", ok)
+PY
+)" "slices same
+tracks True
+flows 51 51
+durations True" "--perfetto: a slice per layer on its CPU's track, each until the next layer, a flow per packet"
+mr -r "$T/p.pcapng" --perfetto "$T/tl2.json" udp
+$TEC "$T/tl2.json" > "$T/tec.txt"
+same "$rc:$(tail -1 "$T/tec.txt")" "0:slices 23 flows 4 tracks 3" \
+	"--perfetto from a pcapng file, with an expression: its packets' journeys (4 UDP packets, 23 layers)"
+# the checker finds what is wrong: slices of one track overlapping in
+# part, a flow without its end, an event without a time
+printf '%s' '{"traceEvents":[{"ph":"M","pid":1,"tid":1,"name":"thread_name","args":{"name":"CPU 0"}},{"ph":"X","pid":1,"tid":1,"name":"a","ts":0,"dur":10},{"ph":"X","pid":1,"tid":1,"name":"b","ts":5,"dur":10},{"ph":"s","pid":1,"tid":1,"name":"j","cat":"j","id":1,"ts":1},{"ph":"X","pid":1,"tid":1,"name":"c"}]}' > "$T/bad.json"
+$TEC "$T/bad.json" > "$T/tec.txt"
+same "$?:$(grep -c '^not ok' "$T/tec.txt")" "1:3" "the trace-event checker fails a file with three faults, each named"
+mr -r "$D" --perfetto "$T/nodir/tl.json"
+same "$rc:$(cat "$T/err")" "1:magnet-read: $T/nodir/tl.json: No such file or directory" \
+	"--perfetto to a file that cannot be made: status 1, says why"
+mr -r "$D" --perfetto - -w -
+check "--perfetto - and -w -: refused" sh -c "[ $rc -eq 2 ] && grep -q 'cannot share standard output' '$T/err'"
+
+# --- rotation: -C, -W, -G, -z (tcpdump's) ------------------------------------------
+# the real capture's 100 packets (50 journeys, out of va and in at vb)
+D="$top/tests/host/data/udp-veth.mtr"
+mkdir "$T/rot"
+mr -r "$D" -w "$T/rot/c.pcapng" -C 20k
+same "$rc:$(cd "$T/rot" && ls | tr '\n' ' ')" \
+	"0:c.pcapng c.pcapng1 c.pcapng2 c.pcapng3 c.pcapng4 c.pcapng5 c.pcapng6 c.pcapng7 c.pcapng8 " \
+	"-C 20k: a new file once one is past 20 KiB, named as tcpdump names them"
+big=0
+for f in "$T"/rot/c.pcapng*; do
+	[ "$(wc -c < "$f")" -le $((20480 + 2048)) ] || big=$((big + 1))
+done
+same "$big" 0 "... none more than a packet past 20 KiB"
+if command -v tcpdump > /dev/null; then
+	k=0
+	for f in "$T"/rot/c.pcapng*; do
+		k=$((k + $(tcpdump -r "$f" 2> /dev/null | wc -l)))
+	done
+	same "$k" 100 "... every packet in one of them, each file read by tcpdump"
+fi
+rm -f "$T"/rot/*
+mr -r "$D" -w "$T/rot/w.pcapng" -C 20k -W 3 -z gzip
+same "$rc:$(cd "$T/rot" && ls | tr '\n' ' ')" \
+	"0:w.pcapng0 w.pcapng0.gz w.pcapng1 w.pcapng1.gz w.pcapng2 w.pcapng2.gz " \
+	"-C -W 3: three files, round and round; -z gzip run on each"
+check "-z: the files it was given are whole (gzip -t)" gzip -t "$T"/rot/*.gz
+rm -f "$T"/rot/*
+# -G: a file per second, the name through strftime(); the packets come in
+# two parts 1.5 s apart (pcapng read from a pipe as it comes)
+python3 - "$T/p.pcapng" "$T/part1" "$T/part2" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+off, epb = 0, 0
+while off < len(d):
+    t, n = struct.unpack_from("<II", d, off)
+    if t == 6:
+        epb += 1
+        if epb == 4:
+            break
+    off += n
+open(sys.argv[2], "wb").write(d[:off])
+open(sys.argv[3], "wb").write(d[off:])
+PY
+(cat "$T/part1"; sleep 1.5; cat "$T/part2") | "$MR" -r - -w "$T/rot/g-%s.pcapng" -G 1 \
+	> /dev/null 2> "$T/err"
+set -- "$T"/rot/g-*.pcapng
+same "$#" 2 "-G 1: a new file after a second"
+if command -v tcpdump > /dev/null && [ $# -eq 2 ]; then
+	same "$(tcpdump -r "$1" 2> /dev/null | wc -l):$(tcpdump -r "$2" 2> /dev/null | wc -l)" "3:5" \
+		"... the packets before the pause in the first, the rest in the second"
+	t1=$(basename "$1" .pcapng)
+	t2=$(basename "$2" .pcapng)
+	check "... each named by the time it began (%s)" test "${t2#g-}" -gt "${t1#g-}"
+fi
+rm -f "$T"/rot/*
+(cat "$T/part1"; sleep 1.5; cat "$T/part2") | "$MR" -r - -w "$T/rot/g1.pcapng" -G 1 -W 1 \
+	> /dev/null 2> "$T/err"
+rc=$?
+same "$rc:$(ls "$T/rot" | tr '\n' ' ')" "0:g1.pcapng " "-G 1 -W 1: one file, then the capture ends (status 0)"
+mr -r "$T/t.mtr" -w "$T/nodir/x.pcapng" -C 1
+same "$rc:$(cat "$T/err")" "1:magnet-read: $T/nodir/x.pcapng: No such file or directory" \
+	"a rotation target that cannot be written: status 1, says why"
+chmod 0555 "$T/rot"
+if ! touch "$T/rot/probe" 2> /dev/null; then
+	mr -r "$D" -w "$T/rot/x.pcapng" -C 20k
+	same "$rc" 1 "a directory that cannot be written: status 1"
+fi
+chmod 0755 "$T/rot"
+mr -r "$T/t.mtr" -C 1
+check "-C without -w: refused" sh -c "[ $rc -eq 2 ] && grep -q 'rotate the -w file' '$T/err'"
+mr -r "$T/t.mtr" -w - -G 5
+check "-G with -w -: refused" sh -c "[ $rc -eq 2 ] && grep -q 'not standard output' '$T/err'"
+mr -r "$T/t.mtr" -w "$T/x" -W 2
+check "-W without -C or -G: refused" sh -c "[ $rc -eq 2 ] && grep -q 'go with -C or -G' '$T/err'"
+for bad in 0 -1 x 1q 99999999999999999999g; do
+	mr -r "$T/t.mtr" -w "$T/x" -C "$bad"
+	check "-C $bad: refused, status 2" sh -c "[ $rc -eq 2 ] && grep -q 'bad -C' '$T/err'"
+done
+mr -r "$T/t.mtr" -w "$T/x" -G 0
+check "-G 0: refused" test "$rc" -eq 2
+
+head -c 300 "$T/p.pcapng" > "$T/cut.pcapng"
+mr -r "$T/cut.pcapng" -n
+same "$rc:$(tail -1 "$T/err")" "1:magnet-read: $T/cut.pcapng: not a pcapng file magnet-read can read: it ends inside a block" \
+	"a pcapng file cut short: status 1, says why"
+mr -r "$T/t.mtr" -s 40 -w "$T/s40.pcapng" tcp
+if command -v tcpdump > /dev/null; then
+	same "$(tcpdump -r "$T/s40.pcapng" 2> /dev/null | wc -l)" 3 "-w honours the expression"
 fi
 if command -v tshark > /dev/null; then
 	same "$(tshark -r "$T/s40.pcapng" -T fields -e frame.cap_len 2> /dev/null | tr '\n' ' ')" \
-		"40 40 40 " "-s 40: 40 bytes kept per packet"
+		"60 60 60 " "-s 40: 40 bytes kept per packet (behind the cooked header's 20)"
 fi
 
 # --- usage and errors ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Write a magnet trace file (magnet-read -w format) of made-up records.
+"""Write a magnet trace file (magnet-read --trace format) of made-up records.
 
 Usage: magnet-tracegen.py [--v1 | --truncate | --garbage] [--t0 NS]
                           [--offset NS] FILE

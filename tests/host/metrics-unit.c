@@ -1303,7 +1303,7 @@ static void test_fuzz(void)
 /* ---- a trace recorded on a real kernel ---- */
 
 /*
- * tests/host/data/udp-veth.mtr: magnet-read -w of the packets suite's
+ * tests/host/data/udp-veth.mtr: magnet-read --trace of the packets suite's
  * UDP transfer (50 datagrams of 1000 bytes from namespace A to B over a
  * veth pair, the four probe sets installed), as the module's reads
  * returned the records: each CPU's in order, one CPU after the other.

@@ -20,7 +20,7 @@ while [ $i -le $CYCLES ]; do
 	load_magnet buffers=cyc:256K || ok=0
 	magnetctl probe add cyc_kp kprobe $SYM buffer cyc args 1 > /dev/null || ok=0
 	magnetctl filter add cyc_kp exclude tgid 1 > /dev/null || ok=0
-	magnet-read -b cyc -w /dev/null 2> /tmp/cyc.err &
+	magnet-read -b cyc --trace /dev/null 2> /tmp/cyc.err &
 	rd=$!
 	sleep 0.2
 	magnet-test syscalls 2000 > /dev/null || ok=0
@@ -43,7 +43,7 @@ load_magnet buffers=default:256K,gone:64K
 magnetctl probe add kp kprobe $SYM > /dev/null
 taskset 2 magnet-test syscalls 100000000 20000 > /dev/null &
 load=$!
-magnet-read -w /dev/null &
+magnet-read --trace /dev/null &
 rd=$!
 sleep 1
 check "magnet-read reads through the data file's mapping" \
@@ -53,7 +53,7 @@ wait $rd 2> /dev/null
 check "after a reader killed mid-read, the next one opens the buffer" \
 	sh -c 'magnet-read -N -q 2> /dev/null'
 # A buffer destroyed while it is read (and mapped): the reader sees it end.
-magnet-read -b gone -w /dev/null 2> /tmp/gone.err &
+magnet-read -b gone --trace /dev/null 2> /tmp/gone.err &
 rd=$!
 sleep 0.5
 check "a buffer with a reader attached can be removed" magnetctl buffer del gone
@@ -70,7 +70,7 @@ CPU1=/sys/devices/system/cpu/cpu1/online
 if [ -w $CPU1 ]; then
 	magnetctl buffer add hp size 1M > /dev/null
 	magnetctl probe add kp_hp kprobe $SYM buffer hp > /dev/null
-	magnet-read -b hp -w /tmp/hp.mtr 2> /tmp/hp.err &
+	magnet-read -b hp --trace /tmp/hp.mtr 2> /tmp/hp.err &
 	rd=$!
 	sleep 0.5
 	taskset 1 magnet-test syscalls 100000000 20000 > /dev/null &

@@ -17,7 +17,7 @@ insmod $M/magnet_pktfilter.ko
 insmod $M/magnet_pcap.ko
 insmod $M/magnet_correlate.ko
 magnetctl probe add fz_load kprobe __x64_sys_getppid args 2 buffer fz_read > /dev/null
-magnet-read -b fz_read -w /dev/null 2> /tmp/fz-read.err &
+magnet-read -b fz_read --trace /dev/null 2> /tmp/fz-read.err &
 reader=$!
 taskset 2 magnet-test syscalls 2000000000 20000 > /dev/null &
 load=$!

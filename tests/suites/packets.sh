@@ -5,7 +5,8 @@
 # fd09::2 on vb), joined by a veth pair. UDP and TCP transfers from A to B,
 # and UDP over loopback (IPv4 and IPv6). What the kernel logged is checked
 # here and, record by record, on the host (packets.host: tshark, tcpdump
-# and an independent reader of the trace files).
+# and an independent reader of the trace files). Then -w's rotation, live.
+# rig-programs: gzip
 . /magnet/lib.sh
 
 unload_all
@@ -53,7 +54,7 @@ capture() {
 	inA tcpdump -Z root -i va -n -U -w /tmp/$name-tcpdump.pcap $filter \
 		2> /tmp/$name-tcpdump.err &
 	td=$!
-	magnet-read -n -w /tmp/$name.mtr --print --pcapng /tmp/$name.pcapng \
+	magnet-read -n --trace /tmp/$name.mtr --print -w /tmp/$name.pcapng \
 		$filter > /tmp/$name-live.txt 2> /tmp/$name-read.err &
 	mr=$!
 	# tcpdump captures once it says it listens (late on a slow kernel)
@@ -89,7 +90,10 @@ check "udp: magnet-read read without loss" grep -q ' 0 lost$' /tmp/udp-read.err
 n=$(grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP' /tmp/udp-live.txt)
 check "udp: 50 packet lines ($n)" [ "$n" -eq 50 ]
 magnet-read -r /tmp/udp.mtr -n udp port 5001 > /tmp/udp-replay.txt 2>/dev/null
-check "udp: -r reproduces the live output" cmp /tmp/udp-live.txt /tmp/udp-replay.txt
+check "udp: -r of the trace file reproduces the live output" cmp /tmp/udp-live.txt /tmp/udp-replay.txt
+magnet-read -r /tmp/udp.pcapng -n udp port 5001 > /tmp/udp-replay-ng.txt 2>/dev/null
+check "udp: -r of the pcapng file reproduces it too (the journeys from the comments)" \
+	cmp /tmp/udp-live.txt /tmp/udp-replay-ng.txt
 
 # read_during NAME TRANSFER ARGS...: magnet-read ARGS around TRANSFER,
 # its output in /tmp/NAME.txt, its messages in /tmp/NAME.err.
@@ -106,23 +110,23 @@ read_during() {
 	cat /tmp/$name.err
 }
 
-# -w alone saves without assembling: the same transfer again, and the
-# packets come out of the file as they came out live.
-read_during udp-save udp_transfer -w /tmp/udp-save.mtr
-check "udp, -w alone: counts records, says nothing of packets" \
+# --trace alone saves without assembling: the same transfer again, and
+# the packets come out of the file as they came out live.
+read_during udp-save udp_transfer --trace /tmp/udp-save.mtr
+check "udp, --trace alone: counts records, says nothing of packets" \
 	sh -c "! grep -q 'packets captured' /tmp/udp-save.err && grep -q '^magnet-read: [1-9][0-9]* records, 0 lost$' /tmp/udp-save.err"
 magnet-read -r /tmp/udp-save.mtr -n udp port 5001 > /tmp/udp-save.txt 2> /tmp/udp-save-r.err
 n=$(grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP' /tmp/udp-save.txt)
-check "udp, -w alone: -r assembles the 50 packets ($n)" [ "$n" -eq 50 ]
-check "udp, -w alone: each with the journey of the live capture" \
+check "udp, --trace alone: -r assembles the 50 packets ($n)" [ "$n" -eq 50 ]
+check "udp, --trace alone: each with the journey of the live capture" \
 	sh -c "[ \$(grep -c '^  ' /tmp/udp-save.txt) -eq \$(grep -c '^  ' /tmp/udp-live.txt) ]"
 saved=$(sed -n 's/^magnet-read: \([0-9]*\) records.*/\1/p' /tmp/udp-save.err)
-check "udp, -w alone: the file holds every record counted" \
+check "udp, --trace alone: the file holds every record counted" \
 	grep -q "^magnet-read: $saved records, 0 lost$" /tmp/udp-save-r.err
 
 # SIGINT ends a capture with what was logged until then: a reader that
 # its watermarks never woke still saves the whole transfer.
-read_during udp-int udp_transfer -w /tmp/udp-int.mtr --size-wm 1048576 --timeout 60000
+read_during udp-int udp_transfer --trace /tmp/udp-int.mtr --size-wm 1048576 --timeout 60000
 magnet-read -r /tmp/udp-int.mtr -n udp port 5001 > /tmp/udp-int.txt 2> /dev/null
 n=$(grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP' /tmp/udp-int.txt)
 check "udp, SIGINT before any wake-up: the 50 packets saved ($n)" [ "$n" -eq 50 ]
@@ -169,6 +173,46 @@ check "udp, read late: each with the journey of the capture read at once" \
 [ "$(grep -c '^  ' /tmp/udp-late.txt)" -eq "$(grep -c '^  ' /tmp/udp-live.txt)" ] ||
 	artifact /tmp/udp-late.txt udp-late.txt
 
+# Rotation, live, as tcpdump's: -C by size (with -W, round and round,
+# -z run on each file) and -G by time, every packet in one of the files.
+mkdir -p /tmp/rot
+read_during udp-rot-c udp_transfer -w /tmp/rot/c.pcapng -C 16k udp port 5001
+n=0 files=0
+for f in /tmp/rot/c.pcapng*; do
+	n=$((n + $(tcpdump -r "$f" -n 2> /dev/null | grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP')))
+	files=$((files + 1))
+done
+check "udp, -C 16k: the 100 packets (50 out of va, 50 in at vb) in $files files ($n)" \
+	sh -c "[ $n -eq 100 ] && [ $files -ge 5 ] && [ -e /tmp/rot/c.pcapng ] && [ -e /tmp/rot/c.pcapng1 ]"
+rm -f /tmp/rot/*
+read_during udp-rot-w udp_transfer -w /tmp/rot/w.pcapng -C 16k -W 2 -z gzip udp port 5001
+check "udp, -C 16k -W 2 -z gzip: two files, each gzipped once written" \
+	sh -c "[ \"\$(cd /tmp/rot && ls | tr '\n' ' ')\" = 'w.pcapng0 w.pcapng0.gz w.pcapng1 w.pcapng1.gz ' ] && gzip -t /tmp/rot/*.gz"
+ls /tmp/rot
+rm -f /tmp/rot/*
+slow_transfer() {
+	inB magnet-test udp-recv 10.9.0.2 5001 6 > /dev/null &
+	rx=$!
+	sleep 0.3
+	for i in 1 2 3; do
+		inA magnet-test udp-send 10.9.0.2 5001 2 100 4242 > /dev/null
+		sleep 1.2
+	done
+	wait $rx
+}
+read_during udp-rot-g slow_transfer -w /tmp/rot/g-%s.pcapng -G 1 -i va udp port 5001
+n=0 files=0
+for f in /tmp/rot/g-*.pcapng; do
+	n=$((n + $(tcpdump -r "$f" -n 2> /dev/null | grep -c 'UDP')))
+	files=$((files + 1))
+done
+check "udp, -G 1 -i va: the 6 packets in $files files, one per second ($n)" \
+	sh -c "[ $n -eq 6 ] && [ $files -ge 3 ]"
+rm -rf /tmp/rot
+read_during udp-rot-bad udp_transfer -w /tmp/no/such/dir/x.pcapng -C 1
+check "udp, a rotation target that cannot be written: status 1, says why" \
+	grep -q 'x.pcapng: No such file or directory' /tmp/udp-rot-bad.err
+
 tcp_transfer() {
 	inB magnet-test tcp-recv 10.9.0.2 5002 > /tmp/tcp-recv.out &
 	rx=$!
@@ -187,7 +231,7 @@ loopback() {
 	magnet-test udp 127.0.0.1 5003 20 4343 &&
 	magnet-test udp ::1 5004 20 4444
 }
-magnet-read -n -w /tmp/lo.mtr --print udp > /tmp/lo-live.txt 2> /tmp/lo-read.err &
+magnet-read -n --trace /tmp/lo.mtr --print udp > /tmp/lo-live.txt 2> /tmp/lo-read.err &
 mr=$!
 sleep 1
 check "loopback: 20 + 20 datagrams" loopback
@@ -213,6 +257,11 @@ check "busy buffer: non-zero exit" [ $? -ne 0 ]
 check "busy buffer: says so" grep -q 'another reader' /tmp/err.txt
 kill -INT $first
 wait $first
+magnet-read -N -i nosuch0 > /dev/null 2> /tmp/err.txt
+check "-i of no device: status 1, says so" sh -c \
+	"[ $? -eq 1 ] && grep -q 'nosuch0: no such device' /tmp/err.txt"
+magnet-read -N -q -i va > /dev/null 2> /tmp/err.txt
+check "-i of a device of another namespace (va, in A): taken" [ $? -eq 0 ]
 magnet-read -r /nonexistent > /dev/null 2> /tmp/err.txt
 check "unreadable file: non-zero exit" [ $? -ne 0 ]
 check "unreadable file: one line" [ "$(wc -l < /tmp/err.txt)" -eq 1 ]

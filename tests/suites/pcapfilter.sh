@@ -60,7 +60,7 @@ start_tcpdump() {
 	done
 }
 start_tcpdump /tmp/pf-any.pcap
-magnet-read -w /tmp/pf.mtr 2> /tmp/pf-read.err &
+magnet-read --trace /tmp/pf.mtr 2> /tmp/pf-read.err &
 mr=$!
 sleep 1
 traffic
@@ -84,7 +84,7 @@ tcpdump_lines() {
 # magnet-read's selection of expression $1, printed the same way
 magnet_lines() {
 	rm -f /tmp/pf-sel.pcapng
-	magnet-read -r /tmp/pf.mtr -i va --pcapng /tmp/pf-sel.pcapng "$1" \
+	magnet-read -r /tmp/pf.mtr -i va -w /tmp/pf-sel.pcapng "$1" \
 		2> /tmp/pf-sel.err || return 1
 	tcpdump_lines /tmp/pf-sel.pcapng ""
 }
@@ -233,7 +233,7 @@ live() {
 	rm -f /tmp/pf-live.pcapng
 	start_tcpdump /tmp/pf-live.pcap
 	magnet-read -P udp-send,udp-recv,tcp-send,tcp-recv -i va \
-		--pcapng /tmp/pf-live.pcapng "$@" 2> /tmp/pf-live.err &
+		-w /tmp/pf-live.pcapng "$@" 2> /tmp/pf-live.err &
 	mr=$!
 	sleep 1
 	traffic

@@ -19,9 +19,9 @@ check "contexts are named" grep -qE ' ev 102 hardirq ' /tmp/out.txt
 check "summary on stderr" grep -q '^magnet-read: 40 records, 0 lost$' /tmp/err.txt
 magnet-read -N -q 2>/dev/null	# drain
 
-# Trace file: what -w saves, -r prints exactly as a live read would.
+# Trace file: what --trace saves, -r prints exactly as a live read would.
 echo "ms=300 period_us=1000 burst=1" > $run
-magnet-read -N -w /tmp/trace.mtr 2>/tmp/err.txt
+magnet-read -N --trace /tmp/trace.mtr 2>/tmp/err.txt
 saved=$(sed -n 's/^magnet-read: \([0-9]*\) records.*/\1/p' /tmp/err.txt)
 magnet-read -r /tmp/trace.mtr > /tmp/replay.txt 2>/tmp/err2.txt
 check "trace file replays every record" test "$(grep -c ' ev ' /tmp/replay.txt)" -eq "$saved"
@@ -52,7 +52,7 @@ magnet-read --bogus > /dev/null 2>&1
 check "unknown option: status 2" test $? -eq 2
 echo "not a trace" > /tmp/bad.mtr
 magnet-read -r /tmp/bad.mtr > /dev/null 2>/tmp/err.txt
-check "bad trace file: says so" grep -q 'not a magnet trace file' /tmp/err.txt
+check "bad trace file: says so" grep -q 'neither a magnet trace file nor a pcapng file' /tmp/err.txt
 check "--help documents the output" sh -c 'magnet-read --help | grep -q "LOST N records"'
 # Interrupted while waiting on an idle buffer: the read returns, it exits.
 magnet-read -q > /dev/null 2>&1 &

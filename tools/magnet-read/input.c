@@ -167,20 +167,18 @@ struct source *source_open_live(const struct options *o)
 	return s;
 }
 
-struct source *source_open_file(const char *path)
+struct source *source_open_file(FILE *f, const char *path,
+				const uint8_t *head, size_t n)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	struct trace_header h = {};
 	struct source *s;
 	size_t got;
 
-	if (!f) {
-		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	got = fread(&h, 1, V1_HEADER_SIZE, f);
+	memcpy(&h, head, n);
+	got = n + fread((char *)&h + n, 1, V1_HEADER_SIZE - n, f);
 	if (got != V1_HEADER_SIZE || memcmp(h.magic, TRACE_MAGIC, 8)) {
-		fprintf(stderr, PROG ": %s is not a magnet trace file\n", path);
+		fprintf(stderr, PROG ": %s is neither a magnet trace file nor a pcapng file\n",
+			path);
 		goto fail;
 	}
 	if (h.version == 1) {

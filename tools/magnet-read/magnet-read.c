@@ -5,16 +5,22 @@
  * to a trace file or a pcapng file.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
 #include <net/if.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
@@ -38,7 +44,7 @@ static void usage(FILE *f)
 "Usage: magnet-read [OPTIONS] [EXPRESSION]\n"
 "\n"
 "Read event records from a magnet buffer and print them, or save them to a\n"
-"trace file or a pcapng file. Records of the packet probes (see magnetctl\n"
+"pcapng file or a trace file. Records of the packet probes (see magnetctl\n"
 "probe add-set, or -P) are assembled into one journey per packet and\n"
 "printed as tcpdump prints packets, with the layers each packet passed\n"
 "under it. Reading consumes the records; a buffer has one reader at a time.\n"
@@ -48,21 +54,43 @@ static void usage(FILE *f)
 "                        " DEBUGFS "/magnet/control/buffers\n"
 "  -c, --count N         stop after N packets or records shown (those the\n"
 "                        expression lets through; loss records not counted)\n"
-"  -w, --write FILE      save every record read, unfiltered, to trace FILE\n"
-"                        (\"-\": standard output) instead of printing;\n"
-"                        alone (no --print, --pcapng, -c or expression) it\n"
-"                        only saves and counts records, the cheapest way\n"
-"                        to capture: -r assembles the packets later\n"
-"  -r, --read FILE       read the records of trace FILE (\"-\": standard\n"
-"                        input) instead of a buffer; version 1 files (older\n"
-"                        magnet-read) have no wall clock: times print as\n"
-"                        CLOCK_MONOTONIC seconds\n"
-"      --print           with -w or --pcapng: print as well\n"
-"      --pcapng FILE     write packets to pcapng FILE (\"-\": standard output)\n"
-"                        instead of printing: raw IP (link type 101) with\n"
-"                        nanosecond times, the journey (with the devices) as\n"
-"                        each packet's comment; packets without bytes from\n"
-"                        the IP header are left out (counted)\n"
+"  -w, --write FILE      write the packets the expression selects to pcapng\n"
+"                        FILE (\"-\": standard output) instead of printing,\n"
+"                        for tcpdump -r, tshark and Wireshark: as tcpdump -i\n"
+"                        any saves them (link type LINUX_SLL2, one interface\n"
+"                        per device, each packet once on each device and\n"
+"                        direction it passed), nanosecond times, the journey\n"
+"                        as each packet's comment (wireshark/magnet.lua makes\n"
+"                        fields of it), records lost as drop counts; packets\n"
+"                        without bytes from the IP header are left out\n"
+"                        (counted)\n"
+"  -C SIZE               before a packet, if the -w file is past SIZE\n"
+"                        (millions of bytes; with k, m, g: KiB, MiB, GiB)\n"
+"                        start the next: FILE, FILE1, FILE2, ... (tcpdump's)\n"
+"  -G SECONDS            before a packet, if the -w file was started SECONDS\n"
+"                        ago, start the next, named by strftime(FILE)\n"
+"  -W N                  with -C: N files, FILE0..., round and round; with\n"
+"                        -G: end after N files\n"
+"  -z COMMAND            with -C or -G: run COMMAND FILE on each file written\n"
+"      --perfetto FILE   write the journeys of the packets the expression\n"
+"                        selects as a timeline to FILE (\"-\": standard\n"
+"                        output), in Chrome's trace-event JSON, which\n"
+"                        ui.perfetto.dev, chrome://tracing and speedscope\n"
+"                        open: a track per CPU, a slice per layer (until the\n"
+"                        next), an arrow from each packet's first layer to\n"
+"                        its last; instead of printing, as -w\n"
+"      --trace FILE      save every record read, unfiltered, to magnet trace\n"
+"                        FILE (\"-\": standard output); alone (no --print,\n"
+"                        -w, -c or expression) it only saves and counts\n"
+"                        records, the cheapest way to capture: -r assembles\n"
+"                        the packets later\n"
+"  -r, --read FILE       read FILE (\"-\": standard input) instead of a\n"
+"                        buffer: a trace file (--trace's; version 1 files\n"
+"                        have no wall clock: times print as CLOCK_MONOTONIC\n"
+"                        seconds), or a pcapng or pcap file (-w's, with the\n"
+"                        journeys; tcpdump's, one packet each time it was\n"
+"                        seen; pcap not on standard input)\n"
+"      --print           with -w, --trace or --perfetto: print as well\n"
 "  -N, --nonblock        read what was logged before it started, then exit\n"
 "  -P, --probes SETS     add the packet probe sets SETS (comma-separated:\n"
 "                        udp-send, udp-recv, tcp-send, tcp-recv) logging into\n"
@@ -70,7 +98,9 @@ static void usage(FILE *f)
 "                        standard error the function each layer went on\n"
 "  -i, --interface DEV   only packets that passed device DEV at some layer\n"
 "                        (repeat for several: any of them; \"any\": every\n"
-"                        device, as if not given)\n"
+"                        device, as if not given); -w writes them as seen\n"
+"                        there; live, DEV must be a device of some network\n"
+"                        namespace (magnet sees them all)\n"
 "      --tgid N[,N...]   only packets a layer of which ran in process N, and\n"
 "                        other records of process N (tcpdump has no such\n"
 "                        option: magnet knows each layer's process)\n"
@@ -78,7 +108,9 @@ static void usage(FILE *f)
 "                        (\"0-3,6\"), and other records of those CPUs\n"
 "  -F, --filter-file FILE  read the expression from FILE (not with an\n"
 "                        expression on the command line)\n"
-"  -s, --snaplen BYTES   bytes of each packet kept for -x and --pcapng, and\n"
+"  -s, --snaplen BYTES   bytes of each packet kept for -x and -w (from the\n"
+"                        IP header; -w's frames have the 20-byte cooked\n"
+"                        header in front), and\n"
 "                        with -P asked of the probes (default and 0: 262144,\n"
 "                        whole packets)\n"
 "  -n, --numeric         print addresses and ports as numbers (otherwise\n"
@@ -97,10 +129,10 @@ static void usage(FILE *f)
 "                        nano: magnet's records are stamped in ns)\n"
 "  -l                    line-buffered standard output\n"
 "  -U                    write each packet (or chunk of records) to the -w\n"
-"                        or --pcapng file as it comes\n"
+"                        or --trace file as it comes\n"
 "  -Z, --relinquish-privileges USER  once the buffer (or -r's file) is\n"
 "                        open and -P's probes are in place, run as USER\n"
-"                        and USER's groups; -w and --pcapng files are\n"
+"                        and USER's groups; -w and --trace files are\n"
 "                        made after, as USER (as root only; tcpdump's -Z)\n"
 "  -D, --list-interfaces list the devices -i can name, then exit\n"
 "  -d                    print the expression's compiled program (-dd as C,\n"
@@ -116,7 +148,7 @@ static void usage(FILE *f)
 "                        of stream time has ended (default %d)\n"
 "      --size-wm BYTES   wake only when BYTES of records are waiting\n"
 "                        (default 64 KiB, at most a quarter of a CPU's ring;\n"
-"                        with -w alone from the mapping: a quarter of the\n"
+"                        with --trace alone from the mapping: a quarter of the\n"
 "                        ring; with -N: 0)\n"
 "      --count-wm N      wake only when N records are waiting (default 0)\n"
 "      --timeout MS      wake after MS milliseconds anyway, with what there\n"
@@ -124,7 +156,7 @@ static void usage(FILE *f)
 "      --no-kernel-filter  with -P: run the expression here only (by\n"
 "                        default it runs in the kernel too, on each layer,\n"
 "                        so that packets it rejects are not logged at all;\n"
-"                        not with -w, which saves every record, or an\n"
+"                        not with --trace, which saves every record, or an\n"
 "                        expression that asks about devices or direction)\n"
 "      --no-map          copy the records out with read() instead of\n"
 "                        reading them where the kernel wrote them (a\n"
@@ -132,8 +164,8 @@ static void usage(FILE *f)
 "                        overwrite-mode buffers are always read with\n"
 "                        read())\n"
 "  -h, --help            show this help\n"
-"tcpdump's -p -I -B -y -L -e -G -C -W -z -K -E -M -T -O -H -J -m -u -Y -Q\n"
-"are refused, each with why; -b, -N, -j and -w mean other things\n"
+"tcpdump's -p -I -B -y -L -e -K -E -M -T -O -H -J -m -u -Y -Q\n"
+"are refused, each with why; -b, -N and -j mean other things\n"
 "here (see above, and DIFFERENCES FROM TCPDUMP in the manual).\n"
 "\n"
 "Expression: tcpdump's filter language, pcap-filter(7), all words after\n"
@@ -184,19 +216,22 @@ static void usage(FILE *f)
 "  magnet-read: P packets captured, F filtered, D without packet data\n"
 "  magnet-read: N records, M lost\n"
 "(the first line when there were packets, an expression, -i, -P or\n"
-"--pcapng). SIGINT or SIGTERM ends the capture: the records logged until\n"
+"-w; of a pcapng file, \"N packets read\" instead of records). SIGINT or\n"
+"SIGTERM ends the capture: the records logged until\n"
 "then are read too, then shown (a second signal: at once).\n"
 "\n"
-"Trace files (-w) hold a header (format version 2: the wall clock offset,\n"
-"the snap length, the buffer) and the records exactly as read; -r shows\n"
-"them as they were shown live: -w F --print EXPR and -r F EXPR print the\n"
-"same.\n"
+"Trace files (--trace) hold a header (format version 2: the wall clock\n"
+"offset, the snap length, the buffer) and the records exactly as read; -r\n"
+"shows them as they were shown live: --trace F --print EXPR and -r F EXPR\n"
+"print the same. -r of -w's pcapng file shows its packets and journeys\n"
+"as they were shown live (but for the records that were not packets').\n"
 "\n"
 "Examples:\n"
 "  magnet-read -P udp-send,udp-recv -n udp port 5001\n"
 "  magnet-read -P tcp-send,tcp-recv -i eth0 -c 10 -q\n"
-"  magnet-read -w trace.mtr --print -n    then: magnet-read -r trace.mtr -n\n"
-"  magnet-read -r trace.mtr --pcapng out.pcapng; tshark -r out.pcapng\n"
+"  magnet-read -P udp-send,udp-recv -w out.pcapng udp; tshark -r out.pcapng\n"
+"  magnet-read --trace trace.mtr --print -n   then: magnet-read -r trace.mtr -n\n"
+"  magnet-read -r trace.mtr -w out.pcapng\n"
 "  magnet-read -N -q                       drain the buffer, count only\n"
 "\n"
 "Exit status: 0 on success, 1 on an error, 2 on bad usage (a bad option\n"
@@ -225,7 +260,31 @@ static long long number(const char *s, const char *what, long long max)
 	return v;
 }
 
-enum { OPT_PRINT = 256, OPT_PCAPNG, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
+/* -C: millions of bytes, or KiB, MiB, GiB with k, m, g (as tcpdump's). */
+static uint64_t file_size(const char *s)
+{
+	unsigned long long v;
+	uint64_t unit = 1000000;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end == 'k' || *end == 'K')
+		unit = 1024, end++;
+	else if (*end == 'm' || *end == 'M')
+		unit = 1024 * 1024, end++;
+	else if (*end == 'g' || *end == 'G')
+		unit = 1024 * 1024 * 1024, end++;
+	if (errno || end == s || *end || *s == '-' || !v ||
+	    v > UINT64_MAX / unit) {
+		fprintf(stderr, PROG ": bad -C \"%s\": expected a size of at least 1: millions of bytes, or with k, m or g KiB, MiB or GiB\nTry 'magnet-read --help'.\n",
+			s);
+		exit(2);
+	}
+	return v * unit;
+}
+
+enum { OPT_PRINT = 256, OPT_TRACE, OPT_PERFETTO, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
        OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP, OPT_TGID, OPT_CPU,
        OPT_VERSION, OPT_PRECISION, OPT_NO_KERNEL_FILTER };
 
@@ -244,11 +303,7 @@ static const struct {
 	{ 'y', true, "-y: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
 	{ 'L', false, "-L: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
 	{ 'e', false, "-e: no link-level header is kept: the probes keep packets from their IP header (each journey names its devices)" },
-	{ 'G', true, "-G: rotating files is not supported yet" },
-	{ 'C', true, "-C: rotating files is not supported yet" },
-	{ 'W', true, "-W: rotating files is not supported yet" },
-	{ 'z', true, "-z: rotating files (and a command after each) is not supported yet" },
-	{ 'K', false, "-K: checksums are not verified: tcpdump -r on the --pcapng file does that" },
+	{ 'K', false, "-K: checksums are not verified: tcpdump -r on the -w file does that" },
 	{ 'E', true, "-E: IPsec is not decrypted" },
 	{ 'M', true, "-M: TCP-MD5 signatures are not checked" },
 	{ 'T', true, "-T: packets are decoded as UDP and TCP only" },
@@ -385,7 +440,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "print", no_argument, NULL, OPT_PRINT },
-		{ "pcapng", required_argument, NULL, OPT_PCAPNG },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 		{ "journey-timeout", required_argument, NULL, OPT_JOURNEY_TIMEOUT },
 		{ "size-wm", required_argument, NULL, OPT_SIZE_WM },
 		{ "count-wm", required_argument, NULL, OPT_COUNT_WM },
@@ -397,7 +453,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{}
 	};
 	/* magnet-read's own short options, then the refused ones */
-	char optstring[128] = "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSdZ:v";
+	char optstring[128] = "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSdZ:vC:G:W:z:";
 	size_t len = strlen(optstring);
 	bool print = false;
 	int dump_level = 0;
@@ -417,7 +473,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 	while ((opt = getopt_long(argc, argv, optstring, lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b': o->buffer = optarg; break;
-		case 'w': o->write_file = optarg; break;
+		case 'w': o->pcapng_file = optarg; break;
 		case 'r': o->read_file = optarg; break;
 		case 'N': o->nonblock = true; break;
 		case OPT_NO_MAP: o->no_map = true; break;
@@ -487,10 +543,23 @@ static void parse_args(int argc, char **argv, struct options *o)
 			exit(0);
 		case 'j': o->json = true; break;
 		case OPT_PRINT: print = true; break;
-		case OPT_PCAPNG: o->pcapng_file = optarg; break;
+		case OPT_TRACE: o->trace_file = optarg; break;
+		case OPT_PERFETTO: o->perfetto_file = optarg; break;
 		case 'c':
 			o->count = number(optarg, "--count", LLONG_MAX);
 			break;
+		case 'C': o->rot.size = file_size(optarg); break;
+		case 'G':
+			o->rot.seconds = number(optarg, "-G", INT_MAX);
+			if (!o->rot.seconds)
+				bad_usage("bad -G 0: at least 1 second");
+			break;
+		case 'W':
+			o->rot.files = number(optarg, "-W", INT_MAX);
+			if (!o->rot.files)
+				bad_usage("bad -W 0: at least 1 file");
+			break;
+		case 'z': o->rot.command = optarg; break;
 		case 's':
 			o->snaplen = number(optarg, "--snaplen", SNAPLEN_DEFAULT);
 			if (!o->snaplen)
@@ -530,11 +599,22 @@ static void parse_args(int argc, char **argv, struct options *o)
 		bad_usage("-P adds probes for a live capture: not with --read");
 	if (o->read_file && o->nonblock)
 		bad_usage("--nonblock is for a live capture: not with --read");
-	if (o->write_file && o->pcapng_file && !strcmp(o->write_file, "-") &&
+	if ((o->rot.size || o->rot.seconds || o->rot.files || o->rot.command) &&
+	    (!o->pcapng_file || !strcmp(o->pcapng_file, "-")))
+		bad_usage("-C, -G, -W and -z rotate the -w file: give -w FILE (not standard output)");
+	if ((o->rot.files || o->rot.command) && !o->rot.size && !o->rot.seconds)
+		bad_usage("-W and -z go with -C or -G");
+	if (o->trace_file && o->pcapng_file && !strcmp(o->trace_file, "-") &&
 	    !strcmp(o->pcapng_file, "-"))
-		bad_usage("-w - and --pcapng - both want standard output");
-	o->print = print || (!o->write_file && !o->pcapng_file);
-	if (o->print && ((o->write_file && !strcmp(o->write_file, "-")) ||
+		bad_usage("-w - and --trace - both want standard output");
+	if ((o->perfetto_file && !strcmp(o->perfetto_file, "-")) +
+	    (o->pcapng_file && !strcmp(o->pcapng_file, "-")) +
+	    (o->trace_file && !strcmp(o->trace_file, "-")) > 1)
+		bad_usage("-w, --trace and --perfetto cannot share standard output");
+	o->print = print || (!o->trace_file && !o->pcapng_file &&
+			     !o->perfetto_file);
+	if (o->print && ((o->perfetto_file && !strcmp(o->perfetto_file, "-")) ||
+			 (o->trace_file && !strcmp(o->trace_file, "-")) ||
 			 (o->pcapng_file && !strcmp(o->pcapng_file, "-"))))
 		bad_usage("standard output carries the file written: --print does not go with it");
 	compile_filter(o, argc - optind, argv + optind);
@@ -586,8 +666,8 @@ static bool kernel_filter(const struct options *o)
 
 	if (!o->filter_text || o->no_kernel_filter)
 		return false;
-	if (!why && o->write_file)
-		why = "-w saves every record";
+	if (!why && o->trace_file)
+		why = "--trace saves every record";
 	filter_rule_init(&r);
 	if (!why && filter_parse(&r, 2, argv, &e))
 		why = e.text;
@@ -684,6 +764,90 @@ static int drop_privileges(const char *user)
 	return 0;
 }
 
+/* --- -i: the devices named -------------------------------------------------------- */
+
+/*
+ * Is there a device @name in network namespace @path ("": this one)?
+ * In a child, which enters it: magnet sees every namespace's packets,
+ * so a device of another namespace (a container's) is one to select.
+ */
+static bool device_in(const char *path, const char *name)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return false;
+	if (!pid) {
+		int fd = *path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+
+		if (*path && (fd < 0 || setns(fd, CLONE_NEWNET)))
+			_exit(1);
+		_exit(if_nametoindex(name) ? 0 : 1);
+	}
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       !WEXITSTATUS(status);
+}
+
+/* Is there a device @name in any network namespace (of a process, or named)? */
+static bool device_anywhere(const char *name)
+{
+	static const char *const dirs[] = { "/proc", "/run/netns" };
+	ino_t *seen = NULL;
+	size_t nseen = 0;
+	bool found = device_in("", name);
+
+	for (size_t d = 0; d < 2 && !found; d++) {
+		DIR *dir = opendir(dirs[d]);
+		struct dirent *e;
+
+		while (dir && !found && (e = readdir(dir))) {
+			char path[300];
+			struct stat st;
+			size_t i;
+
+			if (d == 0 && (e->d_name[0] < '1' || e->d_name[0] > '9'))
+				continue;
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), d == 0 ? "%s/%s/ns/net" : "%s/%s",
+				 dirs[d], e->d_name);
+			if (stat(path, &st))
+				continue;
+			for (i = 0; i < nseen && seen[i] != st.st_ino; i++)
+				;
+			if (i < nseen)
+				continue;	/* a namespace looked in already */
+			seen = realloc(seen, (nseen + 1) * sizeof(*seen));
+			if (!seen)
+				bad_usage("out of memory");
+			seen[nseen++] = st.st_ino;
+			found = device_in(path, name);
+		}
+		if (dir)
+			closedir(dir);
+	}
+	free(seen);
+	return found;
+}
+
+/*
+ * A live capture's -i: each device must be one, in some namespace
+ * (tcpdump: "No such device exists"). Files name devices of elsewhere.
+ */
+static int check_devices(const struct options *o)
+{
+	for (unsigned int i = 0; i < o->ninterfaces; i++) {
+		if (!strcmp(o->interfaces[i], "any") ||
+		    device_anywhere(o->interfaces[i]))
+			continue;
+		fprintf(stderr, PROG ": %s: no such device (in any network namespace; see -D)\n",
+			o->interfaces[i]);
+		return -1;
+	}
+	return 0;
+}
+
 /* --- from records to output ---------------------------------------------------- */
 
 struct state {
@@ -692,9 +856,11 @@ struct state {
 	struct journeys *js;
 	struct hops *hops;
 	struct pcapng *pcap;
+	struct timeline *timeline;	/* --perfetto */
 	int64_t offset;
 	bool live, done, failed;
-	bool save_only;		/* -w alone: count, do not assemble */
+	bool save_only;		/* --trace alone: count, do not assemble */
+	bool packets_in;	/* -r of a pcapng file: packets, not records */
 	struct source *src;
 
 	unsigned long long records, lost, shown;
@@ -725,19 +891,27 @@ static void show_packet(struct state *st, struct journey *j)
 		else
 			print_packet(stdout, j);
 	}
+	if (st->timeline && timeline_packet(st->timeline, j, st->offset) < 0)
+		st->failed = st->done = true;
 	if (st->pcap) {
-		char *comment = NULL;
-		size_t size;
-		FILE *f = open_memstream(&comment, &size);
+		struct sighting s[MAGNET_LAYER_COUNT];
+		unsigned int n = cooked_sightings(j, s), k = 0;
+		char *comment = journey_comment(j);
 
-		if (f) {
-			print_journey_lines(f, j, "");
-			fclose(f);
-		}
-		if (comment && size && comment[size - 1] == '\n')
-			comment[size - 1] = 0;
-		if (pcapng_write(st->pcap, j, st->offset, comment) < 0)
+		/* a packet of tcpdump's at each sighting the expression selects */
+		if (!n)
+			s[n++] = cooked_nowhere(j);
+		for (unsigned int i = 0; i < n; i++)
+			if (expr_match_sighting(o->filter, j, &s[i]))
+				s[k++] = s[i];
+		switch (pcapng_write(st->pcap, j, st->offset, comment, s, k)) {
+		case -1:
 			st->failed = st->done = true;
+			break;
+		case 2:		/* -G's -W files are written */
+			st->done = true;
+			break;
+		}
 		free(comment);
 	}
 	count_shown(st);
@@ -752,6 +926,9 @@ static void show(struct state *st, struct item *it)
 	case ITEM_LOSS:
 		if (print)
 			(o->json ? json_loss : print_loss)(stdout, it->rec);
+		if (st->pcap)
+			pcapng_lost(st->pcap,
+				    ((struct magnet_loss *)it->rec->payload)->lost);
 		break;
 	case ITEM_RECORD:
 		if (!expr_match_record(o->filter, it->rec))
@@ -889,7 +1066,7 @@ static void summary(struct state *st)
 		hops_print(st->hops, stderr);
 	if (!st->save_only &&
 	    (st->packet_records || expr_selects(o->filter) || o->probe_sets ||
-	     o->pcapng_file))
+	     o->pcapng_file || o->perfetto_file))
 		fprintf(stderr, PROG ": %llu packets captured, %llu filtered, %llu without packet data\n",
 			st->packets, st->filtered, st->no_data);
 	if (kernel_filtering)
@@ -898,7 +1075,56 @@ static void summary(struct state *st)
 	if (expr_built(o->filter))
 		fprintf(stderr, PROG ": the expression saw IP headers built from the records of %llu packets that kept no IP bytes (TTL, IP id, options, TCP window and payload read as zero there)\n",
 			expr_built(o->filter));
-	fprintf(stderr, PROG ": %llu records, %llu lost\n", st->records, st->lost);
+	if (st->packets_in)
+		fprintf(stderr, PROG ": %llu packets read\n", st->records);
+	else
+		fprintf(stderr, PROG ": %llu records, %llu lost\n", st->records,
+			st->lost);
+}
+
+/*
+ * -r of a pcapng file: its packets, one journey each, shown as a live
+ * capture's are (the expression, -c, -w, the per-hop statistics).
+ */
+static int read_pcapng(struct state *st, struct pcapng_in *in)
+{
+	struct journey *j;
+	int ret = 0;
+
+	while (!stop && !st->done && (ret = pcapng_read(in, &j)) > 0) {
+		st->records++;
+		st->packet_records++;
+		show_packet(st, j);
+		item_free(&j->item);
+	}
+	fflush(stdout);
+	if (pcapng_skipped(in))
+		fprintf(stderr, PROG ": %llu packets of the file are not IP packets: skipped\n",
+			pcapng_skipped(in));
+	return stop || st->done ? 0 : ret;
+}
+
+/*
+ * -r FILE: a trace file (a source of records) or a pcapng file (of
+ * packets, *@pin); NULL and a message if it is neither.
+ */
+static struct source *open_file(const char *path, struct pcapng_in **pin)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	uint8_t head[4];
+	size_t n;
+
+	*pin = NULL;
+	if (!f) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	n = fread(head, 1, sizeof(head), f);
+	if (pcapng_is(head, n)) {
+		*pin = pcapng_open_read(f, path, head, n);
+		return NULL;
+	}
+	return source_open_file(f, path, head, n);
 }
 
 int main(int argc, char **argv)
@@ -920,7 +1146,47 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
 
-	src = o.read_file ? source_open_file(o.read_file) : source_open_live(&o);
+	if (o.read_file) {
+		struct pcapng_in *in;
+
+		src = open_file(o.read_file, &in);
+		if (in) {
+			int ret;
+
+			if (o.trace_file) {
+				fprintf(stderr, PROG ": %s is a pcapng file: it holds packets, not the records --trace saves\n",
+					o.read_file);
+				pcapng_close_read(in);
+				return 2;
+			}
+			output_init(&o, true, 0);
+			if (drop_privileges(o.user) ||
+			    (o.pcapng_file &&
+			     !(st.pcap = pcapng_create(o.pcapng_file, o.snaplen, false,
+						       &o.rot))) ||
+			    (o.perfetto_file &&
+			     !(st.timeline = timeline_create(o.perfetto_file)))) {
+				pcapng_close_read(in);
+				pcapng_close(st.pcap);
+				return 1;
+			}
+			if (st.pcap && o.packet_buffered)
+				pcapng_flush_each(st.pcap);
+			st.hops = hops_new();
+			st.packets_in = true;
+			ret = read_pcapng(&st, in);
+			pcapng_close_read(in);
+			if (pcapng_close(st.pcap) | timeline_close(st.timeline) ||
+			    ret < 0 || st.failed)
+				return 1;
+			summary(&st);
+			return 0;
+		}
+	} else {
+		if (check_devices(&o))
+			return 1;
+		src = source_open_live(&o);
+	}
 	if (!src)
 		return 1;
 	st.src = src;
@@ -932,14 +1198,19 @@ int main(int argc, char **argv)
 	/* as tcpdump: after the capture is open, before the files are made */
 	if (drop_privileges(o.user))
 		goto fail;
-	if (o.write_file && !(trace = trace_create(o.write_file, &o,
+	if (o.trace_file && !(trace = trace_create(o.trace_file, &o,
 						    source_have_offset(src),
 						    st.offset)))
 		goto fail;
-	if (o.pcapng_file && !(st.pcap = pcapng_create(o.pcapng_file, o.snaplen)))
+	if (o.pcapng_file &&
+	    !(st.pcap = pcapng_create(o.pcapng_file, o.snaplen, st.live,
+				      &o.rot)))
 		goto fail;
 	if (st.pcap && o.packet_buffered)
 		pcapng_flush_each(st.pcap);
+	if (o.perfetto_file &&
+	    !(st.timeline = timeline_create(o.perfetto_file)))
+		goto fail;
 	st.merge = merge_new(REORDER_WINDOW_NS);
 	if (!st.merge) {
 		fprintf(stderr, PROG ": out of memory\n");
@@ -992,7 +1263,8 @@ int main(int argc, char **argv)
 	count_kernel_filtered();
 	remove_probes();
 	source_close(src);
-	if (trace_close(trace) | pcapng_close(st.pcap))
+	if (trace_close(trace) | pcapng_close(st.pcap) |
+	    timeline_close(st.timeline))
 		st.failed = true;
 	if (st.failed) {
 		fflush(stdout);
@@ -1005,5 +1277,6 @@ fail:
 	source_close(src);
 	trace_close(trace);
 	pcapng_close(st.pcap);
+	timeline_close(st.timeline);
 	return 1;
 }

@@ -6,8 +6,10 @@
  *   input.c        the live buffer, trace files, merging CPUs by time
  *   journey.c      packet journeys, output order, per-hop statistics
  *   expr.c         the filter expression (libpcap's) and the selectors
+ *   cooked.c       a packet as tcpdump -i any sees it (cooked header)
  *   output.c       text and JSON, names of hosts and ports
  *   pcapng.c       pcapng files
+ *   perfetto.c     the timeline (--perfetto): Chrome's trace-event JSON
  */
 #ifndef MAGNET_READ_H
 #define MAGNET_READ_H
@@ -25,6 +27,9 @@
 #include "words.h"
 
 #define PROG		"magnet-read"
+#ifndef MAGNET_VERSION		/* the Makefile's, but for test builds */
+#define MAGNET_VERSION	"(test build)"
+#endif
 #define DEBUGFS		"/sys/kernel/debug"
 
 
@@ -46,11 +51,21 @@ struct expr;
 /* Does @e select anything less than everything? (expr.c) */
 bool expr_selects(const struct expr *e);
 
+/* tcpdump's -C, -G, -W, -z: files one after another (pcapng.c) */
+struct rotation {
+	uint64_t size;			/* -C: bytes; 0: none */
+	unsigned int seconds;		/* -G; 0: none */
+	unsigned int files;		/* -W; 0: no limit */
+	const char *command;		/* -z: run on each file written */
+};
+
 struct options {
 	const char *buffer;
-	const char *write_file;		/* -w */
+	const char *trace_file;		/* --trace */
 	const char *read_file;		/* -r */
-	const char *pcapng_file;	/* --pcapng */
+	const char *pcapng_file;	/* -w */
+	const char *perfetto_file;	/* --perfetto */
+	struct rotation rot;		/* -C, -G, -W, -z */
 	const char *probe_sets;		/* -P */
 	const char **interfaces;		/* -i, each given */
 	unsigned int ninterfaces;
@@ -73,7 +88,7 @@ struct options {
 					 */
 	bool micro;			/* --time-stamp-precision=micro */
 	bool packet_buffered;		/* -U */
-	bool print;			/* print (not only -w / --pcapng) */
+	bool print;			/* print (not only -w / --trace) */
 	bool no_map;			/* --no-map: read() the data file */
 	bool no_kernel_filter;		/* --no-kernel-filter */
 	struct expr *filter;		/* NULL: everything */
@@ -81,13 +96,14 @@ struct options {
 };
 
 /*
- * -w alone: the trace file holds the records as they are read, and -r
- * orders and assembles them later, so a capture that only saves does
+ * --trace alone: the trace file holds the records as they are read, and
+ * -r orders and assembles them later, so a capture that only saves does
  * none of that work (tcpdump -w does none either).
  */
 static inline bool save_only(const struct options *o)
 {
-	return o->write_file && !o->print && !o->pcapng_file &&
+	return o->trace_file && !o->print && !o->pcapng_file &&
+	       !o->perfetto_file &&
 	       !expr_selects(o->filter) && !o->count;
 }
 
@@ -141,6 +157,11 @@ struct journey {
 	uint64_t skb, sock;
 	uint32_t pend_cpu;
 	bool open, in_skb, pending, tcp_clone;
+	/*
+	 * A packet of a file without magnet's journey (another tool's): its
+	 * one hop is where it was captured, not a layer magnet saw.
+	 */
+	bool bare;
 	struct journey *skb_next, *pend_next, *prev, *next;
 };
 
@@ -155,7 +176,9 @@ static inline struct journey *item_journey(struct item *it)
 /* input.c */
 struct source;
 struct source *source_open_live(const struct options *o);
-struct source *source_open_file(const char *path);
+/* A trace file, open as @f, whose first @n bytes were read into @head. */
+struct source *source_open_file(FILE *f, const char *path,
+				const uint8_t *head, size_t n);
 void source_close(struct source *s);
 enum source_status { SOURCE_DATA, SOURCE_IDLE, SOURCE_END, SOURCE_ERROR };
 /*
@@ -235,6 +258,13 @@ int expr_compile(const char *text, const struct expr_select *sel,
 		 struct expr **out, char *err, size_t errlen);
 void expr_free(struct expr *e);
 bool expr_match_journey(struct expr *e, const struct journey *j);
+struct sighting;
+/*
+ * Does @e select the journey as seen at @s (a device -i names, and the
+ * expression)? The journey's own selectors (--tgid, --cpu) aside.
+ */
+bool expr_match_sighting(struct expr *e, const struct journey *j,
+			 const struct sighting *s);
 bool expr_match_record(const struct expr *e, const struct magnet_record *r);
 /* -d, -dd, -ddd: print the compiled program as tcpdump does. */
 void expr_dump(const struct expr *e, int level);
@@ -247,12 +277,45 @@ const char *expr_kernel_why_not(const struct expr *e);
 /* Packets the expression saw with headers built from their records. */
 unsigned long long expr_built(const struct expr *e);
 
+/* cooked.c */
+#define COOKED_HDR_LEN		20	/* struct sll2_header */
+#define COOKED_PACKET_MAX	262144	/* IP bytes at most */
+/* Where tcpdump -i any would see a packet: a device, a direction. */
+struct sighting {
+	const char *dev;		/* "": none */
+	uint32_t ifindex;
+	bool out;
+};
+/* Is @layer (enum magnet_layer) on the send path? */
+bool layer_sends(unsigned int layer);
+/* The journey's sightings, one per device and direction, in layer order. */
+unsigned int cooked_sightings(const struct journey *j, struct sighting *s);
+/* A journey that met no device is seen once, on none (ifindex 0). */
+struct sighting cooked_nowhere(const struct journey *j);
+/* The cooked header (COOKED_HDR_LEN bytes) of @j as seen at @s. */
+void cooked_header(uint8_t *b, const struct journey *j,
+		   const struct sighting *s);
+enum cooked_bytes { COOKED_NONE, COOKED_KEPT, COOKED_BUILT };
+/*
+ * The packet from its IP header into @ip (room for COOKED_PACKET_MAX
+ * bytes): the bytes a record kept, or headers built from the records
+ * (see cooked.c); @caplen bytes written, of a packet of @len.
+ */
+enum cooked_bytes cooked_packet(uint8_t *ip, const struct journey *j,
+				uint32_t *caplen, uint32_t *len);
+
 /* output.c */
 void output_init(const struct options *o, bool have_offset, int64_t offset);
 void print_record(FILE *f, const struct magnet_record *r);
 void print_loss(FILE *f, const struct magnet_record *r);
 void print_packet(FILE *f, const struct journey *j);
 void print_journey_lines(FILE *f, const struct journey *j, const char *indent);
+/* The context a record was logged in: "softirq", "hardirq", "nmi" or "". */
+const char *context(uint16_t rflags);
+/* The packet's line, without time (malloc'ed; exits when out of memory). */
+char *packet_summary(const struct journey *j);
+/* The journey as pcapng.c's comment (malloc'ed; exits when out of memory). */
+char *journey_comment(const struct journey *j);
 void json_record(FILE *f, const struct magnet_record *r);
 void json_loss(FILE *f, const struct magnet_record *r);
 void json_packet(FILE *f, const struct journey *j);
@@ -265,12 +328,48 @@ int hosts_lookup(const char *name, struct host_addr *out, int max);
 
 /* pcapng.c */
 struct pcapng;
-struct pcapng *pcapng_create(const char *path, uint32_t snaplen);
+/*
+ * @live: a capture on this system (its name goes in the file); @rot:
+ * files one after another (NULL: one file).
+ */
+struct pcapng *pcapng_create(const char *path, uint32_t snaplen, bool live,
+			     const struct rotation *rot);
 /* -U: write each packet out as it comes, not when stdio's buffer fills. */
 void pcapng_flush_each(struct pcapng *p);
-/* 1: written, 0: no packet bytes to write, -1: error (printed). */
+/*
+ * The journey @j at its sightings @s (@n of them: see cooked.c), each a
+ * packet: 1 written, 0 no packet bytes to write, 2 -G's -W files are
+ * written (the capture ends), -1 error (printed).
+ */
 int pcapng_write(struct pcapng *p, const struct journey *j, int64_t offset,
-		 const char *comment);
+		 const char *comment, const struct sighting *s, unsigned int n);
+/* @n records were lost: the next packet's drop count, the statistics. */
+void pcapng_lost(struct pcapng *p, uint64_t n);
+/* Write the statistics and close; -1 (printed) on an error. */
 int pcapng_close(struct pcapng *p);
+
+struct pcapng_in;
+/* Do the first bytes of a file say pcapng (or pcap: read alike)? */
+bool pcapng_is(const uint8_t *head, size_t len);
+/*
+ * Read pcapng from @f (taken over: closed by pcapng_close_read), whose
+ * first @n bytes (at most 8) were read into @head.
+ */
+struct pcapng_in *pcapng_open_read(FILE *f, const char *path,
+				   const uint8_t *head, size_t n);
+/* The next packet as a journey (ts: Unix ns): 1, 0 at the end, -1 error. */
+int pcapng_read(struct pcapng_in *r, struct journey **j);
+/* Packets of link types that are not IP (skipped). */
+unsigned long long pcapng_skipped(const struct pcapng_in *r);
+void pcapng_close_read(struct pcapng_in *r);
+
+/* perfetto.c */
+struct timeline;
+struct timeline *timeline_create(const char *path);
+/* The journey @j: a slice per layer, a flow from the first to the last. */
+int timeline_packet(struct timeline *t, const struct journey *j,
+		    int64_t offset);
+/* End the file; -1 (printed) on an error. */
+int timeline_close(struct timeline *t);
 
 #endif /* MAGNET_READ_H */

@@ -279,7 +279,7 @@ static const char *packet_time(char *buf, size_t size, uint64_t mono)
 	return buf;
 }
 
-static const char *context(uint16_t flags)
+const char *context(uint16_t flags)
 {
 	if (flags & MAGNET_RF_NMI)
 		return "nmi";
@@ -580,25 +580,64 @@ static void print_hop_detail(FILE *f, const struct hop *h, const char *indent)
 		h->pflags & MAGNET_PKT_FAULT ? " (not resident)" : "");
 }
 
-void print_journey_lines(FILE *f, const struct journey *j, const char *indent)
+/*
+ * A journey, a line per layer; @epoch: times as Unix seconds (the pcapng
+ * comment), else as packet lines print the time of day.
+ */
+static void journey_lines(FILE *f, const struct journey *j, const char *indent,
+			  bool epoch, bool detail)
 {
 	char tbuf[40], dbuf[32];
 
-	for (unsigned int i = 0; i < j->nhops; i++) {
+	for (unsigned int i = 0; i < j->nhops && !j->bare; i++) {
 		const struct hop *h = &j->hop[i];
 		uint64_t d = i ? h->ts - j->hop[i - 1].ts : 0;
 		const char *ctx = context(h->rflags);
 
 		snprintf(dbuf, sizeof(dbuf), "+%" PRIu64 ".%03" PRIu64,
 			 d / 1000, d % 1000);
+		if (epoch) {
+			__int128 sec;
+			uint64_t nsec;
+
+			split_time(h->ts, &sec, &nsec);
+			snprintf(tbuf, sizeof(tbuf), "%lld.%09u", (long long)sec,
+				 (unsigned int)nsec);
+		} else {
+			fmt_time(tbuf, sizeof(tbuf), h->ts);
+		}
 		fprintf(f, "%s%-10s %s %10s us cpu %u%s%s %u/%u%s%s\n", indent,
-			layer_name(h->layer, j->proto),
-			fmt_time(tbuf, sizeof(tbuf), h->ts), dbuf, h->cpu,
+			layer_name(h->layer, j->proto), tbuf, dbuf, h->cpu,
 			*ctx ? " " : "", ctx, h->tgid, h->tid,
 			h->dev[0] ? " " : "", h->dev);
-		if (out.verbose >= 2)
+		if (detail)
 			print_hop_detail(f, h, indent);
 	}
+}
+
+void print_journey_lines(FILE *f, const struct journey *j, const char *indent)
+{
+	journey_lines(f, j, indent, false, out.verbose >= 2);
+}
+
+char *journey_comment(const struct journey *j)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f) {
+		fputs(PROG ": out of memory\n", stderr);
+		exit(1);
+	}
+	journey_lines(f, j, "", true, false);
+	if (fclose(f)) {
+		fputs(PROG ": out of memory\n", stderr);
+		exit(1);
+	}
+	if (size && text[size - 1] == '\n')
+		text[size - 1] = 0;
+	return text;
 }
 
 static const char *proto_name(uint8_t proto)
@@ -655,28 +694,55 @@ static void print_ip_verbose(FILE *f, const struct journey *j,
 	}
 }
 
+/* The packet's line after its time: "IP SRC > DST: UDP, length N". */
+static void packet_line(FILE *f, const struct journey *j,
+			const struct facts *fa, bool verbose)
+{
+	fputs(j->family == AF_INET6 ? "IP6 " : "IP ", f);
+	if (verbose)
+		print_ip_verbose(f, j, fa);
+	print_endpoint(f, j, true);
+	fputs(" > ", f);
+	print_endpoint(f, j, false);
+	fputs(": ", f);
+	if (j->proto == IPPROTO_TCP)
+		print_tcp(f, j, fa);
+	else if (j->proto == IPPROTO_UDP && fa->payload >= 0)
+		fprintf(f, "UDP, length %lld", (long long)fa->payload);
+	else if (j->proto == IPPROTO_UDP)
+		fputs("UDP", f);
+	else
+		fprintf(f, "proto %u", j->proto);
+}
+
+char *packet_summary(const struct journey *j)
+{
+	struct facts fa;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f) {
+		fputs(PROG ": out of memory\n", stderr);
+		exit(1);
+	}
+	packet_facts(j, &fa);
+	packet_line(f, j, &fa, false);
+	if (fclose(f)) {
+		fputs(PROG ": out of memory\n", stderr);
+		exit(1);
+	}
+	return text;
+}
+
 void print_packet(FILE *f, const struct journey *j)
 {
 	struct facts fa;
 	char tbuf[64];
 
 	packet_facts(j, &fa);
-	fprintf(f, "%s%s ", packet_time(tbuf, sizeof(tbuf), j->item.ts),
-		j->family == AF_INET6 ? "IP6" : "IP");
-	if (out.verbose)
-		print_ip_verbose(f, j, &fa);
-	print_endpoint(f, j, true);
-	fputs(" > ", f);
-	print_endpoint(f, j, false);
-	fputs(": ", f);
-	if (j->proto == IPPROTO_TCP)
-		print_tcp(f, j, &fa);
-	else if (j->proto == IPPROTO_UDP && fa.payload >= 0)
-		fprintf(f, "UDP, length %lld", (long long)fa.payload);
-	else if (j->proto == IPPROTO_UDP)
-		fputs("UDP", f);
-	else
-		fprintf(f, "proto %u", j->proto);
+	fputs(packet_time(tbuf, sizeof(tbuf), j->item.ts), f);
+	packet_line(f, j, &fa, out.verbose);
 	fputc('\n', f);
 	if (!out.quiet)
 		print_journey_lines(f, j, "    ");
@@ -817,7 +883,11 @@ void json_packet(FILE *f, const struct journey *j)
 	fprintf(f, ",\"caplen\":%u", j->caplen);
 	if (out.hex)
 		json_hex(f, "data", j->data, j->caplen);
-	if (!out.quiet) {
+	if (j->bare && j->hop[0].dev[0]) {
+		fputs(",\"dev\":", f);
+		json_string(f, j->hop[0].dev);
+	}
+	if (!out.quiet && !j->bare) {
 		fputs(",\"journey\":[", f);
 		for (unsigned int i = 0; i < j->nhops; i++) {
 			const struct hop *h = &j->hop[i];
