@@ -275,12 +275,32 @@ tcpdump -r "$T/v.pcapng" -n -v -q -t 2> /dev/null |
 	awk '/^IP/ { if ($0 == last) { skip = 1; next } last = $0; skip = 0 } !skip' > "$T/v-tcpdump"
 check "-v: the IP header's fields, as tcpdump -v prints them (checksums aside)" \
 	sh -c "[ -s '$T/v-mine' ] && cmp -s '$T/v-mine' '$T/v-tcpdump'"
+# -e: the cooked header's fields, as tcpdump -e prints them, each device
+# and direction on one line (tcpdump: a line each)
+elines() { grep -E '^([0-9]{2}:){2}[0-9]{2}\.[0-9]{9} ' "$T/out"; }
+mr -r "$T/t.mtr" -n -e 'not host 10.0.0.53'
+same "$(elines | head -1 | cut -c20-)" \
+	"lo Out ifindex 1, lo In ifindex 1 ethertype IPv4 (0x0800), length 148: 127.0.0.1.40000 > 127.0.0.1.5001: UDP, length 100" \
+	"-e: the devices and directions, the ethertype, the frame's length"
+if command -v tcpdump > /dev/null; then
+	# (UDP: tcpdump prints TCP's options, which magnet-read does not)
+	elines | grep UDP | sed 's/.* ethertype/ethertype/' > "$T/e-mine"
+	"$MR" -r "$T/t.mtr" -w "$T/e.pcapng" 2> /dev/null
+	tcpdump -r "$T/e.pcapng" -n -e udp 2> /dev/null | grep ethertype |
+		sed 's/.* ethertype/ethertype/' | uniq > "$T/e-tcpdump"
+	check "-e: what follows the devices is what tcpdump -e prints" \
+		sh -c "[ -s '$T/e-mine' ] && cmp -s '$T/e-mine' '$T/e-tcpdump'"
+fi
+mr -r "$T/t.mtr" -n -e -q udp
+same "$(elines | head -1 | cut -c20-)" \
+	"lo Out ifindex 1, lo In ifindex 1 127.0.0.1.40000 > 127.0.0.1.5001: UDP, length 100" \
+	"-e -q: the devices only, as tcpdump -e -q"
 mr -r "$T/t.mtr" -n -vv
 check "-vv: each layer's skb, socket, length and bytes kept" \
 	grep -q '^        skb 0x[0-9a-f]* sock 0x[0-9a-f]* len [0-9]* kept [0-9]* from the IP header$' "$T/out"
 mr -r "$T/t.mtr" -vvv
 check "-vvv: refused" sh -c "[ $rc -eq 2 ] && grep -q 'at most -vv' '$T/err'"
-for f in -p -I '-B 4096' '-y EN10MB' -L -e -K -O '-Q in'; do
+for f in -p -I '-B 4096' '-y EN10MB' -L -K -O '-Q in'; do
 	mr -r "$T/t.mtr" $f
 	if [ "$rc" -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 2 ] &&
 	   grep -q "^magnet-read: ${f%% *}: " "$T/err"; then

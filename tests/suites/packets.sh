@@ -173,13 +173,17 @@ check "udp, read late: each with the journey of the capture read at once" \
 [ "$(grep -c '^  ' /tmp/udp-late.txt)" -eq "$(grep -c '^  ' /tmp/udp-live.txt)" ] ||
 	artifact /tmp/udp-late.txt udp-late.txt
 
+# The timeline (--perfetto), live: checked on the host (packets.host).
+read_during udp-tl udp_transfer --perfetto /tmp/udp-timeline.json udp port 5001
+artifact /tmp/udp-timeline.json
+
 # Rotation, live, as tcpdump's: -C by size (with -W, round and round,
 # -z run on each file) and -G by time, every packet in one of the files.
 mkdir -p /tmp/rot
 read_during udp-rot-c udp_transfer -w /tmp/rot/c.pcapng -C 16k udp port 5001
 n=0 files=0
 for f in /tmp/rot/c.pcapng*; do
-	n=$((n + $(tcpdump -r "$f" -n 2> /dev/null | grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP')))
+	n=$((n + $(tcpdump -Z root -r "$f" -n 2> /dev/null | grep -c 'IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP')))
 	files=$((files + 1))
 done
 check "udp, -C 16k: the 100 packets (50 out of va, 50 in at vb) in $files files ($n)" \
@@ -203,7 +207,7 @@ slow_transfer() {
 read_during udp-rot-g slow_transfer -w /tmp/rot/g-%s.pcapng -G 1 -i va udp port 5001
 n=0 files=0
 for f in /tmp/rot/g-*.pcapng; do
-	n=$((n + $(tcpdump -r "$f" -n 2> /dev/null | grep -c 'UDP')))
+	n=$((n + $(tcpdump -Z root -r "$f" -n 2> /dev/null | grep -c 'UDP')))
 	files=$((files + 1))
 done
 check "udp, -G 1 -i va: the 6 packets in $files files, one per second ($n)" \

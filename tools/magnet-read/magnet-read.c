@@ -138,6 +138,11 @@ static void usage(FILE *f)
 "  -d                    print the expression's compiled program (-dd as C,\n"
 "                        -ddd as decimal), then exit\n"
 "  -S                    absolute TCP sequence numbers (always)\n"
+"  -e                    the link level on each packet line, as tcpdump -i\n"
+"                        any -e prints it in place of \"IP\": each device and\n"
+"                        direction the packet was seen at, with its index,\n"
+"                        the ethertype and the frame's length (no link-layer\n"
+"                        address is kept)\n"
 "  -v                    the IP header's fields on each packet line, as\n"
 "                        tcpdump -v prints them (from the bytes kept; else\n"
 "                        the protocol and length); -vv also each layer's\n"
@@ -164,7 +169,7 @@ static void usage(FILE *f)
 "                        overwrite-mode buffers are always read with\n"
 "                        read())\n"
 "  -h, --help            show this help\n"
-"tcpdump's -p -I -B -y -L -e -K -E -M -T -O -H -J -m -u -Y -Q\n"
+"tcpdump's -p -I -B -y -L -K -E -M -T -O -H -J -m -u -Y -Q\n"
 "are refused, each with why; -b, -N and -j mean other things\n"
 "here (see above, and DIFFERENCES FROM TCPDUMP in the manual).\n"
 "\n"
@@ -302,7 +307,6 @@ static const struct {
 	{ 'B', true, "-B: magnet's buffers are sized when made (magnetctl buffer add NAME size BYTES), not by the reader" },
 	{ 'y', true, "-y: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
 	{ 'L', false, "-L: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
-	{ 'e', false, "-e: no link-level header is kept: the probes keep packets from their IP header (each journey names its devices)" },
 	{ 'K', false, "-K: checksums are not verified: tcpdump -r on the -w file does that" },
 	{ 'E', true, "-E: IPsec is not decrypted" },
 	{ 'M', true, "-M: TCP-MD5 signatures are not checked" },
@@ -453,7 +457,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{}
 	};
 	/* magnet-read's own short options, then the refused ones */
-	char optstring[128] = "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSdZ:vC:G:W:z:";
+	char optstring[128] = "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSdZ:vC:G:W:z:e";
 	size_t len = strlen(optstring);
 	bool print = false;
 	int dump_level = 0;
@@ -560,6 +564,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 				bad_usage("bad -W 0: at least 1 file");
 			break;
 		case 'z': o->rot.command = optarg; break;
+		case 'e': o->link = true; break;
 		case 's':
 			o->snaplen = number(optarg, "--snaplen", SNAPLEN_DEFAULT);
 			if (!o->snaplen)

@@ -80,6 +80,7 @@ struct options {
 	uint64_t journey_timeout_ns;
 	uint32_t snaplen;		/* -s */
 	bool nonblock, hex, quiet, numeric, json;
+	bool link;			/* -e */
 	unsigned int verbose;		/* -v, -vv */
 	enum dump { DUMP_NONE, DUMP_HEX, DUMP_HEX_ASCII, DUMP_ASCII } dump;
 	unsigned int tstamp;		/* -t...: 0 time of day, 1 none, 2 epoch

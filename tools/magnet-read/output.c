@@ -17,7 +17,7 @@
 #include "magnet-read.h"
 
 static struct {
-	bool numeric, hex, quiet, have_offset, micro;
+	bool numeric, hex, quiet, have_offset, micro, link;
 	unsigned int verbose;
 	enum dump dump;
 	unsigned int tstamp;
@@ -32,6 +32,7 @@ void output_init(const struct options *o, bool have_offset, int64_t offset)
 	out.hex = o->hex;
 	out.dump = o->dump;
 	out.quiet = o->quiet;
+	out.link = o->link;
 	out.verbose = o->verbose;
 	out.tstamp = o->tstamp;
 	out.micro = o->micro;
@@ -694,11 +695,40 @@ static void print_ip_verbose(FILE *f, const struct journey *j,
 	}
 }
 
+/*
+ * -e: what tcpdump -i any -e prints of the cooked header in place of
+ * "IP": each device and direction the packet was seen at, with its index
+ * (no link-layer address is kept), the protocol and the frame's length.
+ */
+static void print_link(FILE *f, const struct journey *j,
+		       const struct facts *fa)
+{
+	struct sighting s[MAGNET_LAYER_COUNT];
+	unsigned int n = cooked_sightings(j, s);
+
+	if (!n)
+		s[n++] = cooked_nowhere(j);
+	for (unsigned int i = 0; i < n; i++)
+		fprintf(f, "%s%s%s%s ifindex %u", i ? ", " : "", s[i].dev,
+			*s[i].dev ? " " : "", s[i].out ? "Out" : "In", s[i].ifindex);
+	if (out.quiet) {	/* as tcpdump -q -e: no more */
+		fputc(' ', f);
+		return;
+	}
+	fprintf(f, " ethertype %s, ", j->family == AF_INET6 ?
+		"IPv6 (0x86dd)" : "IPv4 (0x0800)");
+	if (fa->ip_len >= 0)
+		fprintf(f, "length %lld: ", (long long)fa->ip_len + COOKED_HDR_LEN);
+}
+
 /* The packet's line after its time: "IP SRC > DST: UDP, length N". */
 static void packet_line(FILE *f, const struct journey *j,
-			const struct facts *fa, bool verbose)
+			const struct facts *fa, bool verbose, bool link)
 {
-	fputs(j->family == AF_INET6 ? "IP6 " : "IP ", f);
+	if (link)
+		print_link(f, j, fa);
+	else
+		fputs(j->family == AF_INET6 ? "IP6 " : "IP ", f);
 	if (verbose)
 		print_ip_verbose(f, j, fa);
 	print_endpoint(f, j, true);
@@ -727,7 +757,7 @@ char *packet_summary(const struct journey *j)
 		exit(1);
 	}
 	packet_facts(j, &fa);
-	packet_line(f, j, &fa, false);
+	packet_line(f, j, &fa, false, false);
 	if (fclose(f)) {
 		fputs(PROG ": out of memory\n", stderr);
 		exit(1);
@@ -742,7 +772,7 @@ void print_packet(FILE *f, const struct journey *j)
 
 	packet_facts(j, &fa);
 	fputs(packet_time(tbuf, sizeof(tbuf), j->item.ts), f);
-	packet_line(f, j, &fa, out.verbose);
+	packet_line(f, j, &fa, out.verbose, out.link);
 	fputc('\n', f);
 	if (!out.quiet)
 		print_journey_lines(f, j, "    ");
