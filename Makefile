@@ -5,7 +5,8 @@
 #                         sparse (C=2) against each supported kernel series
 #                         (Debian's 6.1 and 6.12 headers; only KDIR if
 #                         given), checkpatch --strict: any finding fails; and
-#                         check-host: magnet-read on made-up trace files,
+#                         check-host: magnet-read on made-up trace files
+#                         (its timeline in Chromium: scripts/install-deps),
 #                         magnetd's parts, libmagnet, magnet-supermon, the
 #                         module's filter gate against its full rules; the
 #                         host tests again under ASan and UBSan, and each
@@ -229,6 +230,7 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 		build/bin/magnetd build/bin/magnetctl build/test-bin/nl-attrs build/test-bin/lib-unit \
 		build/test-bin/pcap-vm
 	tests/host/magnet-read.sh
+	tests/host/timeline-view.sh
 	tests/host/kernels.sh
 	build/test-bin/metrics-unit $(CURDIR)
 	build/test-bin/config-unit $(CURDIR)

@@ -562,7 +562,7 @@ got = [(e["name"], e["args"]["cpu"], e["args"].get("dev")) for e in sl]
 print("slices", "same" if got == want else "differ: %d vs %d" % (len(got), len(want)))
 print("tracks", all(names[e["tid"]].split()[1] == str(e["args"]["cpu"]) for e in sl))
 print("flows", sum(1 for e in ev if e["ph"] == "s"), sum(1 for p in pk if len(p["journey"]) > 1))
-# each slice lasts until the next layer's time
+# each slice lasts until the next layer's time, but for its last ns
 ok = True
 by = {}
 for e in sl:
@@ -571,7 +571,7 @@ for p, (pid, es) in zip(pk, sorted(by.items())):
     ts = [int(h["ts"]) for h in p["journey"]]
     for i, e in enumerate(es):
         d = (ts[i + 1] - ts[i]) if i + 1 < len(ts) else 0
-        ok = ok and abs(e["dur"] * 1000 - d) < 1
+        ok = ok and abs(e["dur"] * 1000 - max(d - 1, 0)) < 0.01
 print("durations", ok)
 PY
 )" "slices same

@@ -6,8 +6,11 @@
  *
  * - One process, "magnet packet journeys"; one track (a "thread") per CPU,
  *   named "CPU N". A layer's slice ("X", complete event) lasts from its
- *   record to the next layer's, on the CPU its record was logged on; the
- *   last layer's is an instant of zero length. Its args: the packet, the
+ *   record to the next layer's, on the CPU its record was logged on, but
+ *   for the last nanosecond: viewers add ts and dur as doubles, and a sum
+ *   a rounding past the next slice's start nests that slice in this one
+ *   (speedscope did); the last layer's is an instant of zero length.
+ *   Its args: the packet, the
  *   layer's context, process and thread, device, microseconds since the
  *   layer before, and the packet's number.
  * - Viewers want the slices of one track nested, never overlapping; the
@@ -140,6 +143,7 @@ int timeline_packet(struct timeline *t, const struct journey *j,
 		const struct hop *h = &j->hop[i];
 		uint64_t ts = h->ts + offset - t->origin;
 		uint64_t end = i + 1 < j->nhops ? j->hop[i + 1].ts + offset - t->origin : ts;
+		uint64_t dur = end > ts ? end - ts - 1 : 0;	/* see above */
 		const char *ctx = context(h->rflags);
 
 		if (h->ts + offset < t->origin)
@@ -150,7 +154,7 @@ int timeline_packet(struct timeline *t, const struct journey *j,
 		fprintf(t->f, ",\"pid\":%d,\"tid\":%u,\"ts\":", PID, tids[i]);
 		put_us(t->f, ts);
 		fputs(",\"dur\":", t->f);
-		put_us(t->f, end - ts);
+		put_us(t->f, dur);
 		fputs(",\"args\":{\"packet\":", t->f);
 		json_string(t->f, summary);
 		fprintf(t->f, ",\"packet_id\":%llu,\"cpu\":%u,\"tgid\":%u,\"tid\":%u",
