@@ -732,6 +732,7 @@ PFILTER = [
     ("header-drop", "header rule (proto udp dport 5001)"),
     ("packet-drop", "packet rule, tcpdump's language: udp dst port 5001"),
     ("packet-drop-long", "packet rule, a longer expression (4 clauses)"),
+    ("packet-drop-interp", "packet rule, udp dst port 5001 and greater 0 (interpreted)"),
 ]
 
 
@@ -744,7 +745,9 @@ def pfilter_section(runs):
            "drops every packet. socket: the send call (udp-send.socket; a blackhole "
            "route ends each call after it), where the expression sees headers built "
            "from the socket and the call. ip: IP output (udp-send.ip; out of a dummy "
-           "device, which drops them), where it reads the skb. Added is the "
+           "device, which drops them), where it reads the skb, in the kernel's own "
+           "BPF (the program translated to eBPF and JIT-compiled; the last case reads "
+           "tcpdump's length, which only magnet's interpreter can). Added is the "
            "cost over the same loop without a probe, per run; × header rule is the "
            "expression's added cost over the header rule's, from same-numbered runs "
            "(median, range). The calls' own noise (the no-probe loop's range) is as "

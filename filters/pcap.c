@@ -19,6 +19,19 @@
  * probe does not know (the TTL at a send call, say) is undecided, and an
  * undecided hit goes on: the rule matches if it includes, not if it
  * excludes, and the hit is counted (PACKET_UNDECIDED).
+ *
+ * Where the layer holds a real, linear sk_buff whose packet starts at its
+ * network header, the kernel's own BPF runs the program instead: at
+ * creation it is rewritten to read the packet from the network header
+ * (loads at SKF_NET_OFF) with the cooked header's protocol a constant,
+ * one copy for IPv4 and one for IPv6, and bpf_prog_create() translates
+ * each to eBPF and JIT-compiles it where the kernel JITs. There every
+ * byte is known, so its answer is pcap_vm's. A program that reads the
+ * length (ld len: tcpdump's, not the sk_buff's) or the cooked header
+ * other than its protocol stays with pcap_vm; so do hits with headers
+ * built, user bytes or paged data (the kernel's loads below the data
+ * pointer read linear data only). Hits run natively are counted
+ * (PACKET_NATIVE).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,6 +49,8 @@
 struct pcap_rule {
 	bool undecided_match;		/* an include rule */
 	u64 __percpu *undecided;
+	u64 __percpu *native;		/* hits the kernel's BPF ran */
+	struct bpf_prog *ip, *ip6;	/* the kernel's, or NULL: pcap_vm */
 	char *text;			/* or NULL */
 	struct pcap_op *ops;		/* pcap_vm_decode()'s form */
 	unsigned int len;
@@ -54,6 +69,13 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 
 	if (!magnet_packet_view(hit, &v))
 		return false;
+	if (r->ip && v.skb && !v.nbuilt && !skb_is_nonlinear(v.skb) &&
+	    v.off == skb_network_offset(v.skb) &&
+	    (v.protocol == ETH_P_IP || v.protocol == ETH_P_IPV6)) {
+		this_cpu_inc(*r->native);
+		return bpf_prog_run(v.protocol == ETH_P_IP ? r->ip : r->ip6,
+				    (void *)v.skb);
+	}
 	switch (pcap_vm_run(r->insns, r->ops, &v)) {
 	case PCAP_MATCH:
 		return true;
@@ -89,12 +111,68 @@ static const struct nla_policy pcap_policy[MAGNET_PACKET_MAX + 1] = {
 	[MAGNET_PACKET_TEXT] = { .type = NLA_NUL_STRING,
 				 .len = MAGNET_PACKET_TEXT_MAX - 1 },
 	[MAGNET_PACKET_UNDECIDED] = { .type = NLA_REJECT },
+	[MAGNET_PACKET_NATIVE] = { .type = NLA_REJECT },
 };
+
+/*
+ * The program for the kernel's BPF on an sk_buff whose packet is @proto
+ * (ETH_P_IP or ETH_P_IPV6), or NULL where it cannot run there (see the
+ * top of the file).
+ */
+static struct bpf_prog *native_prog(const struct sock_filter *f,
+				    unsigned int len, u16 proto)
+{
+	struct sock_fprog_kern fp = { .len = len };
+	struct bpf_prog *prog = NULL;
+	struct sock_filter *g;
+	unsigned int i;
+
+	g = kmemdup(f, len * sizeof(*f), GFP_KERNEL);
+	if (!g)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		u16 code = g[i].code;
+
+		if (BPF_CLASS(code) != BPF_LD && BPF_CLASS(code) != BPF_LDX)
+			continue;
+		switch (BPF_MODE(code)) {
+		case BPF_ABS:
+			if (code == (BPF_LD | BPF_H | BPF_ABS) && g[i].k == 0) {
+				/* the cooked header's protocol */
+				g[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_IMM,
+								    proto);
+				continue;
+			}
+			fallthrough;
+		case BPF_IND:
+		case BPF_MSH:
+			if (g[i].k < SLL2_LEN || g[i].k > INT_MAX)
+				goto out;
+			g[i].k = (u32)(SKF_NET_OFF + (int)(g[i].k - SLL2_LEN));
+			break;
+		case BPF_LEN:
+			goto out;
+		default:	/* IMM, MEM */
+			break;
+		}
+	}
+	fp.filter = g;
+	if (bpf_prog_create(&prog, &fp))
+		prog = NULL;
+out:
+	kfree(g);
+	return prog;
+}
 
 static void pcap_destroy(void *state)
 {
 	struct pcap_rule *r = state;
 
+	if (r->ip)
+		bpf_prog_destroy(r->ip);
+	if (r->ip6)
+		bpf_prog_destroy(r->ip6);
+	free_percpu(r->native);
 	free_percpu(r->undecided);
 	kfree(r->ops);
 	kfree(r->text);
@@ -139,10 +217,11 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 	if (!r)
 		return ERR_PTR(-ENOMEM);
 	r->undecided = alloc_percpu(u64);
+	r->native = alloc_percpu(u64);
 	r->ops = kcalloc(len, sizeof(*r->ops), GFP_KERNEL);
 	if (tb[MAGNET_PACKET_TEXT])
 		r->text = nla_strdup(tb[MAGNET_PACKET_TEXT], GFP_KERNEL);
-	if (!r->undecided || !r->ops ||
+	if (!r->undecided || !r->native || !r->ops ||
 	    (tb[MAGNET_PACKET_TEXT] && !r->text)) {
 		pcap_destroy(r);
 		return ERR_PTR(-ENOMEM);
@@ -151,6 +230,13 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 	memcpy(r->insns, nla_data(prog), nla_len(prog));
 	pcap_vm_decode(r->insns, len, r->ops);
 	r->undecided_match = ctx->action == MAGNET_FILTER_INCLUDE;
+	/* both, or neither (a failure here is no error: pcap_vm runs it) */
+	r->ip = native_prog(r->insns, len, ETH_P_IP);
+	r->ip6 = r->ip ? native_prog(r->insns, len, ETH_P_IPV6) : NULL;
+	if (r->ip && !r->ip6) {
+		bpf_prog_destroy(r->ip);
+		r->ip = NULL;
+	}
 	return r;
 }
 
@@ -165,16 +251,26 @@ static int pcap_fill_config(struct sk_buff *msg, void *state)
 	return 0;
 }
 
-static int pcap_fill_stats(struct sk_buff *msg, void *state)
+static u64 sum(u64 __percpu *counter)
 {
-	const struct pcap_rule *r = state;
-	u64 sum = 0;
+	u64 n = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(*per_cpu_ptr(r->undecided, cpu));
-	return nla_put_u64_64bit(msg, MAGNET_PACKET_UNDECIDED, sum,
-				 MAGNET_PACKET_PAD);
+		n += READ_ONCE(*per_cpu_ptr(counter, cpu));
+	return n;
+}
+
+static int pcap_fill_stats(struct sk_buff *msg, void *state)
+{
+	const struct pcap_rule *r = state;
+
+	if (nla_put_u64_64bit(msg, MAGNET_PACKET_UNDECIDED, sum(r->undecided),
+			      MAGNET_PACKET_PAD) ||
+	    (r->ip && nla_put_u64_64bit(msg, MAGNET_PACKET_NATIVE,
+					sum(r->native), MAGNET_PACKET_PAD)))
+		return -EMSGSIZE;
+	return 0;
 }
 
 static struct magnet_filter_type pcap_type = {

@@ -147,6 +147,11 @@ static void print(const struct nlattr *config, const struct nlattr *stats)
 		print_word("undecided");
 		print_u64(PRINT_ANY, "undecided", " %" PRIu64,
 			  mnl_attr_get_u64(st[MAGNET_PACKET_UNDECIDED]));
+		if (st[MAGNET_PACKET_NATIVE]) {
+			print_word("native");
+			print_u64(PRINT_ANY, "native", " %" PRIu64,
+				  mnl_attr_get_u64(st[MAGNET_PACKET_NATIVE]));
+		}
 		print_close_object();
 	}
 }

@@ -6,7 +6,10 @@
 #   socket: the send call (udp-send.socket), where there is no packet
 #	yet: the expression sees headers built from the socket and the call.
 #	Every call goes to a blackhole route, so nothing happens after it.
-#   ip: IP output (udp-send.ip), an skb: the expression reads the packet.
+#   ip: IP output (udp-send.ip), an skb: the expression reads the packet,
+#	run by the kernel's own BPF (JIT-compiled); packet-drop-interp is
+#	the same selection through magnet's interpreter (it reads the
+#	length, which the kernel's BPF cannot).
 #	The datagrams go out of a dummy device, which drops them.
 # The datagrams go to port 5002; both rules keep port 5001 only, so every
 # hit is dropped. Each case times R runs of N sendto() calls on CPU 0
@@ -45,12 +48,16 @@ setup() {
 	packet-drop) magnetctl filter add pf packet udp dst port 5001 > /dev/null ;;
 	packet-drop-long)
 		magnetctl filter add pf packet '(udp dst port 5001 or tcp dst port 5001 or udp port 53) and not net 192.168.0.0/16' > /dev/null ;;
+	# the same selection, but reading tcpdump's length: magnet's
+	# interpreter runs it where the kernel's BPF would (at ip)
+	packet-drop-interp)
+		magnetctl filter add pf packet 'udp dst port 5001 and greater 0' > /dev/null ;;
 	esac
 }
 stat_pf() { magnetctl -j stats | tr '{' '\n' | grep '"name":"pf"' | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
 teardown() { [ $1 = none ] || magnetctl probe del pf > /dev/null; }
 
-CASES="none header-drop packet-drop packet-drop-long"
+CASES="none header-drop packet-drop packet-drop-long packet-drop-interp"
 for layer in socket ip; do
 	for c in $CASES; do
 		setup $layer $c; calls $layer > /dev/null; teardown $c
@@ -62,7 +69,7 @@ while [ $i -le $R ]; do
 		for c in $CASES; do
 			setup $layer $c
 			echo "BENCH-RECORD pfilter $layer-$c $i $(calls $layer)"
-			[ $c = none ] || echo "BENCH: pfilter $layer-$c run $i: logged $(stat_pf logged), filtered $(stat_pf filtered)"
+			[ $c = none ] || echo "BENCH: pfilter $layer-$c run $i: logged $(stat_pf logged), filtered $(stat_pf filtered), native $(magnetctl -j filter list pf | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
 			teardown $c
 		done
 	done

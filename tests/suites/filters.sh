@@ -248,7 +248,10 @@ drain
 check_count "udp dst port 5001: 70 received (IPv4 and IPv6)" 70 "$(nrecs $rx)"
 check_count "udp dst port 5001: 70 sent" 70 "$(nrecs $tx)"
 magnetctl filter list rx > /tmp/fl.txt
-check "listed as the expression, quoted" grep -q '^[0-9]* rx include packet "udp dst port 5001" undecided 0$' /tmp/fl.txt
+# (an sk_buff, linear, from its network header: the kernel's own BPF ran
+# the program, JIT-compiled, on every one of the 100 hits)
+check "listed as the expression, quoted; every hit run by the kernel's BPF" \
+	grep -q '^[0-9]* rx include packet "udp dst port 5001" undecided 0 native 100$' /tmp/fl.txt
 magnetctl -j filter list rx > /tmp/fl.txt
 check "JSON: the expression and the program's length" grep -q '"expression":"udp dst port 5001","instructions":[0-9]' /tmp/fl.txt
 clear_rules
@@ -288,6 +291,15 @@ magnetctl filter add rx packet 'udp[15] = 0x37 and greater 60'
 magnet-test udp 127.0.0.1 5001 50 > /dev/null
 drain
 check_count "udp[15] = '7' (payload bytes): 5 of 50" 5 "$(nrecs $rx)"
+# tcpdump's len is not the sk_buff's: such a program is interpreted
+check "... a program that reads the length is interpreted (no native count)" \
+	sh -c "! magnetctl -j filter list rx | grep -q native"
+clear_rules
+magnetctl filter add rx packet 'udp[15] = 0x37'
+magnet-test udp 127.0.0.1 5001 50 > /dev/null
+drain
+check_count "udp[15] = '7', by the kernel's BPF: 5 of 50" 5 "$(nrecs $rx)"
+check_count "... all 50 run natively" 50 "$(magnetctl -j filter list rx | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
 clear_rules
 
 # tcpdump's words for what the header filter cannot say.
@@ -313,6 +325,7 @@ magnet-test udp 127.0.0.1 5002 20 > /dev/null
 drain
 logged_us; check_count "send call: udp dst port 5001 (from the call's address): 30 of 50" 30 "$got"
 check_count "... decided: none undecided" 0 "$(magnetctl -j filter list us | sed -n 's/.*"undecided":\([0-9]*\).*/\1/p')"
+check_count "... no sk_buff yet: none run by the kernel's BPF" 0 "$(magnetctl -j filter list us | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
 clear_rules
 magnetctl filter add us packet 'udp[15] = 0x37'
 magnet-test udp 127.0.0.1 5001 50 > /dev/null
