@@ -95,6 +95,7 @@ static const char *const cpu_attr_names[MAGNET_CPU_MAX + 1] = {
 static const char *const packet_attr_names[MAGNET_PACKET_MAX + 1] = {
 	PACKET_NAME(PROGRAM), PACKET_NAME(TEXT), PACKET_NAME(PAD),
 	PACKET_NAME(UNDECIDED),
+	PACKET_NAME(NATIVE),
 };
 
 #define HEADER_NAME(a)	[MAGNET_HEADER_##a] = "MAGNET_HEADER_" #a
