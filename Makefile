@@ -121,14 +121,14 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $
 	@mkdir -p $(@D)
 	$(CC) $(TOOL_CFLAGS) -Ilibmagnet -o $@ $(MAGNETCTL_SRC) $(LIB_A) build/lib/libmagnet.a -lmnl -lpcap
 
-# magnetd: the daemon (libev, libmnl, libconfuse)
+# magnetd: the daemon (libev, libmnl, libconfuse, libmicrohttpd)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
-	       reader.c server.c)
+	       reader.c server.c http.c exposition.c)
 MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
 build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lpcap -lconfuse -lm
+	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lpcap -lconfuse -lmicrohttpd -lm
 
 # libmagnet: the client library, its pkg-config file and the example
 LIBMAGNET_SOVER := 1
@@ -293,6 +293,18 @@ build/test-bin/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c t
 check-server-unit: build/test-bin/server-unit
 	build/test-bin/server-unit
 
+# magnetd's HTTP endpoint on the host, scraped by Prometheus
+# (tests/host/prometheus-test.py, tests/host/http-host.c).
+HTTP_HOST_SRC := tests/host/http-host.c tests/host/daemon-stubs.c \
+		 $(addprefix magnetd/,server.c metrics.c config.c http.c exposition.c)
+build/test-bin/http-host: $(HTTP_HOST_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ $(HTTP_HOST_SRC) $(LIB_A) -lev -lconfuse -lmnl -lpcap \
+		-lmicrohttpd -lm
+
+check-prometheus: build/test-bin/http-host
+	/usr/bin/python3 tests/host/prometheus-test.py $(CURDIR)
+
 # clang, with libFuzzer: said plainly when it is not there
 build/fuzz/.clang:
 	@mkdir -p $(@D)
@@ -359,8 +371,8 @@ fuzz-soak-%: build/fuzz/fuzz-%
 check-fuzz: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 fuzz-soak: $(addprefix fuzz-soak-,$(FUZZ_TARGETS))
 
-check-host: check-server-unit check-sanitize check-fuzz
-.PHONY: check-server-unit check-sanitize check-fuzz fuzz fuzz-soak
+check-host: check-server-unit check-prometheus check-sanitize check-fuzz
+.PHONY: check-server-unit check-prometheus check-sanitize check-fuzz fuzz fuzz-soak
 
 # The kernel checks run against each series magnet supports (Debian's
 # 6.1 and 6.12 headers), or only against KDIR when it is given.

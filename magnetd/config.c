@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE		/* asprintf() */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -44,6 +45,8 @@
 #define PATH_SIZE		FIELD_SIZE(struct config_socket, path)
 #define GROUP_SIZE		FIELD_SIZE(struct config_socket, group)
 #define CLIENTS_MAX		65536L
+#define HTTP_CLIENTS_MAX	1024L
+#define HTTP_TIMEOUT_MAX_S	3600L
 #define CLIENT_QUEUE_MIN	4096L
 #define CLIENT_QUEUE_MAX	(1L << 30)
 #define WINDOW_MAX_S		3600L
@@ -336,6 +339,24 @@ DEFINE_RANGE(v_sample_interval, 0, MAGNET_SAMPLE_INTERVAL_MAX)
 DEFINE_RANGE(v_tid, 0, UINT32_MAX)
 DEFINE_RANGE(v_latency_timeout, 1, LATENCY_TIMEOUT_MAX_MS)
 DEFINE_RANGE(v_max_pending, 1, PENDING_MAX)
+DEFINE_RANGE(v_http_port, 1, 65535)
+DEFINE_RANGE(v_http_clients, 1, HTTP_CLIENTS_MAX)
+DEFINE_RANGE(v_http_timeout, 1, HTTP_TIMEOUT_MAX_S)
+
+/* A numeric IPv4 or IPv6 address: the endpoint binds to it, resolves nothing. */
+static int v_address(cfg_t *sec, cfg_opt_t *opt)
+{
+	const char *a = cfg_opt_getnstr(opt, 0);
+	unsigned char buf[sizeof(struct in6_addr)];
+
+	note(loading, sec, opt->name);
+	if (strlen(a) >= FIELD_SIZE(struct config_prometheus, address) ||
+	    (inet_pton(AF_INET, a, buf) != 1 &&
+	     inet_pton(AF_INET6, a, buf) != 1))
+		parse_error(sec, "address '%s' is not a numeric IPv4 or IPv6 address",
+			    a);
+	return 0;
+}
 
 static int v_buffer_size(cfg_t *sec, cfg_opt_t *opt)
 {
@@ -579,6 +600,18 @@ static cfg_opt_t socket_opts[] = {
 	CFG_END()
 };
 
+static cfg_opt_t prometheus_opts[] = {
+	{ .name = "enable", .type = CFGT_BOOL, .def.boolean = cfg_false,
+	  .validcb = v_note },
+	OPT_STR("address", "127.0.0.1", v_address),
+	OPT_INT("port", MAGNETD_HTTP_PORT, v_http_port),
+	OPT_INT("max-clients", 8, v_http_clients),
+	OPT_INT("timeout", 10, v_http_timeout),
+	{ .name = "per-cpu", .type = CFGT_BOOL, .def.boolean = cfg_false,
+	  .validcb = v_note },
+	CFG_END()
+};
+
 static cfg_opt_t metrics_opts[] = {
 	OPT_INT("interval", 1, v_interval),
 	OPT_INT("window", 10, v_window),
@@ -646,6 +679,7 @@ static cfg_opt_t latency_opts[] = {
 static cfg_opt_t root_opts[] = {
 	OPT_SECTION("socket", socket_opts, CFGF_NONE),
 	OPT_SECTION("metrics", metrics_opts, CFGF_NONE),
+	OPT_SECTION("prometheus", prometheus_opts, CFGF_NONE),
 	OPT_SECTION("buffer", buffer_opts, NAMED),
 	OPT_SECTION("probe-set", probe_set_opts, NAMED),
 	OPT_SECTION("probe", probe_opts, NAMED),
@@ -900,6 +934,16 @@ static void build_socket(cfg_t *sec, struct config_socket *s)
 	copy_str(s->group, sizeof(s->group), cfg_getstr(sec, "group"));
 	s->max_clients = cfg_getint(sec, "max-clients");
 	s->client_queue = cfg_getint(sec, "client-queue");
+}
+
+static void build_prometheus(cfg_t *sec, struct config_prometheus *p)
+{
+	p->enable = cfg_getbool(sec, "enable");
+	copy_str(p->address, sizeof(p->address), cfg_getstr(sec, "address"));
+	p->port = cfg_getint(sec, "port");
+	p->max_clients = cfg_getint(sec, "max-clients");
+	p->timeout_s = cfg_getint(sec, "timeout");
+	p->per_cpu = cfg_getbool(sec, "per-cpu");
 }
 
 static void build_metrics(struct loader *ld, cfg_t *sec,
@@ -1418,6 +1462,7 @@ static struct config *build_config(struct loader *ld, cfg_t *root)
 		return cfg;
 	build_socket(cfg_getsec(root, "socket"), &cfg->socket);
 	build_metrics(ld, cfg_getsec(root, "metrics"), &cfg->metrics);
+	build_prometheus(cfg_getsec(root, "prometheus"), &cfg->prometheus);
 	for (i = 0; i < cfg->nbuffers; i++)
 		build_buffer(ld, cfg_getnsec(root, "buffer", i),
 			     &cfg->buffers[i]);

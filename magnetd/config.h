@@ -13,6 +13,14 @@
  *		max-clients = 64
  *		client-queue = 262144		# bytes of pushes per client
  *	}
+ *	prometheus {				# the HTTP endpoint (http.c)
+ *		enable = false
+ *		address = "127.0.0.1"		# numeric IPv4 or IPv6
+ *		port = 9737
+ *		max-clients = 8			# connections at once
+ *		timeout = 10			# s a connection may idle
+ *		per-cpu = false			# per-CPU event counters
+ *	}
  *	metrics {
  *		interval = 1			# s between ticks (thresholds)
  *		window = 10			# s covered by rates, percentiles
@@ -81,6 +89,17 @@ struct config_socket {
 	size_t client_queue;
 };
 
+#define MAGNETD_HTTP_PORT	9737
+
+struct config_prometheus {
+	bool enable;
+	char address[64];		/* numeric */
+	unsigned int port;
+	unsigned int max_clients;
+	unsigned int timeout_s;
+	bool per_cpu;
+};
+
 struct config_metrics {
 	unsigned int interval_s;
 	unsigned int window_s;
@@ -132,6 +151,7 @@ struct config {
 	char file[256];
 	struct config_socket socket;
 	struct config_metrics metrics;
+	struct config_prometheus prometheus;
 	unsigned int nbuffers, nsets, nprobes, nlatencies;
 	struct config_buffer *buffers;
 	struct config_probeset *sets;

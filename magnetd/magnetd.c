@@ -319,6 +319,14 @@ static bool socket_changed(const struct config_socket *a,
 	       strcmp(a->group, b->group);
 }
 
+static bool prometheus_changed(const struct config_prometheus *a,
+			       const struct config_prometheus *b)
+{
+	return a->enable != b->enable || strcmp(a->address, b->address) ||
+	       a->port != b->port || a->max_clients != b->max_clients ||
+	       a->timeout_s != b->timeout_s || a->per_cpu != b->per_cpu;
+}
+
 static void reload(struct daemon *d)
 {
 	char err[4096];
@@ -334,6 +342,8 @@ static void reload(struct daemon *d)
 	}
 	if (socket_changed(&old->socket, &cfg->socket))
 		log_warn("reload: socket settings change only at restart");
+	if (prometheus_changed(&old->prometheus, &cfg->prometheus))
+		log_warn("reload: prometheus settings change only at restart");
 	detach(d);
 	d->cfg = cfg;
 	ev_timer_set(&d->tick, cfg->metrics.interval_s,
@@ -425,7 +435,14 @@ static int setup(struct daemon *d)
 	declare_metrics(d, d->cfg);
 	/* The socket first: a second magnetd stops here, touching nothing. */
 	d->server = server_new(d, &d->cfg->socket);
-	if (!d->server || watch_module(d))
+	if (!d->server)
+		return -1;
+	if (d->cfg->prometheus.enable) {
+		d->http = http_new(d, &d->cfg->prometheus);
+		if (!d->http)
+			return -1;
+	}
+	if (watch_module(d))
 		return -1;
 	if (!family_present(d)) {
 		log_warn("the magnet module is not loaded; waiting for it");
@@ -441,6 +458,7 @@ static int setup(struct daemon *d)
 
 static void teardown(struct daemon *d)
 {
+	http_free(d->http);
 	server_free(d->server);
 	detach(d);
 	if (d->ctrl) {

@@ -8,6 +8,7 @@
  *   kernel.c	installing a configuration in the module and removing it
  *   reader.c	draining the module's buffers into the metrics
  *   server.c	the Unix socket: snapshots, subscriptions, pushes
+ *   http.c	the HTTP endpoint for Prometheus (exposition.c: its formats)
  *   config.c	magnetd.conf
  *   metrics.c	the aggregation
  *
@@ -49,6 +50,7 @@ struct daemon {
 	struct config *cfg;
 	struct metrics *metrics;
 	struct server *server;
+	struct http *http;	/* NULL: the endpoint is off */
 	struct nl_ctx *nl;	/* its socket owns what magnetd installs */
 
 	bool attached;		/* configuration installed, buffers read */
@@ -116,8 +118,17 @@ void server_free(struct server *s);
 void server_record(struct server *s, const struct magnet_record *rec);
 /* The metrics tick: threshold subscriptions are evaluated. */
 void server_tick(struct server *s);
+/* magnetd's own metrics (magnetd.health ...), to @cb in a stable order. */
+void server_foreach_own(const struct server *s, metrics_cb cb, void *ctx);
 /* magnetd's own metrics, for snapshots. */
 void server_metrics(const struct server *s, unsigned int *clients,
 		    uint64_t *pushes_dropped, uint64_t *clients_dropped);
+
+/*
+ * http.c: the Prometheus endpoint of magnetd.conf's prometheus section,
+ * or NULL (logged) if it cannot listen.
+ */
+struct http *http_new(struct daemon *d, const struct config_prometheus *cp);
+void http_free(struct http *h);
 
 #endif /* MAGNETD_H */

@@ -91,6 +91,36 @@ static uint64_t hist_mid(unsigned int b)
 	return low + (width - 1) / 2;
 }
 
+/*
+ * The exported histogram's bounds: 2^8 ns, then eight per doubling up to
+ * 2^34 ns. Bound i >= 1 is 2^e * (1 + j/8) with e = 8 + (i - 1) / 8 and
+ * j = (i - 1) % 8 + 1; every bound is an edge of the buckets above.
+ */
+uint64_t metrics_le_ns(unsigned int i)
+{
+	unsigned int e, j;
+
+	if (!i || i >= METRICS_LE)
+		return i ? UINT64_MAX : 1ULL << METRICS_LE_MIN_EXP;
+	e = METRICS_LE_MIN_EXP + (i - 1) / 8;
+	j = (i - 1) % 8 + 1;
+	return (8ULL + j) << (e - 3);
+}
+
+/* The first bound @v does not exceed; METRICS_LE past the last. */
+static unsigned int le_index(uint64_t v)
+{
+	unsigned int e;
+
+	if (v <= 1ULL << METRICS_LE_MIN_EXP)
+		return 0;
+	if (v > 1ULL << METRICS_LE_MAX_EXP)
+		return METRICS_LE;
+	v--;
+	e = 63 - __builtin_clzll(v);
+	return (e - METRICS_LE_MIN_EXP) * 8 + ((v >> (e - 3)) & 7) + 1;
+}
+
 /* ---- thread groups of an event: bounded table, min-heap for eviction ---- */
 
 struct tgent {
@@ -535,6 +565,8 @@ struct latency {
 	struct lslot *slot;		/* [window_s] */
 	uint32_t *row;			/* [window_s][HIST_BUCKETS] */
 	uint64_t whist[HIST_BUCKETS];	/* sum of the rows: the window */
+	uint64_t sum;			/* ns, of all pairs (a total) */
+	uint64_t le[METRICS_LE + 1];	/* all pairs by metrics_le_ns() */
 };
 
 struct metrics {
@@ -1026,6 +1058,8 @@ static void latency_sample(const struct metrics *m, struct latency *l,
 	struct lslot *sl;
 
 	l->count++;
+	l->sum += v;
+	l->le[le_index(v)]++;
 	if (!in_window(m, ts))
 		return;
 	s = slot_of(m, ts);
@@ -1170,32 +1204,48 @@ put(struct emit *e, const char *obj, const char *suffix,
 	e->cb(e->ctx, name, type, unit, value, desc);
 }
 
-static void emit_event(struct emit *e, const struct metrics *m,
-		       const struct event *ev)
+static void event_view(const struct metrics *m, const struct event *ev,
+		       struct metrics_event_view *v)
 {
 	unsigned int ws = m->lim.window_s, i;
-	const char *nm = ev->name;
 	uint64_t n = 0, b = 0;
-	char sfx[32];
 
 	for (i = 0; i < ws; i++) {
 		n += ev->wcount[i];
 		b += ev->wbytes[i];
 	}
-	put(e, nm, "count", MAGNET_COUNTER, "events", ev->count,
+	v->name = ev->name;
+	v->count = ev->count;
+	v->bytes = ev->bytes;
+	v->rate = (double)n / ws;
+	v->byte_rate = (double)b / ws;
+	v->ncpus = m->lim.max_cpus;
+	v->cpu = ev->cpu;
+}
+
+static void emit_event(struct emit *e, const struct metrics *m,
+		       const struct event *ev)
+{
+	unsigned int ws = m->lim.window_s, i;
+	const char *nm = ev->name;
+	struct metrics_event_view v;
+	char sfx[32];
+
+	event_view(m, ev, &v);
+	put(e, nm, "count", MAGNET_COUNTER, "events", v.count,
 	    "%s: records counted since magnetd started", nm);
-	put(e, nm, "rate", MAGNET_GAUGE, "events/s", (double)n / ws,
+	put(e, nm, "rate", MAGNET_GAUGE, "events/s", v.rate,
 	    "%s: records per second over the last %u s", nm, ws);
-	put(e, nm, "bytes", MAGNET_COUNTER, "bytes", ev->bytes,
+	put(e, nm, "bytes", MAGNET_COUNTER, "bytes", v.bytes,
 	    "%s: bytes (packet length, else record size) since magnetd started",
 	    nm);
-	put(e, nm, "byte_rate", MAGNET_GAUGE, "bytes/s", (double)b / ws,
+	put(e, nm, "byte_rate", MAGNET_GAUGE, "bytes/s", v.byte_rate,
 	    "%s: bytes per second over the last %u s", nm, ws);
-	for (i = 0; i < m->lim.max_cpus; i++) {
-		if (!ev->cpu[i])
+	for (i = 0; i < v.ncpus; i++) {
+		if (!v.cpu[i])
 			continue;
 		snprintf(sfx, sizeof(sfx), "cpu%u.count", i);
-		put(e, nm, sfx, MAGNET_COUNTER, "events", ev->cpu[i],
+		put(e, nm, sfx, MAGNET_COUNTER, "events", v.cpu[i],
 		    "%s: records of CPU %u since magnetd started", nm, i);
 	}
 }
@@ -1244,34 +1294,89 @@ static uint64_t latency_pct(const struct latency *l, const struct lsum *s,
 	return v < s->min ? s->min : v > s->max ? s->max : v;
 }
 
+static void latency_view(const struct metrics *m, const struct latency *l,
+			 struct metrics_latency_view *v)
+{
+	struct lsum s;
+
+	latency_window(m, l, &s);
+	v->name = l->name;
+	v->count = l->count;
+	v->sum_ns = l->sum;
+	v->le = l->le;
+	v->pending = l->pend.n;
+	v->expired = l->expired;
+	v->overflow = l->overflow;
+	v->window_s = m->lim.window_s;
+	v->window_count = s.n;
+	v->min = s.min;
+	v->mean = s.n ? (double)s.sum / s.n : 0;
+	v->p50 = latency_pct(l, &s, 50);
+	v->p90 = latency_pct(l, &s, 90);
+	v->p99 = latency_pct(l, &s, 99);
+	v->max = s.max;
+}
+
 static void emit_latency(struct emit *e, const struct metrics *m,
 			 const struct latency *l)
 {
 	unsigned int ws = m->lim.window_s;
 	const char *nm = l->name;
-	struct lsum s;
+	struct metrics_latency_view v;
 
-	latency_window(m, l, &s);
-	put(e, nm, "count", MAGNET_COUNTER, "pairs", l->count,
+	latency_view(m, l, &v);
+	put(e, nm, "count", MAGNET_COUNTER, "pairs", v.count,
 	    "%s: starts matched with their end since magnetd started", nm);
-	put(e, nm, "min", MAGNET_GAUGE, "ns", s.min,
+	put(e, nm, "min", MAGNET_GAUGE, "ns", v.min,
 	    "%s: shortest start-to-end time over the last %u s", nm, ws);
-	put(e, nm, "mean", MAGNET_GAUGE, "ns", s.n ? (double)s.sum / s.n : 0,
+	put(e, nm, "mean", MAGNET_GAUGE, "ns", v.mean,
 	    "%s: mean start-to-end time over the last %u s", nm, ws);
-	put(e, nm, "p50", MAGNET_GAUGE, "ns", latency_pct(l, &s, 50),
+	put(e, nm, "p50", MAGNET_GAUGE, "ns", v.p50,
 	    "%s: median start-to-end time over the last %u s (+-1.6%%)", nm, ws);
-	put(e, nm, "p90", MAGNET_GAUGE, "ns", latency_pct(l, &s, 90),
+	put(e, nm, "p90", MAGNET_GAUGE, "ns", v.p90,
 	    "%s: 90th percentile over the last %u s (+-1.6%%)", nm, ws);
-	put(e, nm, "p99", MAGNET_GAUGE, "ns", latency_pct(l, &s, 99),
+	put(e, nm, "p99", MAGNET_GAUGE, "ns", v.p99,
 	    "%s: 99th percentile over the last %u s (+-1.6%%)", nm, ws);
-	put(e, nm, "max", MAGNET_GAUGE, "ns", s.max,
+	put(e, nm, "max", MAGNET_GAUGE, "ns", v.max,
 	    "%s: longest start-to-end time over the last %u s", nm, ws);
-	put(e, nm, "pending", MAGNET_GAUGE, "starts", l->pend.n,
+	put(e, nm, "pending", MAGNET_GAUGE, "starts", v.pending,
 	    "%s: starts waiting for their end", nm);
-	put(e, nm, "expired", MAGNET_COUNTER, "starts", l->expired,
+	put(e, nm, "expired", MAGNET_COUNTER, "starts", v.expired,
 	    "%s: starts that found no end within the timeout", nm);
-	put(e, nm, "overflow", MAGNET_COUNTER, "starts", l->overflow,
+	put(e, nm, "overflow", MAGNET_COUNTER, "starts", v.overflow,
 	    "%s: starts dropped because max-pending starts were waiting", nm);
+}
+
+void metrics_foreach_event(const struct metrics *m, metrics_event_cb cb,
+			   void *ctx)
+{
+	struct metrics_event_view v;
+	unsigned int i;
+
+	for (i = 0; i < m->nev; i++) {
+		event_view(m, m->ev[i], &v);
+		cb(ctx, &v);
+	}
+}
+
+void metrics_foreach_latency(const struct metrics *m, metrics_latency_cb cb,
+			     void *ctx)
+{
+	struct metrics_latency_view v;
+	unsigned int i;
+
+	for (i = 0; i < m->nlat; i++) {
+		latency_view(m, m->lat[i], &v);
+		cb(ctx, &v);
+	}
+}
+
+void metrics_totals(const struct metrics *m, uint64_t *records,
+		    uint64_t *lost, uint64_t *unknown)
+{
+	*records = m->records;
+	*lost = m->lost;
+	*unknown = m->unknown;
 }
 
 static void emit_all(const struct metrics *m, struct emit *e)

@@ -368,6 +368,16 @@ static const struct {
 
 #define OWN_METRICS	(sizeof(own_metrics) / sizeof(own_metrics[0]))
 
+void server_foreach_own(const struct server *s, metrics_cb cb, void *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < OWN_METRICS; i++)
+		cb(ctx, own_metrics[i].name, own_metrics[i].type,
+		   own_metrics[i].unit, own_metrics[i].value(s),
+		   own_metrics[i].description);
+}
+
 /* The value of metric @name, magnetd's own or derived; false if none. */
 static bool metric_value(const struct server *s, const char *name,
 			 double *value)
@@ -387,17 +397,9 @@ static void do_snapshot(struct client *c)
 	struct server *s = c->s;
 	struct snapshot sn = {};
 	struct timespec ts;
-	unsigned int i;
-	char v[64];
 
 	readers_flush(s->d);
-	for (i = 0; i < OWN_METRICS; i++) {
-		fmt_value(v, sizeof(v), own_metrics[i].value(s));
-		snap_line(&sn, "metric %s %s %s %s %s\n", own_metrics[i].name,
-			  own_metrics[i].type == MAGNET_COUNTER ? "counter" :
-								 "gauge",
-			  own_metrics[i].unit, v, own_metrics[i].description);
-	}
+	server_foreach_own(s, snap_metric, &sn);
 	metrics_foreach(s->d->metrics, snap_metric, &sn);
 	metrics_foreach_top(s->d->metrics, snap_top, &sn);
 	if (sn.oom) {

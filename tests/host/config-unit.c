@@ -387,6 +387,13 @@ static void test_defaults(void)
 		      cfg->metrics.window_s == 10 &&
 		      cfg->metrics.top_tgids == 5 &&
 		      cfg->metrics.max_tgids == 1024, "defaults: metrics");
+		check(!cfg->prometheus.enable &&
+		      !strcmp(cfg->prometheus.address, "127.0.0.1") &&
+		      cfg->prometheus.port == 9737 &&
+		      cfg->prometheus.max_clients == 8 &&
+		      cfg->prometheus.timeout_s == 10 &&
+		      !cfg->prometheus.per_cpu,
+		      "defaults: prometheus off, 127.0.0.1:9737, 8 clients, 10 s");
 		check(!cfg->nbuffers && !cfg->nsets && !cfg->nprobes &&
 		      !cfg->nlatencies && !cfg->buffers && !cfg->probes,
 		      "defaults: nothing installed, no \"default\" buffer listed");
@@ -462,6 +469,35 @@ static void test_syntax_errors(void)
 		     "\t\tid-min = 1\n\t\tid-max = -1\n\t}\n}\n", 5,
 		     "not an integer");
 	expect_error_len("NUL byte", nul, sizeof(nul) - 1, 3, "NUL byte");
+}
+
+static void test_prometheus(void)
+{
+	struct config *cfg;
+
+	cfg = load("prom.conf", "prometheus {\n\tenable = true\n"
+		   "\taddress = \"::\"\n\tport = 9100\n\tmax-clients = 2\n"
+		   "\ttimeout = 30\n\tper-cpu = yes\n}\n");
+	check(cfg && cfg->prometheus.enable &&
+	      !strcmp(cfg->prometheus.address, "::") &&
+	      cfg->prometheus.port == 9100 &&
+	      cfg->prometheus.max_clients == 2 &&
+	      cfg->prometheus.timeout_s == 30 && cfg->prometheus.per_cpu,
+	      "prometheus: every option read (an IPv6 address)");
+	config_free(cfg);
+	expect_error("prometheus: a host name", "prometheus {\n"
+		     "\taddress = \"localhost\"\n}\n", 2,
+		     "address 'localhost' is not a numeric IPv4 or IPv6 address");
+	expect_error("prometheus: port 0", "prometheus {\n\tport = 0\n}\n", 2,
+		     "port 0 out of range 1..65535");
+	expect_error("prometheus: port 65536",
+		     "\nprometheus {\n\tport = 65536\n}\n", 3,
+		     "port 65536 out of range 1..65535");
+	expect_error("prometheus: no clients",
+		     "prometheus {\n\tmax-clients = 0\n}\n", 2,
+		     "max-clients 0 out of range 1..1024");
+	expect_error("prometheus: enable is a boolean",
+		     "prometheus {\n\tenable = maybe\n}\n", 2, "enable");
 }
 
 static void test_unknown(void)
@@ -874,6 +910,7 @@ int main(int argc, char **argv)
 	test_defaults();
 	test_syntax_errors();
 	test_unknown();
+	test_prometheus();
 	test_names();
 	test_socket_metrics();
 	test_buffers();

@@ -677,6 +677,85 @@ static void test_bounds(void)
 	metrics_free(m);
 }
 
+struct hist_seen {
+	const char *name;
+	struct metrics_latency_view v;
+	uint64_t le[METRICS_LE + 1];
+	bool found;
+};
+
+static void hist_cb(void *ctx, const struct metrics_latency_view *v)
+{
+	struct hist_seen *h = ctx;
+
+	if (strcmp(v->name, h->name))
+		return;
+	h->v = *v;
+	memcpy(h->le, v->le, sizeof(h->le));
+	h->found = true;
+}
+
+/*
+ * The exported histogram: every pair in the first bucket whose bound it
+ * does not exceed, values at, just above and just below each bound; the
+ * bounds as documented; _sum and _count.
+ */
+static void test_histogram(void)
+{
+	struct metrics *m = mk(10, 5, 16, 4);
+	struct hist_seen h = { .name = "l" };
+	uint64_t want[METRICS_LE + 1] = { 0 }, key = 1, sum = 0, n = 0;
+	uint64_t vals[3 * METRICS_LE + 4];
+	unsigned int i, k, nv = 0, bad = 0;
+	struct trace t = { 0 };
+	bool bounds = true;
+
+	for (i = 0; i < METRICS_LE; i++) {
+		uint64_t b = metrics_le_ns(i), e = i ? (i - 1) / 8 + 8 : 8;
+		uint64_t j = i ? (i - 1) % 8 + 1 : 0;
+
+		if (b != (i ? (1ULL << e) + j * (1ULL << (e - 3)) : 256))
+			bounds = false;
+		if (i && b <= metrics_le_ns(i - 1))
+			bounds = false;
+		vals[nv++] = b;
+		vals[nv++] = b + 1;
+		vals[nv++] = b - 1;
+	}
+	vals[nv++] = 0;
+	vals[nv++] = 1;
+	vals[nv++] = 1ULL << 40;
+	vals[nv++] = (1ULL << 34) + 1;
+	ok(bounds && metrics_le_ns(METRICS_LE - 1) == 1ULL << 34 &&
+	   metrics_le_ns(METRICS_LE) == UINT64_MAX && METRICS_LE == 209,
+	   "histogram bounds: 256 ns, then 8 per doubling to 2^34 ns (209)");
+	ev(m, "s", 1);
+	ev(m, "e", 2);
+	metrics_latency(m, "l", "s", "e", METRICS_KEY_ID, 5000 * NS, 100000);
+	for (i = 0; i < nv; i++, key++) {
+		tr_rec(&t, 1, 0, 1, key, NS + i * 10, HDR);
+		tr_rec(&t, 2, 0, 1, key, NS + i * 10 + vals[i], HDR);
+		for (k = 0; k < METRICS_LE && vals[i] > metrics_le_ns(k); k++)
+			;
+		want[k]++;
+		sum += vals[i];
+		n++;
+	}
+	replay(m, &t);
+	metrics_foreach_latency(m, hist_cb, &h);
+	for (i = 0; i <= METRICS_LE; i++)
+		if (h.le[i] != want[i])
+			bad++;
+	ok(h.found && !bad,
+	   "histogram: each of %u pairs (at, above and below every bound) in the first bucket it does not exceed (%u buckets wrong)",
+	   nv, bad);
+	ok(h.v.count == n && h.v.sum_ns == sum,
+	   "histogram: count %llu and sum %llu ns are every pair's",
+	   (unsigned long long)h.v.count, (unsigned long long)h.v.sum_ns);
+	free(t.buf);
+	metrics_free(m);
+}
+
 static void test_percentiles(void)
 {
 	struct metrics *m = mk(10, 5, 16, 4);
@@ -1516,6 +1595,7 @@ int main(int argc, char **argv)
 	test_latency_pkt();
 	test_bounds();
 	test_percentiles();
+	test_histogram();
 	test_expiry();
 	test_window_latency();
 	test_records();

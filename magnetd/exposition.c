@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnetd's metrics as Prometheus scrapes them: the text format 0.0.4 or
+ * OpenMetrics 1.0.0 (exposition.h). Written here, not with a library:
+ * Debian has no C client library of Prometheus, and the formats are a few
+ * line shapes; they are checked by Prometheus's own tools in the tests
+ * (promtool check metrics, a real scrape, the OpenMetrics parser of
+ * Debian's python3-prometheus-client).
+ *
+ * Families (labels in braces; set and layer only for the layers of a
+ * probe-set, cpu only with per-cpu = true):
+ *   magnet_events_total{event,set,layer}		counter
+ *   magnet_event_bytes_total{event,set,layer}		counter
+ *   magnet_event_cpu_events_total{event,set,layer,cpu}	counter
+ *   magnet_event_rate{...}, magnet_event_byte_rate{...}	gauges, per
+ *							second over the window
+ *   magnet_latency_seconds{latency}			histogram: _bucket{le},
+ *							_sum, _count
+ *   magnet_latency_window_seconds{latency,stat}	gauge: min mean p50 p90
+ *							p99 max over the window
+ *   magnet_latency_pending{latency}			gauge
+ *   magnet_latency_expired_total, _overflow_total	counters
+ *   magnet_records_total, _lost_total, _unknown_total	counters
+ *   magnetd_health, magnetd_uptime_seconds, magnetd_clients, ... (magnetd's
+ *   own, as in snapshots), magnetd_build_info{version}, and
+ *   magnetd_scrapes_total, magnetd_http_refused_total (the endpoint's).
+ *
+ * The two formats differ in the family's name on # TYPE and # HELP lines
+ * (OpenMetrics names a counter without _total), # UNIT lines, the info
+ * type, and the closing "# EOF".
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exposition.h"
+
+struct out {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+	enum exposition_format fmt;
+	const struct config *cfg;
+	bool per_cpu;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+add(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->oom)
+		return;
+	for (;;) {
+		size_t room = o->cap - o->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(o->buf ? o->buf + o->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			o->oom = true;
+			return;
+		}
+		if ((size_t)n < room) {
+			o->len += n;
+			return;
+		}
+		size_t cap = o->cap ? 2 * o->cap : 65536;
+
+		while (cap - o->len <= (size_t)n)
+			cap *= 2;
+		char *p = realloc(o->buf, cap);
+
+		if (!p) {
+			o->oom = true;
+			return;
+		}
+		o->buf = p;
+		o->cap = cap;
+	}
+}
+
+/*
+ * A sample value: integers as integers, others with the fewest digits
+ * that read back the same (as Prometheus's own clients print them).
+ */
+static void fmt_value(char *s, size_t len, double v)
+{
+	int prec;
+
+	if (isnan(v)) {
+		snprintf(s, len, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		snprintf(s, len, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(s, len, "%.0f", v);
+		return;
+	}
+	for (prec = 6; prec < 17; prec++) {
+		snprintf(s, len, "%.*g", prec, v);
+		if (strtod(s, NULL) == v)
+			return;
+	}
+	snprintf(s, len, "%.17g", v);
+}
+
+/* A label value, escaped as both formats want (\\, \", \n). */
+static void fmt_label(char *s, size_t len, const char *v)
+{
+	size_t n = 0;
+
+	for (; *v && n + 3 < len; v++) {
+		if (*v == '\\' || *v == '"' || *v == '\n') {
+			s[n++] = '\\';
+			s[n++] = *v == '\n' ? 'n' : *v;
+		} else {
+			s[n++] = *v;
+		}
+	}
+	s[n] = '\0';
+}
+
+enum kind { COUNTER, GAUGE, HISTOGRAM, INFO };
+
+/*
+ * The metadata lines of family @name (without _total: the OpenMetrics
+ * name; the 0.0.4 name of a counter has it).
+ */
+static void family(struct out *o, const char *name, enum kind kind,
+		   const char *unit, const char *help)
+{
+	static const char *const om_type[] = { "counter", "gauge",
+					       "histogram", "info" };
+	static const char *const prom_type[] = { "counter", "gauge",
+						 "histogram", "gauge" };
+
+	if (o->fmt == EXPOSITION_OPENMETRICS) {
+		add(o, "# TYPE %s %s\n", name, om_type[kind]);
+		if (unit)
+			add(o, "# UNIT %s %s\n", name, unit);
+		add(o, "# HELP %s %s\n", name, help);
+	} else {
+		const char *sfx = kind == COUNTER ? "_total" :
+				  kind == INFO ? "_info" : "";
+
+		add(o, "# HELP %s%s %s\n", name, sfx, help);
+		add(o, "# TYPE %s%s %s\n", name, sfx, prom_type[kind]);
+	}
+}
+
+static void sample(struct out *o, const char *name, const char *labels,
+		   double value)
+{
+	char v[40];
+
+	fmt_value(v, sizeof(v), value);
+	add(o, "%s%s%s%s %s\n", name, *labels ? "{" : "", labels,
+	    *labels ? "}" : "", v);
+}
+
+/* An event's labels: event, and set and layer for a probe-set's layer. */
+static void event_labels(const struct out *o, const char *event, char *s,
+			 size_t len)
+{
+	char ev[2 * MAGNET_NAME_LEN], set[2 * MAGNET_NAME_LEN];
+	const char *dot = strchr(event, '.');
+	unsigned int i;
+
+	fmt_label(ev, sizeof(ev), event);
+	for (i = 0; dot && o->cfg && i < o->cfg->nsets; i++) {
+		size_t n = strlen(o->cfg->sets[i].set);
+
+		if ((size_t)(dot - event) != n ||
+		    strncmp(event, o->cfg->sets[i].set, n))
+			continue;
+		fmt_label(set, sizeof(set), o->cfg->sets[i].set);
+		snprintf(s, len, "event=\"%s\",set=\"%s\",layer=\"%s\"", ev,
+			 set, dot + 1);
+		return;
+	}
+	snprintf(s, len, "event=\"%s\"", ev);
+}
+
+/* ---- events ---- */
+
+struct pass {
+	struct out *o;
+	int what;
+};
+
+enum { EV_COUNT, EV_BYTES, EV_CPU, EV_RATE, EV_BYTE_RATE };
+
+static void event_cb(void *ctx, const struct metrics_event_view *v)
+{
+	struct pass *p = ctx;
+	char l[256], lc[300];
+	unsigned int i;
+
+	event_labels(p->o, v->name, l, sizeof(l));
+	switch (p->what) {
+	case EV_COUNT:
+		sample(p->o, "magnet_events_total", l, v->count);
+		break;
+	case EV_BYTES:
+		sample(p->o, "magnet_event_bytes_total", l, v->bytes);
+		break;
+	case EV_CPU:
+		for (i = 0; i < v->ncpus; i++) {
+			if (!v->cpu[i])
+				continue;
+			snprintf(lc, sizeof(lc), "%s,cpu=\"%u\"", l, i);
+			sample(p->o, "magnet_event_cpu_events_total", lc,
+			       v->cpu[i]);
+		}
+		break;
+	case EV_RATE:
+		sample(p->o, "magnet_event_rate", l, v->rate);
+		break;
+	case EV_BYTE_RATE:
+		sample(p->o, "magnet_event_byte_rate", l, v->byte_rate);
+		break;
+	}
+}
+
+static void events(struct out *o, const struct metrics *m)
+{
+	struct pass p = { .o = o };
+
+	family(o, "magnet_events", COUNTER, NULL,
+	       "Records logged by magnet's probes, counted since magnetd started");
+	p.what = EV_COUNT;
+	metrics_foreach_event(m, event_cb, &p);
+	family(o, "magnet_event_bytes", COUNTER, "bytes",
+	       "Bytes of the records' packets (their length), or of the records, since magnetd started");
+	p.what = EV_BYTES;
+	metrics_foreach_event(m, event_cb, &p);
+	if (o->per_cpu) {
+		family(o, "magnet_event_cpu_events", COUNTER, NULL,
+		       "Records logged per CPU since magnetd started");
+		p.what = EV_CPU;
+		metrics_foreach_event(m, event_cb, &p);
+	}
+	family(o, "magnet_event_rate", GAUGE, NULL,
+	       "Records per second over magnetd's window (metrics.window)");
+	p.what = EV_RATE;
+	metrics_foreach_event(m, event_cb, &p);
+	family(o, "magnet_event_byte_rate", GAUGE, NULL,
+	       "Bytes per second over magnetd's window (metrics.window)");
+	p.what = EV_BYTE_RATE;
+	metrics_foreach_event(m, event_cb, &p);
+}
+
+/* ---- latencies ---- */
+
+enum { LAT_HIST, LAT_WINDOW, LAT_PENDING, LAT_EXPIRED, LAT_OVERFLOW };
+
+static void latency_cb(void *ctx, const struct metrics_latency_view *v)
+{
+	static const char *const stat[] = { "min", "mean", "p50", "p90",
+					    "p99", "max" };
+	struct pass *p = ctx;
+	char name[2 * MAGNET_NAME_LEN], l[300], le[32];
+	double w[6];
+	uint64_t cum = 0;
+	unsigned int i;
+
+	fmt_label(name, sizeof(name), v->name);
+	snprintf(l, sizeof(l), "latency=\"%s\"", name);
+	switch (p->what) {
+	case LAT_HIST:
+		for (i = 0; i <= METRICS_LE; i++) {
+			cum += v->le[i];
+			if (i < METRICS_LE)
+				fmt_value(le, sizeof(le),
+					  metrics_le_ns(i) / 1e9);
+			else
+				strcpy(le, "+Inf");
+			snprintf(l, sizeof(l), "latency=\"%s\",le=\"%s\"",
+				 name, le);
+			sample(p->o, "magnet_latency_seconds_bucket", l, cum);
+		}
+		snprintf(l, sizeof(l), "latency=\"%s\"", name);
+		sample(p->o, "magnet_latency_seconds_sum", l, v->sum_ns / 1e9);
+		sample(p->o, "magnet_latency_seconds_count", l, v->count);
+		break;
+	case LAT_WINDOW:
+		w[0] = v->min;
+		w[1] = v->mean;
+		w[2] = v->p50;
+		w[3] = v->p90;
+		w[4] = v->p99;
+		w[5] = v->max;
+		for (i = 0; i < 6; i++) {
+			snprintf(l, sizeof(l), "latency=\"%s\",stat=\"%s\"",
+				 name, stat[i]);
+			sample(p->o, "magnet_latency_window_seconds", l,
+			       w[i] / 1e9);
+		}
+		break;
+	case LAT_PENDING:
+		sample(p->o, "magnet_latency_pending", l, v->pending);
+		break;
+	case LAT_EXPIRED:
+		sample(p->o, "magnet_latency_expired_total", l, v->expired);
+		break;
+	case LAT_OVERFLOW:
+		sample(p->o, "magnet_latency_overflow_total", l, v->overflow);
+		break;
+	}
+}
+
+static void latencies(struct out *o, const struct metrics *m)
+{
+	struct pass p = { .o = o };
+
+	family(o, "magnet_latency_seconds", HISTOGRAM, "seconds",
+	       "Time from a latency's start event to its end event, every pair since magnetd started (buckets: 256 ns, then 8 per doubling to 17.2 s)");
+	p.what = LAT_HIST;
+	metrics_foreach_latency(m, latency_cb, &p);
+	family(o, "magnet_latency_window_seconds", GAUGE, "seconds",
+	       "Start-to-end time over magnetd's window: min, mean, p50, p90, p99 (within 1.6 %), max; 0 without pairs");
+	p.what = LAT_WINDOW;
+	metrics_foreach_latency(m, latency_cb, &p);
+	family(o, "magnet_latency_pending", GAUGE, NULL,
+	       "Starts waiting for their end");
+	p.what = LAT_PENDING;
+	metrics_foreach_latency(m, latency_cb, &p);
+	family(o, "magnet_latency_expired", COUNTER, NULL,
+	       "Starts that found no end within the latency's timeout");
+	p.what = LAT_EXPIRED;
+	metrics_foreach_latency(m, latency_cb, &p);
+	family(o, "magnet_latency_overflow", COUNTER, NULL,
+	       "Starts dropped because max-pending starts were waiting");
+	p.what = LAT_OVERFLOW;
+	metrics_foreach_latency(m, latency_cb, &p);
+}
+
+/* ---- magnetd's own ---- */
+
+/* "magnetd.pushes.dropped" -> "magnetd_pushes_dropped" (+ "_seconds") */
+static void own_cb(void *ctx, const char *name, enum magnet_metric_type type,
+		   const char *unit, double value, const char *description)
+{
+	struct out *o = ctx;
+	bool seconds = !strcmp(unit, "s");
+	char fam[96], s[112];
+	size_t i;
+
+	snprintf(fam, sizeof(fam), "%s%s", name, seconds ? "_seconds" : "");
+	for (i = 0; fam[i]; i++)
+		if (fam[i] == '.' || fam[i] == '-')
+			fam[i] = '_';
+	family(o, fam, type == MAGNET_COUNTER ? COUNTER : GAUGE,
+	       seconds ? "seconds" : NULL, description);
+	snprintf(s, sizeof(s), "%s%s", fam,
+		 type == MAGNET_COUNTER ? "_total" : "");
+	sample(o, s, "", value);
+}
+
+char *exposition_render(const struct exposition_input *in,
+			enum exposition_format fmt, size_t *len)
+{
+	struct out o = { .fmt = fmt, .cfg = in->cfg, .per_cpu = in->per_cpu };
+	uint64_t records, lost, unknown;
+
+	if (in->server)
+		server_foreach_own(in->server, own_cb, &o);
+	family(&o, "magnetd_build", INFO, NULL, "magnetd's version");
+	sample(&o, "magnetd_build_info", "version=\"" MAGNETD_VERSION "\"", 1);
+	family(&o, "magnetd_scrapes", COUNTER, NULL,
+	       "Metrics requests answered by magnetd's HTTP endpoint, this one included");
+	sample(&o, "magnetd_scrapes_total", "", in->scrapes);
+	family(&o, "magnetd_http_refused", COUNTER, NULL,
+	       "HTTP requests magnetd's endpoint answered with an error status");
+	sample(&o, "magnetd_http_refused_total", "", in->refused);
+	events(&o, in->metrics);
+	latencies(&o, in->metrics);
+	metrics_totals(in->metrics, &records, &lost, &unknown);
+	family(&o, "magnet_records", COUNTER, NULL,
+	       "Records read from the kernel's buffers since magnetd started");
+	sample(&o, "magnet_records_total", "", records);
+	family(&o, "magnet_records_lost", COUNTER, NULL,
+	       "Records the kernel lost (a buffer full, or overwritten)");
+	sample(&o, "magnet_records_lost_total", "", lost);
+	family(&o, "magnet_records_unknown", COUNTER, NULL,
+	       "Records of event ids bound to no event of magnetd's configuration");
+	sample(&o, "magnet_records_unknown_total", "", unknown);
+	if (fmt == EXPOSITION_OPENMETRICS)
+		add(&o, "# EOF\n");
+	if (o.oom) {
+		free(o.buf);
+		return NULL;
+	}
+	*len = o.len;
+	return o.buf;
+}
+
+const char *exposition_content_type(enum exposition_format fmt)
+{
+	return fmt == EXPOSITION_OPENMETRICS ?
+		"application/openmetrics-text; version=1.0.0; charset=utf-8" :
+		"text/plain; version=0.0.4; charset=utf-8";
+}
+
+/*
+ * The q of media range @r (from "type/sub;p=v;q=0.5"), or -1 if @r is
+ * not @type (a wildcard "*" matches).
+ */
+static double range_q(const char *r, size_t n, const char *type)
+{
+	const char *semi = memchr(r, ';', n), *p;
+	size_t tl = semi ? (size_t)(semi - r) : n;
+	const char *slash = strchr(type, '/');
+	double q = 1;
+
+	while (tl && (r[tl - 1] == ' ' || r[tl - 1] == '\t'))
+		tl--;
+	if (!(tl == 3 && !memcmp(r, "*/*", 3)) &&
+	    !(tl == strlen(type) && !strncasecmp(r, type, tl)) &&
+	    !(tl == (size_t)(slash - type) + 2 &&
+	      !strncasecmp(r, type, slash - type + 1) && r[tl - 1] == '*'))
+		return -1;
+	for (p = semi; p && p < r + n; p = memchr(p + 1, ';', r + n - p - 1)) {
+		const char *a = p + 1;
+
+		while (a < r + n && (*a == ' ' || *a == '\t'))
+			a++;
+		if (a + 2 <= r + n && (a[0] == 'q' || a[0] == 'Q') &&
+		    a[1] == '=')
+			q = strtod(a + 2, NULL);
+	}
+	return q;
+}
+
+enum exposition_format exposition_negotiate(const char *accept)
+{
+	double om = -1, text = -1, q;
+	const char *r = accept, *end;
+
+	while (r && *r) {
+		while (*r == ' ' || *r == '\t' || *r == ',')
+			r++;
+		end = strchr(r, ',');
+		if (!end)
+			end = r + strlen(r);
+		q = range_q(r, end - r, "application/openmetrics-text");
+		/* a wildcard is no wish for OpenMetrics */
+		if (q > om && !(end - r >= 1 && r[0] == '*'))
+			om = q;
+		q = range_q(r, end - r, "text/plain");
+		if (q > text)
+			text = q;
+		r = end;
+	}
+	return om > 0 && om >= text ? EXPOSITION_OPENMETRICS :
+				      EXPOSITION_PROMETHEUS;
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnetd's HTTP endpoint (magnetd/http.c, exposition.c) on the host, for
+ * tests/host/prometheus.sh: the endpoint, the server (its own metrics)
+ * and the metrics built from their own sources, with the configuration
+ * read by magnetd's own config.c and the rest of the daemon stubbed
+ * (daemon-stubs.c). The records are made up: every layer of every
+ * configured probe-set and every probe is an event; each latency gets
+ * PAIRS start/end pairs whose times are drawn from a log-uniform
+ * distribution between LOW and HIGH ns (a xorshift generator seeded with
+ * SEED, so two runs with different seeds are two different nodes), and
+ * each time is written to TIMES, one per line, for the test to compute
+ * the exact percentiles from.
+ *
+ * usage: http-host CONFIG SEED PAIRS LOW HIGH TIMES
+ * Serves until SIGTERM; prints "ready" on standard output once it listens.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "magnetd.h"
+
+void log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("http-host: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("http-host: warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("http-host: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static uint64_t rng;
+
+static uint64_t xorshift(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static const char *const layers[] = { "socket", "ip", "dev-xmit" };
+
+static void on_term(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void record(struct daemon *d, uint16_t id, uint64_t key, uint64_t ts,
+		   uint32_t cpu)
+{
+	struct magnet_record r = {
+		.size = sizeof(r), .event = id, .cpu = cpu, .tgid = 1,
+		.tid = 1, .id = key, .timestamp = ts,
+	};
+
+	metrics_record(d->metrics, &r);
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon d;
+	struct metrics_limits lim = {
+		.window_s = 10, .top_tgids = 5, .max_tgids = 64, .max_cpus = 4,
+	};
+	char err[4096], name[2 * MAGNET_NAME_LEN];
+	unsigned int i, k, nev = 0;
+	uint64_t pairs, low, high, t0, key = 1;
+	ev_signal term;
+	FILE *times;
+
+	if (argc != 7) {
+		fprintf(stderr, "usage: http-host CONFIG SEED PAIRS LOW HIGH TIMES\n");
+		return 2;
+	}
+	d.cfg = config_load(argv[1], err, sizeof(err));
+	if (!d.cfg) {
+		fputs(err, stderr);
+		return 1;
+	}
+	rng = strtoull(argv[2], NULL, 0) | 1;
+	pairs = strtoull(argv[3], NULL, 0);
+	low = strtoull(argv[4], NULL, 0);
+	high = strtoull(argv[5], NULL, 0);
+	times = fopen(argv[6], "w");
+	if (!times || !low || high < low) {
+		fprintf(stderr, "http-host: bad TIMES, LOW or HIGH\n");
+		return 2;
+	}
+	d.loop = ev_default_loop(EVFLAG_AUTO);
+	d.metrics = metrics_new(&lim);
+	d.start_ns = now_ns();
+	d.attached = true;
+	for (i = 0; i < d.cfg->nsets; i++)
+		for (k = 0; k < sizeof(layers) / sizeof(layers[0]); k++) {
+			snprintf(name, sizeof(name), "%s.%s",
+				 d.cfg->sets[i].set, layers[k]);
+			metrics_event(d.metrics, name);
+			metrics_bind(d.metrics, name, ++nev);
+		}
+	for (i = 0; i < d.cfg->nprobes; i++) {
+		metrics_event(d.metrics, d.cfg->probes[i].name);
+		metrics_bind(d.metrics, d.cfg->probes[i].name, ++nev);
+	}
+	for (i = 0; i < d.cfg->nlatencies; i++) {
+		const struct config_latency *l = &d.cfg->latencies[i];
+
+		if (metrics_latency(d.metrics, l->name, l->start, l->end,
+				    METRICS_KEY_ID, l->timeout_ns,
+				    l->max_pending)) {
+			fprintf(stderr, "http-host: latency %s: %s to %s: not events here\n",
+				l->name, l->start, l->end);
+			return 1;
+		}
+	}
+	/* every event once per CPU, then the pairs, a microsecond apart */
+	t0 = now_ns();
+	for (i = 1; i <= nev; i++)
+		for (k = 0; k < lim.max_cpus; k++)
+			record(&d, i, 0, t0, k);
+	for (i = 0; i < d.cfg->nlatencies; i++) {
+		const struct config_latency *l = &d.cfg->latencies[i];
+		uint16_t start = 0, end = 0;
+		char bound[2 * MAGNET_NAME_LEN];
+		unsigned int e = 0;
+
+		for (k = 0; k < d.cfg->nsets; k++)
+			for (unsigned int j = 0; j < 3; j++) {
+				snprintf(bound, sizeof(bound), "%s.%s",
+					 d.cfg->sets[k].set, layers[j]);
+				e++;
+				if (!strcmp(bound, l->start))
+					start = e;
+				if (!strcmp(bound, l->end))
+					end = e;
+			}
+		for (k = 0; k < d.cfg->nprobes; k++) {
+			e++;
+			if (!strcmp(d.cfg->probes[k].name, l->start))
+				start = e;
+			if (!strcmp(d.cfg->probes[k].name, l->end))
+				end = e;
+		}
+		for (uint64_t p = 0; p < pairs; p++, key++) {
+			double u = (xorshift() >> 11) * 0x1.0p-53;
+			uint64_t v = (uint64_t)llround(exp(log(low) +
+						u * (log(high) - log(low))));
+			uint64_t ts = t0 + p * 1000;
+
+			record(&d, start, key, ts, p % lim.max_cpus);
+			record(&d, end, key, ts + v, p % lim.max_cpus);
+			fprintf(times, "%s %llu\n", l->name,
+				(unsigned long long)v);
+		}
+	}
+	fclose(times);
+	metrics_tick(d.metrics, now_ns());
+	d.server = server_new(&d, &d.cfg->socket);
+	if (!d.server)
+		return 1;
+	d.http = http_new(&d, &d.cfg->prometheus);
+	if (!d.http)
+		return 1;
+	ev_signal_init(&term, on_term, SIGTERM);
+	ev_signal_start(d.loop, &term);
+	signal(SIGPIPE, SIG_IGN);
+	printf("ready\n");
+	fflush(stdout);
+	ev_run(d.loop, 0);
+	http_free(d.http);
+	server_free(d.server);
+	metrics_free(d.metrics);
+	config_free(d.cfg);
+	return 0;
+}

@@ -1,0 +1,450 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""magnetd's Prometheus endpoint (magnetd/http.c, exposition.c) on the host.
+
+Two "nodes" (build/test-bin/http-host: the endpoint, its formats, the server
+and the metrics from magnetd's own sources, fed with made-up latencies of
+two different distributions) are checked as a scraper and an attacker
+would see them:
+  - the formats: promtool check metrics (the text format 0.0.4) and the
+    OpenMetrics parser of Debian's python3-prometheus-client, on real
+    answers; content negotiation by Accept;
+  - HTTP: 404, 405 (with Allow), 413, 431, HEAD, the index page; each bad
+    request changes nothing and is counted; a stalled client does not hold
+    up a scrape and is closed after the timeout; connections beyond
+    max-clients are not served while the others are open;
+  - a real Prometheus (Debian's) scrapes both: both targets up, the event
+    counts are what was fed, and histogram_quantile(0.99, sum by (le) ...)
+    over both nodes is within the stated 12.5 % of the exact p99 of all
+    the latencies both were fed (and each node's on its own);
+  - a scrape of a large configuration (200 probes, 50 latencies): its size
+    and rendering time, printed.
+
+usage: tests/host/prometheus-test.py TOP
+Prints "ok - ..." / "not ok - ..." lines and a tally; exits 1 on a failure.
+"""
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from prometheus_client.openmetrics.parser import \
+    text_string_to_metric_families as om_parse
+
+TOP = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
+HOST = os.path.join(TOP, "build/test-bin/http-host")
+PAIRS = 20000
+STATED_ERROR = 0.125        # exposition.h, metrics.h: one bucket's width
+PROM_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
+               "application/openmetrics-text;version=0.0.1;q=0.75,"
+               "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok - " + what)
+    else:
+        failed += 1
+        print("not ok - " + what)
+    sys.stdout.flush()
+    return cond
+
+
+def free_ports(n):
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def get(url, headers=None, method="GET", data=None):
+    """(status, headers, body) of a request; errors are answers too."""
+    req = urllib.request.Request(url, headers=headers or {}, method=method,
+                                 data=data)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def raw(port, data, wait=5.0):
+    """Send @data as it is; what comes back until the server closes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=wait)
+    s.sendall(data)
+    out = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except socket.timeout:
+        pass
+    s.close()
+    return out
+
+
+def value(text, name, labels=""):
+    """The value of sample NAME{LABELS} in a text-format page, or None."""
+    want = name + ("{" + labels + "}" if labels else "")
+    for line in text.splitlines():
+        if line.startswith(want + " "):
+            return float(line.split()[-1])
+    return None
+
+
+def exact_quantile(values, q):
+    """The smallest value at least q of @values do not exceed."""
+    v = sorted(values)
+    return v[max(0, math.ceil(q * len(v)) - 1)]
+
+
+def node_config(path, port, extra=""):
+    with open(path, "w") as f:
+        f.write(f"""socket {{ path = "{path}.sock" }}
+prometheus {{
+	enable = true
+	port = {port}
+	max-clients = 4
+	timeout = 2
+	per-cpu = true
+}}
+probe-set udp-send {{ }}
+probe exits {{ predef = "process_exit" }}
+latency send {{
+	start = "udp-send.socket"
+	end = "udp-send.dev-xmit"
+	key = id
+}}
+{extra}""")
+
+
+def start_node(tmp, name, port, seed, low, high, extra=""):
+    conf = os.path.join(tmp, name + ".conf")
+    times = os.path.join(tmp, name + ".times")
+    node_config(conf, port, extra)
+    p = subprocess.Popen([HOST, conf, str(seed), str(PAIRS), str(low),
+                          str(high), times], stdout=subprocess.PIPE,
+                         stderr=open(os.path.join(tmp, name + ".log"), "w"),
+                         text=True)
+    line = p.stdout.readline()
+    if line.strip() != "ready":
+        p.kill()
+        raise SystemExit(f"http-host {name} did not start: "
+                         + open(os.path.join(tmp, name + ".log")).read())
+    lat = [int(l.split()[1]) for l in open(times)]
+    return p, lat
+
+
+def test_formats(base):
+    st, hd, body = get(base + "/metrics")
+    text = body.decode()
+    check(st == 200 and hd["Content-Type"] ==
+          "text/plain; version=0.0.4; charset=utf-8",
+          "no Accept: the text format 0.0.4 (%s)" % hd["Content-Type"])
+    r = subprocess.run(["promtool", "check", "metrics"], input=text,
+                       capture_output=True, text=True)
+    check(r.returncode == 0 and not r.stdout.strip() and
+          not r.stderr.strip(),
+          "promtool check metrics: clean " + (r.stdout + r.stderr).strip())
+    check(value(text, "magnet_events_total",
+                'event="udp-send.socket",set="udp-send",layer="socket"')
+          == PAIRS + 4,
+          "magnet_events_total of udp-send.socket, with set and layer "
+          "labels: the records fed")
+    check(value(text, "magnet_events_total", 'event="exits"') == 4,
+          "a probe's event: no set or layer label")
+    check(value(text, "magnet_event_cpu_events_total",
+                'event="exits",cpu="3"') == 1,
+          "per-cpu = true: per-CPU counters with a cpu label")
+    check(value(text, "magnet_latency_seconds_count", 'latency="send"')
+          == PAIRS and
+          value(text, "magnet_latency_seconds_bucket",
+                'latency="send",le="+Inf"') == PAIRS,
+          "the histogram: _count and the +Inf bucket are every pair")
+    buckets = [l for l in text.splitlines()
+               if l.startswith('magnet_latency_seconds_bucket{latency="send"')]
+    les = [l.split('le="')[1].split('"')[0] for l in buckets]
+    counts = [float(l.split()[-1]) for l in buckets]
+    check(len(buckets) == 210 and les[0] == "2.56e-07" and
+          les[-2] == "17.179869184" and
+          all(a <= b for a, b in zip(counts, counts[1:])),
+          "210 buckets from 256 ns to 2^34 ns and +Inf, cumulative "
+          f"({len(buckets)}, {les[0]} .. {les[-2]})")
+    check(value(text, "magnet_latency_window_seconds",
+                'latency="send",stat="p99"') is not None,
+          "the windowed gauges are there too (stat=\"p99\")")
+    check(value(text, "magnetd_health") == 1 and
+          value(text, "magnetd_build_info", 'version="0.1.0"') == 1,
+          "magnetd's own health and version")
+
+    st, hd, body = get(base + "/metrics", {"Accept": PROM_ACCEPT})
+    check(st == 200 and hd["Content-Type"].startswith(
+        "application/openmetrics-text; version=1.0.0"),
+        "Prometheus's Accept: OpenMetrics 1.0.0")
+    try:
+        fams = {f.name: f for f in om_parse(body.decode())}
+        check(body.endswith(b"# EOF\n") and
+              fams["magnet_events"].type == "counter" and
+              fams["magnet_latency_seconds"].type == "histogram" and
+              fams["magnet_latency_seconds"].unit == "seconds" and
+              fams["magnetd_build"].type == "info",
+              "OpenMetrics: the reference parser reads it (%d families)"
+              % len(fams))
+    except Exception as e:      # the parser's verdict is the test
+        check(False, "OpenMetrics: the reference parser refused it: %s" % e)
+    for accept, want in [("text/plain", "text/plain"),
+                         ("application/openmetrics-text;q=0.2, "
+                          "text/plain;q=0.9", "text/plain"),
+                         ("application/openmetrics-text",
+                          "application/openmetrics-text"),
+                         ("application/json", "text/plain"),
+                         ("*/*", "text/plain")]:
+        st, hd, _ = get(base + "/metrics", {"Accept": accept})
+        check(st == 200 and hd["Content-Type"].startswith(want),
+              f"Accept: {accept} -> {want}")
+
+
+def test_http(base, port):
+    def counters():
+        t = get(base + "/metrics")[2].decode()
+        return (value(t, "magnetd_scrapes_total"),
+                value(t, "magnetd_http_refused_total"),
+                value(t, "magnet_events_total", 'event="exits"'))
+
+    s0, r0, e0 = counters()
+    st, hd, body = get(base + "/nosuch")
+    check(st == 404 and b"/metrics" in body, "another path: 404")
+    for m in ["POST", "PUT", "DELETE", "OPTIONS"]:
+        st, hd, _ = get(base + "/metrics", method=m, data=b"x" if m in
+                        ("POST", "PUT") else None)
+        check(st == 405 and hd["Allow"] == "GET, HEAD",
+              f"{m}: 405, Allow: GET, HEAD")
+    st, hd, _ = get(base + "/metrics", method="GET", data=b"a body")
+    check(st == 413, "a GET with a body: 413")
+    st, hd, _ = get(base + "/metrics", {"X-Big": "a" * 40000})
+    check(st == 431, "40 KB of headers: 431 (got %d)" % st)
+    for req, code in [
+            (b"GET /metrics HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n", 400),
+            (b"GET  HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+            (b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
+             b"Content-Length: abc\r\n\r\n", 400),
+            (b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
+             b"Transfer-Encoding: chunked\r\n\r\nzz\r\n", 400),
+            (b"GET /metrics HTTP/7.0\r\n\r\n", 505)]:
+        ans = raw(port, req)
+        check(ans.startswith(b"HTTP/1.1 %d" % code),
+              "%r: %d (%r)" % (req[:40], code, ans[:24]))
+    ans = raw(port, b"GARBAGE\r\n\r\n")
+    check(ans == b"", "no request line at all: closed unanswered (%r)"
+          % ans[:20])
+    st, hd, body = get(base + "/metrics", method="HEAD")
+    check(st == 200 and body == b"" and int(hd["Content-Length"]) > 0,
+          "HEAD: the headers, no body")
+    st, hd, body = get(base + "/?query=1")
+    check(st == 200 and b'href="/metrics"' in body,
+          "/: a page that links to /metrics")
+    s1, r1, e1 = counters()
+    check(s1 == s0 + 2 and e1 == e0,
+          "bad requests changed nothing (scrapes %g -> %g: the HEAD and "
+          "this one)" % (s0, s1))
+    # 431 and 400 are libmicrohttpd's own answers: not seen by magnetd
+    check(r1 - r0 == 6, "... and those magnetd answered (404, 405 x 4, "
+          "413) are counted as refused (%g)" % (r1 - r0))
+
+    # a stalled client: half a request, then nothing
+    stall = socket.create_connection(("127.0.0.1", port))
+    stall.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+    t0 = time.monotonic()
+    st, _, _ = get(base + "/metrics")
+    check(st == 200, "a scrape while a client stalls mid-request: served "
+          "in %.2f s" % (time.monotonic() - t0))
+    stall.settimeout(10)
+    t0 = time.monotonic()
+    try:
+        got = stall.recv(100)
+    except OSError:
+        got = b""
+    waited = time.monotonic() - t0
+    check(got == b"" and waited < 8,
+          "the stalled client is closed after the timeout (2 s): %.1f s"
+          % waited)
+    stall.close()
+
+    # max-clients = 4: a fifth connection is not served while 4 are open
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+    time.sleep(0.3)
+    try:
+        ans = raw(port, b"GET /metrics HTTP/1.0\r\n\r\n", wait=1.0)
+    except OSError:
+        ans = b""
+    check(not ans.startswith(b"HTTP/1.1 200"),
+          "max-clients 4: a fifth connection is not served (%r)" % ans[:16])
+    for s in idle:
+        s.close()
+    time.sleep(0.3)
+    st, _, _ = get(base + "/metrics")
+    check(st == 200, "... and once they close, scrapes are served again")
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+    time.sleep(3)
+    st, _, _ = get(base + "/metrics")
+    check(st == 200, "4 silent clients: once the timeout closed them, "
+          "scrapes are served again")
+    for s in idle:
+        s.close()
+
+
+def prom_query(port, q):
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + \
+        urllib.parse.urlencode({"query": q})
+    st, _, body = get(url)
+    if st != 200:
+        return None
+    return json.loads(body)["data"]["result"]
+
+
+def test_prometheus(tmp, nodes, lat):
+    pport = free_ports(1)[0]
+    conf = os.path.join(tmp, "prometheus.yml")
+    with open(conf, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                "scrape_configs:\n  - job_name: magnet\n"
+                "    static_configs:\n")
+        for name, port in nodes:
+            f.write(f"      - targets: ['127.0.0.1:{port}']\n"
+                    f"        labels: {{node: {name}}}\n")
+    r = subprocess.run(["promtool", "check", "config", conf],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "promtool check config: the test's own")
+    log = open(os.path.join(tmp, "prometheus.log"), "w")
+    prom = subprocess.Popen(["prometheus", "--config.file=" + conf,
+                             "--storage.tsdb.path=" + os.path.join(tmp, "tsdb"),
+                             f"--web.listen-address=127.0.0.1:{pport}"],
+                            stdout=log, stderr=log)
+    try:
+        up = None
+        for _ in range(60):
+            time.sleep(1)
+            up = prom_query(pport, "up")
+            if up and len(up) == 2 and all(u["value"][1] == "1" for u in up):
+                break
+        check(up and len(up) == 2 and
+              all(u["value"][1] == "1" for u in up),
+              "Prometheus scrapes both nodes: up == 1 for both")
+        time.sleep(2)
+        res = prom_query(pport, 'scrape_samples_scraped')
+        check(res and all(float(x["value"][1]) > 200 for x in res),
+              "... every sample of a scrape taken (%s)"
+              % [x["value"][1] for x in res or []])
+        res = prom_query(pport, 'magnet_events_total{layer="socket"}')
+        check(res and len(res) == 2 and
+              all(float(x["value"][1]) == PAIRS + 4 for x in res) and
+              all(x["metric"]["set"] == "udp-send" for x in res),
+              "PromQL: magnet_events_total{layer=\"socket\"} per node = "
+              "the records fed")
+        every = lat["n1"] + lat["n2"]
+        exact = exact_quantile(every, 0.99) / 1e9
+        res = prom_query(pport, 'histogram_quantile(0.99, sum by (le) '
+                         '(magnet_latency_seconds_bucket{latency="send"}))')
+        est = float(res[0]["value"][1]) if res else float("nan")
+        err = abs(est - exact) / exact
+        check(err <= STATED_ERROR,
+              "cluster p99 by histogram_quantile over both nodes: %.6f s, "
+              "exact %.6f s: off by %.1f %% (stated: at most %.1f %%)"
+              % (est, exact, 100 * err, 100 * STATED_ERROR))
+        for name in ("n1", "n2"):
+            exact = exact_quantile(lat[name], 0.99) / 1e9
+            res = prom_query(pport, 'histogram_quantile(0.99, '
+                             f'magnet_latency_seconds_bucket{{node="{name}"}})')
+            est = float(res[0]["value"][1]) if res else float("nan")
+            err = abs(est - exact) / exact
+            check(err <= STATED_ERROR,
+                  f"{name}'s p99: %.6f s, exact %.6f s (%.1f %%)"
+                  % (est, exact, 100 * err))
+        for q in (0.5, 0.9):
+            exact = exact_quantile(every, q) / 1e9
+            res = prom_query(pport, f'histogram_quantile({q}, sum by (le) '
+                             '(magnet_latency_seconds_bucket))')
+            est = float(res[0]["value"][1]) if res else float("nan")
+            err = abs(est - exact) / exact
+            check(err <= STATED_ERROR,
+                  f"cluster p{int(q * 100)}: %.6f s, exact %.6f s (%.1f %%)"
+                  % (est, exact, 100 * err))
+    finally:
+        prom.terminate()
+        prom.wait()
+
+
+def test_large(tmp):
+    port = free_ports(1)[0]
+    extra = "".join(f'probe p{i} {{ kind = kprobe\n target = "f{i}" }}\n'
+                    for i in range(200))
+    extra += "".join(f'latency l{i} {{ start = "p{2 * i}"\n'
+                     f' end = "p{2 * i + 1}"\n key = id }}\n'
+                     for i in range(50))
+    p, _ = start_node(tmp, "large", port, 7, 1000, 1000000, extra)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        times = []
+        for _ in range(5):
+            t0 = time.monotonic()
+            st, _, body = get(base + "/metrics")
+            times.append(time.monotonic() - t0)
+        check(st == 200, "a large configuration (200 probes, 51 latencies, "
+              "4 CPUs): %d bytes, %d lines, best of 5 scrapes %.1f ms"
+              % (len(body), body.count(b"\n"), 1000 * min(times)))
+        r = subprocess.run(["promtool", "check", "metrics"], input=body,
+                           capture_output=True)
+        check(r.returncode == 0, "... promtool check metrics: clean")
+    finally:
+        p.terminate()
+        p.wait()
+
+
+def main():
+    for prog in ("promtool", "prometheus"):
+        if not shutil.which(prog):
+            check(False, f"{prog} is installed (scripts/install-deps)")
+            print(f"{passed} passed, {failed} failed")
+            return 1
+    tmp = tempfile.mkdtemp(prefix="prometheus-test.")
+    procs = []
+    try:
+        p1, p2 = free_ports(2)
+        n1, lat1 = start_node(tmp, "n1", p1, 1, 2000, 5000000)
+        procs.append(n1)
+        n2, lat2 = start_node(tmp, "n2", p2, 2, 10000, 20000000)
+        procs.append(n2)
+        test_formats(f"http://127.0.0.1:{p1}")
+        test_http(f"http://127.0.0.1:{p1}", p1)
+        test_prometheus(tmp, [("n1", p1), ("n2", p2)],
+                        {"n1": lat1, "n2": lat2})
+        test_large(tmp)
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+sys.exit(main())
