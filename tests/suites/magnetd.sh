@@ -2,7 +2,10 @@
 # real traffic, snapshots, event and threshold subscriptions, the example
 # adaptive application, a client that stops reading, malformed requests,
 # clients that vanish, SIGHUP reloads (good and bad files), the module
-# unloaded and loaded again under it, and a clean SIGTERM.
+# unloaded and loaded again under it, and a clean SIGTERM. Its Prometheus
+# endpoint on the same traffic: what a snapshot says, labelled, on
+# loopback only.
+# rig-programs: curl
 . /magnet/lib.sh
 
 S=/tmp/magnetd.sock
@@ -69,7 +72,7 @@ tx_id=$(magnetctl -j probe list | tr '{' '\n' | grep '"name":"tx"' | sed -n 's/.
 check "magnetd.conf: a header rule, as the kernel lists it" \
 	grep -q "^[0-9]* tx exclude header proto udp dst 10.1.0.0/16 dport 53\$" /tmp/fl.txt
 check "magnetd.conf: a packet rule in tcpdump's words, as the kernel lists it" \
-	grep -q '^[0-9]* tx exclude packet "udp dst port 53 and (dst net 10.1.0.0/16 or ip6)" undecided 0$' /tmp/fl.txt
+	grep -q '^[0-9]* tx exclude packet "udp dst port 53 and (dst net 10.1.0.0/16 or ip6)" undecided 0 native 0$' /tmp/fl.txt
 check "magnetd.conf: an id set, a CPU and a tgid" \
 	grep -q "^[0-9]* tx exclude cpu 1 tgid 7 id 0x10,0x20\$" /tmp/fl.txt
 check "magnetd.conf: a correlate rule, its end probe by id" \
@@ -90,6 +93,9 @@ socket {
 metrics {
 	interval = 1
 	window = 30
+}
+prometheus {
+	enable = true
 }
 buffer net {
 	size = 1048576
@@ -167,6 +173,47 @@ check "bytes: 200 x 100 at the send call ($bytes)" [ "$bytes" = 20000 ]
 magnetctl -j daemon snapshot socket $S > /tmp/snap.json
 check "JSON snapshot" grep -q '"name":"udp_send.p99"' /tmp/snap.json
 check "top: one process sent them all" grep -q -E '^ *udp-send.socket +1 +[0-9]+ +200 ' /tmp/snap.txt
+
+# --- the same metrics over HTTP, as Prometheus scrapes them -----------------------
+
+P=http://127.0.0.1:9737
+curl -s $P/metrics > /tmp/prom.txt
+magnetctl daemon snapshot socket $S > /tmp/snap2.txt
+grep -E '^magnet_(events_total|latency_seconds_count|latency_window_seconds)' /tmp/prom.txt
+check "prometheus: the text format 0.0.4" \
+	sh -c "curl -s -o /dev/null -w '%{content_type}' $P/metrics | grep -q '^text/plain; version=0.0.4'"
+check "prometheus: magnet_events_total of udp-send.socket, labelled: 200" \
+	grep -qx 'magnet_events_total{event="udp-send.socket",set="udp-send",layer="socket"} 200' /tmp/prom.txt
+check "prometheus: udp-recv.app: 200" \
+	grep -qx 'magnet_events_total{event="udp-recv.app",set="udp-recv",layer="app"} 200' /tmp/prom.txt
+check "prometheus: a probe's event: exits, no set" \
+	grep -q '^magnet_events_total{event="exits"} [0-9]' /tmp/prom.txt
+check "prometheus: bytes 20000 at the send call" \
+	grep -qx 'magnet_event_bytes_total{event="udp-send.socket",set="udp-send",layer="socket"} 20000' /tmp/prom.txt
+check "prometheus: udp_send's histogram: 200 pairs, +Inf bucket too" \
+	sh -c "grep -qx 'magnet_latency_seconds_count{latency=\"udp_send\"} 200' /tmp/prom.txt &&
+	       grep -qx 'magnet_latency_seconds_bucket{latency=\"udp_send\",le=\"+Inf\"} 200' /tmp/prom.txt"
+sum=$(awk '$1 == "magnet_latency_seconds_sum{latency=\"udp_send\"}" { print $2 }' /tmp/prom.txt)
+mean=$(awk '$1 == "udp_send.mean" { print $4 }' /tmp/snap2.txt)
+check "prometheus: udp_send's _sum / 200 is the snapshot's mean ($sum s, $mean ns)" \
+	awk -v s="$sum" -v m="$mean" 'BEGIN { d = s / 200 * 1e9 - m; exit !(m > 0 && d < 1 && d > -1) }'
+pp99=$(awk '$1 == "magnet_latency_window_seconds{latency=\"udp_send\",stat=\"p99\"}" { print $2 }' /tmp/prom.txt)
+sp99=$(awk '$1 == "udp_send.p99" { print $4 }' /tmp/snap2.txt)
+check "prometheus: the windowed p99 is the snapshot's ($pp99 s, $sp99 ns)" \
+	awk -v a="$pp99" -v b="$sp99" 'BEGIN { d = a * 1e9 - b; exit !(b > 0 && d < 1 && d > -1) }'
+check "prometheus: healthy" grep -qx 'magnetd_health 1' /tmp/prom.txt
+check "prometheus: OpenMetrics when asked" \
+	sh -c "curl -s -H 'Accept: application/openmetrics-text; version=1.0.0' $P/metrics | tail -n 1 | grep -qx '# EOF'"
+check "prometheus: no busiest processes served" sh -c "! grep -q -i tgid /tmp/prom.txt"
+c404=$(curl -s -o /dev/null -w '%{http_code}' $P/snapshot)
+c405=$(curl -s -o /dev/null -w '%{http_code}' -X POST -d x $P/metrics)
+check "prometheus: another path $c404, POST $c405" [ "$c404.$c405" = 404.405 ]
+# 127.0.0.1:9737 (0100007F:2609) and nothing else listens on 9737
+check "prometheus: listening on loopback only (/proc/net/tcp)" \
+	sh -c "grep -q ' 0100007F:2609 00000000:0000 0A ' /proc/net/tcp &&
+	       [ \$(grep -c ':2609 00000000:0000 0A ' /proc/net/tcp) = 1 ] &&
+	       ! grep -q ':2609 0000.*0A ' /proc/net/tcp6"
+check "magnetd alive after the scrapes" alive
 
 # --- subscriptions ------------------------------------------------------------------
 
