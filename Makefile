@@ -480,6 +480,14 @@ install: modules tools
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMSDIR)/dkms.conf
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
 
+# The Grafana dashboard of magnetd's Prometheus metrics and its provisioning.
+GRAFANA_DIR ?= /var/lib/grafana/dashboards/magnet
+install-grafana:
+	install -D -m 644 conf/grafana/magnet.json $(DESTDIR)$(GRAFANA_DIR)/magnet.json
+	install -d $(DESTDIR)/etc/grafana/provisioning/dashboards
+	sed 's|/var/lib/grafana/dashboards/magnet|$(GRAFANA_DIR)|' conf/grafana/provisioning.yaml > \
+		$(DESTDIR)/etc/grafana/provisioning/dashboards/magnet.yaml
+
 # The Wireshark dissector of magnet-read's pcapng files, alone.
 install-wireshark:
 	install -D -m 644 wireshark/magnet.lua $(DESTDIR)$(WIRESHARK_LUADIR)/magnet.lua
@@ -501,10 +509,12 @@ uninstall:
 	      $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so \
 	      $(DESTDIR)$(PREFIX)/sbin/magnet-supermon \
 	      $(DESTDIR)/lib/systemd/system/magnet-supermon.service \
-	      $(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf
+	      $(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf \
+	      $(DESTDIR)$(GRAFANA_DIR)/magnet.json \
+	      $(DESTDIR)/etc/grafana/provisioning/dashboards/magnet.yaml
 	rm -rf $(DKMSDIR)
 
 clean:
 	rm -rf build
 
-.PHONY: all modules tools gmond-plugin test-programs check check-host check-kmod check-style test test-cluster bench demo install install-wireshark uninstall clean
+.PHONY: all modules tools gmond-plugin test-programs check check-host check-kmod check-style test test-cluster bench demo install install-wireshark install-grafana uninstall clean
