@@ -229,32 +229,44 @@ static void event_cb(void *ctx, const struct metrics_event_view *v)
 	}
 }
 
+struct fam {
+	const char *name;
+	enum kind kind;
+	const char *unit, *help;
+	int what;
+};
+
+static const struct fam event_fams[] = {
+	{ "magnet_events", COUNTER, NULL,
+	  "Records logged by magnet's probes, counted since magnetd started",
+	  EV_COUNT },
+	{ "magnet_event_bytes", COUNTER, "bytes",
+	  "Bytes of the records' packets (their length), or of the records, since magnetd started",
+	  EV_BYTES },
+	{ "magnet_event_cpu_events", COUNTER, NULL,
+	  "Records logged per CPU since magnetd started", EV_CPU },
+	{ "magnet_event_rate", GAUGE, NULL,
+	  "Records per second over magnetd's window (metrics.window)",
+	  EV_RATE },
+	{ "magnet_event_byte_rate", GAUGE, NULL,
+	  "Bytes per second over magnetd's window (metrics.window)",
+	  EV_BYTE_RATE },
+};
+
 static void events(struct out *o, const struct metrics *m)
 {
 	struct pass p = { .o = o };
+	unsigned int i;
 
-	family(o, "magnet_events", COUNTER, NULL,
-	       "Records logged by magnet's probes, counted since magnetd started");
-	p.what = EV_COUNT;
-	metrics_foreach_event(m, event_cb, &p);
-	family(o, "magnet_event_bytes", COUNTER, "bytes",
-	       "Bytes of the records' packets (their length), or of the records, since magnetd started");
-	p.what = EV_BYTES;
-	metrics_foreach_event(m, event_cb, &p);
-	if (o->per_cpu) {
-		family(o, "magnet_event_cpu_events", COUNTER, NULL,
-		       "Records logged per CPU since magnetd started");
-		p.what = EV_CPU;
+	for (i = 0; i < sizeof(event_fams) / sizeof(event_fams[0]); i++) {
+		const struct fam *f = &event_fams[i];
+
+		if (f->what == EV_CPU && !o->per_cpu)
+			continue;
+		family(o, f->name, f->kind, f->unit, f->help);
+		p.what = f->what;
 		metrics_foreach_event(m, event_cb, &p);
 	}
-	family(o, "magnet_event_rate", GAUGE, NULL,
-	       "Records per second over magnetd's window (metrics.window)");
-	p.what = EV_RATE;
-	metrics_foreach_event(m, event_cb, &p);
-	family(o, "magnet_event_byte_rate", GAUGE, NULL,
-	       "Bytes per second over magnetd's window (metrics.window)");
-	p.what = EV_BYTE_RATE;
-	metrics_foreach_event(m, event_cb, &p);
 }
 
 /* ---- latencies ---- */
@@ -316,30 +328,34 @@ static void latency_cb(void *ctx, const struct metrics_latency_view *v)
 	}
 }
 
+static const struct fam latency_fams[] = {
+	{ "magnet_latency_seconds", HISTOGRAM, "seconds",
+	  "Time from a latency's start event to its end event, every pair since magnetd started (buckets: 256 ns, then 8 per doubling to 17.2 s)",
+	  LAT_HIST },
+	{ "magnet_latency_window_seconds", GAUGE, "seconds",
+	  "Start-to-end time over magnetd's window: min, mean, p50, p90, p99 (within 1.6 %), max; 0 without pairs",
+	  LAT_WINDOW },
+	{ "magnet_latency_pending", GAUGE, NULL,
+	  "Starts waiting for their end", LAT_PENDING },
+	{ "magnet_latency_expired", COUNTER, NULL,
+	  "Starts that found no end within the latency's timeout", LAT_EXPIRED },
+	{ "magnet_latency_overflow", COUNTER, NULL,
+	  "Starts dropped because max-pending starts were waiting",
+	  LAT_OVERFLOW },
+};
+
 static void latencies(struct out *o, const struct metrics *m)
 {
 	struct pass p = { .o = o };
+	unsigned int i;
 
-	family(o, "magnet_latency_seconds", HISTOGRAM, "seconds",
-	       "Time from a latency's start event to its end event, every pair since magnetd started (buckets: 256 ns, then 8 per doubling to 17.2 s)");
-	p.what = LAT_HIST;
-	metrics_foreach_latency(m, latency_cb, &p);
-	family(o, "magnet_latency_window_seconds", GAUGE, "seconds",
-	       "Start-to-end time over magnetd's window: min, mean, p50, p90, p99 (within 1.6 %), max; 0 without pairs");
-	p.what = LAT_WINDOW;
-	metrics_foreach_latency(m, latency_cb, &p);
-	family(o, "magnet_latency_pending", GAUGE, NULL,
-	       "Starts waiting for their end");
-	p.what = LAT_PENDING;
-	metrics_foreach_latency(m, latency_cb, &p);
-	family(o, "magnet_latency_expired", COUNTER, NULL,
-	       "Starts that found no end within the latency's timeout");
-	p.what = LAT_EXPIRED;
-	metrics_foreach_latency(m, latency_cb, &p);
-	family(o, "magnet_latency_overflow", COUNTER, NULL,
-	       "Starts dropped because max-pending starts were waiting");
-	p.what = LAT_OVERFLOW;
-	metrics_foreach_latency(m, latency_cb, &p);
+	for (i = 0; i < sizeof(latency_fams) / sizeof(latency_fams[0]); i++) {
+		const struct fam *f = &latency_fams[i];
+
+		family(o, f->name, f->kind, f->unit, f->help);
+		p.what = f->what;
+		metrics_foreach_latency(m, latency_cb, &p);
+	}
 }
 
 /* ---- magnetd's own ---- */
