@@ -145,7 +145,7 @@ build/lib/libmagnet.a: libmagnet/libmagnet.c libmagnet/libmagnet.h
 
 build/lib/libmagnet.pc: libmagnet/libmagnet.pc.in Makefile
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 build/bin/magnet-adaptive: libmagnet/examples/adaptive-sender.c build/lib/libmagnet.a
 	@mkdir -p $(@D)
@@ -170,6 +170,12 @@ build/bin/magnet-supermon: $(SUPERMON_SRC) supermon-plugin/view.h libmagnet/libm
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -DMAGNET_VERSION='"$(VERSION)"' -o $@ \
 		$(SUPERMON_SRC) -lev -lpthread -lm
 GANGLIA_MODDIR ?= $(PREFIX)/lib/ganglia
+# Where libmagnet goes (Debian's packages: /usr/lib/<multiarch>), where
+# systemd units go, and where the drop-in that orders gmond after magnetd
+# goes (the administrator's /etc for a source install; a package's, /lib).
+LIBDIR    ?= $(PREFIX)/lib
+UNITDIR   ?= /lib/systemd/system
+DROPINDIR ?= /etc/systemd/system
 # Wireshark loads Lua plugins from its own global folder (tshark -G
 # folders: "Global Lua Plugins"; Debian's), whatever PREFIX is.
 WIRESHARK_LUADIR ?= /usr/lib/$(shell $(CC) -print-multiarch)/wireshark/plugins
@@ -437,10 +443,18 @@ demo:
 MODDIR := $(DESTDIR)/lib/modules/$(KREL)/extra
 DKMSDIR := $(DESTDIR)/usr/src/magnet-$(VERSION)
 
-install: modules tools
+# install: the modules built for this kernel (KDIR), user space, and the
+# modules' source for DKMS. Packagers use the parts: install-user (PREFIX,
+# DESTDIR, GANGLIA_MODDIR), install-dkms (DESTDIR); debian/rules does.
+install: install-modules install-user install-dkms
+
+install-modules: modules
 	install -D -m 644 $(KOUT)/kmod/magnet/magnet.ko $(MODDIR)/magnet.ko
 	install -D -m 644 -t $(MODDIR) $(KOUT)/filters/magnet_pktfilter.ko \
 		$(KOUT)/filters/magnet_correlate.ko $(KOUT)/filters/magnet_pcap.ko
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
+
+install-user: tools
 	install -D -m 755 build/bin/magnet-read $(DESTDIR)$(PREFIX)/bin/magnet-read
 	install -D -m 644 tools/magnet-read/magnet-read.1 $(DESTDIR)$(PREFIX)/share/man/man1/magnet-read.1
 	$(MAKE) install-wireshark
@@ -451,34 +465,47 @@ install: modules tools
 	install -D -m 644 magnetd/magnetd.8 $(DESTDIR)$(PREFIX)/share/man/man8/magnetd.8
 	@if [ ! -e $(DESTDIR)/etc/magnet/magnetd.conf ]; then \
 		install -D -m 644 conf/magnetd.conf $(DESTDIR)/etc/magnet/magnetd.conf; fi
-	install -d $(DESTDIR)/lib/systemd/system
+	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' conf/magnetd.service > \
-		$(DESTDIR)/lib/systemd/system/magnetd.service
-	install -D -m 755 build/lib/libmagnet.so.$(LIBMAGNET_SOVER) \
-		$(DESTDIR)$(PREFIX)/lib/libmagnet.so.$(LIBMAGNET_SOVER)
-	ln -sf libmagnet.so.$(LIBMAGNET_SOVER) $(DESTDIR)$(PREFIX)/lib/libmagnet.so
-	install -D -m 644 build/lib/libmagnet.a $(DESTDIR)$(PREFIX)/lib/libmagnet.a
-	install -D -m 644 build/lib/libmagnet.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/libmagnet.pc
+		$(DESTDIR)$(UNITDIR)/magnetd.service
+	install -D -m 644 build/lib/libmagnet.so.$(LIBMAGNET_SOVER) \
+		$(DESTDIR)$(LIBDIR)/libmagnet.so.$(LIBMAGNET_SOVER)
+	ln -sf libmagnet.so.$(LIBMAGNET_SOVER) $(DESTDIR)$(LIBDIR)/libmagnet.so
+	install -D -m 644 build/lib/libmagnet.a $(DESTDIR)$(LIBDIR)/libmagnet.a
+	install -D -m 644 build/lib/libmagnet.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libmagnet.pc
 	install -D -m 644 libmagnet/libmagnet.h $(DESTDIR)$(PREFIX)/include/libmagnet.h
 	install -D -m 755 build/bin/magnet-adaptive $(DESTDIR)$(PREFIX)/bin/magnet-adaptive
-	install -D -m 755 build/lib/modmagnet.so $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so
+	install -D -m 644 build/lib/modmagnet.so $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so
 	@if [ ! -e $(DESTDIR)/etc/ganglia/conf.d/magnet.conf ]; then \
 		install -d $(DESTDIR)/etc/ganglia/conf.d; \
 		sed 's|@GANGLIA_MODDIR@|$(GANGLIA_MODDIR)|g' conf/ganglia/magnet.conf > \
 			$(DESTDIR)/etc/ganglia/conf.d/magnet.conf; fi
 	install -D -m 755 build/bin/magnet-supermon $(DESTDIR)$(PREFIX)/sbin/magnet-supermon
+	install -D -m 644 supermon-plugin/magnet-supermon.8 $(DESTDIR)$(PREFIX)/share/man/man8/magnet-supermon.8
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' conf/magnet-supermon.service > \
-		$(DESTDIR)/lib/systemd/system/magnet-supermon.service
+		$(DESTDIR)$(UNITDIR)/magnet-supermon.service
 	install -D -m 644 conf/ganglia/ganglia-monitor.service.d-magnet.conf \
-		$(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf
+		$(DESTDIR)$(DROPINDIR)/ganglia-monitor.service.d/magnet.conf
 	@if [ -z "$(DESTDIR)" ]; then ldconfig; fi
+
+install-dkms:
 	install -D -m 644 include/linux/magnet.h $(DKMSDIR)/include/linux/magnet.h
 	install -D -m 644 include/uapi/linux/magnet.h $(DKMSDIR)/include/uapi/linux/magnet.h
 	install -D -m 644 -t $(DKMSDIR)/kmod/magnet $(KMOD_SRC) kmod/magnet/Makefile
 	install -D -m 644 -t $(DKMSDIR)/kmod $(KBUILD_COMMON)
 	install -D -m 644 -t $(DKMSDIR)/filters $(FILTER_SRC) filters/Makefile
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMSDIR)/dkms.conf
-	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
+
+# Debian packages (debian/), built from a copy of the tree in build/deb/
+# (dpkg-buildpackage cleans its tree), then checked with lintian. The
+# .deb files land in build/deb/.
+deb:
+	rm -rf build/deb
+	mkdir -p build/deb/magnet-$(VERSION)
+	tar --exclude=./build --exclude=./.git -cf - . | tar -xf - -C build/deb/magnet-$(VERSION)
+	cd build/deb/magnet-$(VERSION) && dpkg-buildpackage -us -uc -b
+	lintian --fail-on warning,error --suppress-tags-from-file debian/lintian-suppressed \
+		build/deb/magnet_$(VERSION)_*.changes
 
 # The Grafana dashboard of magnetd's Prometheus metrics and its provisioning.
 GRAFANA_DIR ?= /var/lib/grafana/dashboards/magnet
@@ -502,14 +529,15 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/share/man/man1/magnet-read.1 \
 	      $(DESTDIR)$(PREFIX)/sbin/magnetd \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetd.8 \
-	      $(DESTDIR)/lib/systemd/system/magnetd.service \
-	      $(DESTDIR)$(PREFIX)/lib/libmagnet.so* $(DESTDIR)$(PREFIX)/lib/libmagnet.a \
-	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/libmagnet.pc \
+	      $(DESTDIR)$(UNITDIR)/magnetd.service \
+	      $(DESTDIR)$(LIBDIR)/libmagnet.so* $(DESTDIR)$(LIBDIR)/libmagnet.a \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/libmagnet.pc \
 	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive \
 	      $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so \
 	      $(DESTDIR)$(PREFIX)/sbin/magnet-supermon \
-	      $(DESTDIR)/lib/systemd/system/magnet-supermon.service \
-	      $(DESTDIR)/etc/systemd/system/ganglia-monitor.service.d/magnet.conf \
+	      $(DESTDIR)$(PREFIX)/share/man/man8/magnet-supermon.8 \
+	      $(DESTDIR)$(UNITDIR)/magnet-supermon.service \
+	      $(DESTDIR)$(DROPINDIR)/ganglia-monitor.service.d/magnet.conf \
 	      $(DESTDIR)$(GRAFANA_DIR)/magnet.json \
 	      $(DESTDIR)/etc/grafana/provisioning/dashboards/magnet.yaml
 	rm -rf $(DKMSDIR)
@@ -517,4 +545,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all modules tools gmond-plugin test-programs check check-host check-kmod check-style test test-cluster bench demo install install-wireshark install-grafana uninstall clean
+.PHONY: all modules tools gmond-plugin test-programs check check-host check-kmod check-style test test-cluster bench demo install install-modules install-user install-dkms install-wireshark install-grafana deb uninstall clean
