@@ -463,6 +463,7 @@ install-user: tools
 	install -D -m 644 include/uapi/linux/magnet.h $(DESTDIR)$(PREFIX)/include/linux/magnet.h
 	install -D -m 755 build/bin/magnetd $(DESTDIR)$(PREFIX)/sbin/magnetd
 	install -D -m 644 magnetd/magnetd.8 $(DESTDIR)$(PREFIX)/share/man/man8/magnetd.8
+	install -D -m 644 magnetd/magnetd.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/magnetd.conf.5
 	@if [ ! -e $(DESTDIR)/etc/magnet/magnetd.conf ]; then \
 		install -D -m 644 conf/magnetd.conf $(DESTDIR)/etc/magnet/magnetd.conf; fi
 	install -d $(DESTDIR)$(UNITDIR)
@@ -474,8 +475,10 @@ install-user: tools
 	install -D -m 644 build/lib/libmagnet.a $(DESTDIR)$(LIBDIR)/libmagnet.a
 	install -D -m 644 build/lib/libmagnet.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libmagnet.pc
 	install -D -m 644 libmagnet/libmagnet.h $(DESTDIR)$(PREFIX)/include/libmagnet.h
+	install -D -m 644 libmagnet/libmagnet.3 $(DESTDIR)$(PREFIX)/share/man/man3/libmagnet.3
 	install -D -m 755 build/bin/magnet-adaptive $(DESTDIR)$(PREFIX)/bin/magnet-adaptive
 	install -D -m 644 build/lib/modmagnet.so $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so
+	install -D -m 644 gmond-plugin/modmagnet.7 $(DESTDIR)$(PREFIX)/share/man/man7/modmagnet.7
 	@if [ ! -e $(DESTDIR)/etc/ganglia/conf.d/magnet.conf ]; then \
 		install -d $(DESTDIR)/etc/ganglia/conf.d; \
 		sed 's|@GANGLIA_MODDIR@|$(GANGLIA_MODDIR)|g' conf/ganglia/magnet.conf > \
@@ -529,11 +532,14 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/share/man/man1/magnet-read.1 \
 	      $(DESTDIR)$(PREFIX)/sbin/magnetd \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/magnetd.8 \
+	      $(DESTDIR)$(PREFIX)/share/man/man5/magnetd.conf.5 \
 	      $(DESTDIR)$(UNITDIR)/magnetd.service \
 	      $(DESTDIR)$(LIBDIR)/libmagnet.so* $(DESTDIR)$(LIBDIR)/libmagnet.a \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/libmagnet.pc \
 	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive \
+	      $(DESTDIR)$(PREFIX)/share/man/man3/libmagnet.3 \
 	      $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so \
+	      $(DESTDIR)$(PREFIX)/share/man/man7/modmagnet.7 \
 	      $(DESTDIR)$(PREFIX)/sbin/magnet-supermon \
 	      $(DESTDIR)$(PREFIX)/share/man/man8/magnet-supermon.8 \
 	      $(DESTDIR)$(UNITDIR)/magnet-supermon.service \
