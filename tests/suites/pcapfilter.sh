@@ -229,13 +229,19 @@ magnetctl probe del-set udp-send,udp-recv,tcp-send,tcp-recv
 # magnet-read -P runs the expression in the kernel too, on every layer,
 # so that what it rejects is never logged. Live, each expression against
 # tcpdump's live capture of the same run of the traffic.
+# capturing SET.LAYER: once magnet-read -P has enabled its probes (the
+# last it adds is LAYER of SET): on a debug kernel that takes seconds
+capturing() {
+	wait_for 60 sh -c "magnetctl -j probe show $1 2> /dev/null | grep -q '\"enabled\":true'"
+}
 live() {
 	rm -f /tmp/pf-live.pcapng
 	start_tcpdump /tmp/pf-live.pcap
 	magnet-read -P udp-send,udp-recv,tcp-send,tcp-recv -i va \
 		-w /tmp/pf-live.pcapng "$@" 2> /tmp/pf-live.err &
 	mr=$!
-	sleep 1
+	capturing tcp-recv.app
+	sleep 0.2
 	traffic
 	sleep 1
 	killall -INT tcpdump
@@ -288,9 +294,9 @@ check "... and selects what tcpdump selects" same_lines \
 magnet-read -P udp-send,udp-recv -Z nobody -i va -q -n udp port 5001 \
 	> /tmp/pf-z.txt 2> /tmp/pf-z.err &
 mr=$!
-sleep 1
+capturing udp-recv.app
 check "-Z nobody: magnet-read runs as nobody once its probes are in place" \
-	grep -q "^Uid:[[:space:]]*$(id -u nobody)[[:space:]]" /proc/$mr/status
+	wait_for 20 grep -q "^Uid:[[:space:]]*$(id -u nobody)[[:space:]]" /proc/$mr/status
 traffic
 sleep 1
 kill -INT $mr
