@@ -25,7 +25,10 @@
  * creation it is rewritten to read the packet from the network header
  * (loads at SKF_NET_OFF) with the cooked header's protocol a constant,
  * one copy for IPv4 and one for IPv6, and bpf_prog_create() translates
- * each to eBPF and JIT-compiles it where the kernel JITs. There every
+ * each to eBPF and JIT-compiles it where the kernel JITs (and a copy of
+ * each with its loads from skb->data, for layers whose data starts at
+ * the network header: the translation makes those loads inline, where
+ * loads below the data pointer are helper calls). There every
  * byte is known, so its answer is pcap_vm's. A program that reads the
  * length (ld len: tcpdump's, not the sk_buff's) or the cooked header
  * other than its protocol stays with pcap_vm; so do hits with headers
@@ -50,7 +53,12 @@ struct pcap_rule {
 	bool undecided_match;		/* an include rule */
 	u64 __percpu *undecided;
 	u64 __percpu *native;		/* hits the kernel's BPF ran */
-	struct bpf_prog *ip, *ip6;	/* the kernel's, or NULL: pcap_vm */
+	/*
+	 * The kernel's, or NULL: pcap_vm. [0]: loads from the network
+	 * header (SKF_NET_OFF); [1]: from skb->data, for an skb whose data
+	 * starts at its network header (inline loads, no helper calls).
+	 */
+	struct bpf_prog *ip[2], *ip6[2];
 	char *text;			/* or NULL */
 	struct pcap_op *ops;		/* pcap_vm_decode()'s form */
 	unsigned int len;
@@ -69,11 +77,14 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 
 	if (!magnet_packet_view(hit, &v))
 		return false;
-	if (r->ip && v.skb && !v.nbuilt && !skb_is_nonlinear(v.skb) &&
+	if (r->ip[0] && v.skb && !v.nbuilt && !skb_is_nonlinear(v.skb) &&
 	    v.off == skb_network_offset(v.skb) &&
 	    (v.protocol == ETH_P_IP || v.protocol == ETH_P_IPV6)) {
+		bool at_data = v.off == 0;
+
 		this_cpu_inc(*r->native);
-		return bpf_prog_run(v.protocol == ETH_P_IP ? r->ip : r->ip6,
+		return bpf_prog_run(v.protocol == ETH_P_IP ? r->ip[at_data] :
+							     r->ip6[at_data],
 				    (void *)v.skb);
 	}
 	switch (pcap_vm_run(r->insns, r->ops, &v)) {
@@ -116,11 +127,13 @@ static const struct nla_policy pcap_policy[MAGNET_PACKET_MAX + 1] = {
 
 /*
  * The program for the kernel's BPF on an sk_buff whose packet is @proto
- * (ETH_P_IP or ETH_P_IPV6), or NULL where it cannot run there (see the
- * top of the file).
+ * (ETH_P_IP or ETH_P_IPV6), its loads from the network header, or with
+ * @at_data from skb->data (which the caller has at the network header:
+ * the kernel's translation makes those inline loads), or NULL where it
+ * cannot run there (see the top of the file).
  */
 static struct bpf_prog *native_prog(const struct sock_filter *f,
-				    unsigned int len, u16 proto)
+				    unsigned int len, u16 proto, bool at_data)
 {
 	struct sock_fprog_kern fp = { .len = len };
 	struct bpf_prog *prog = NULL;
@@ -148,7 +161,8 @@ static struct bpf_prog *native_prog(const struct sock_filter *f,
 		case BPF_MSH:
 			if (g[i].k < SLL2_LEN || g[i].k > INT_MAX)
 				goto out;
-			g[i].k = (u32)(SKF_NET_OFF + (int)(g[i].k - SLL2_LEN));
+			g[i].k = at_data ? g[i].k - SLL2_LEN :
+				 (u32)(SKF_NET_OFF + (int)(g[i].k - SLL2_LEN));
 			break;
 		case BPF_LEN:
 			goto out;
@@ -164,14 +178,26 @@ out:
 	return prog;
 }
 
+/* No program for the kernel's BPF: pcap_vm runs every hit. */
+static void drop_native(struct pcap_rule *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		if (r->ip[i])
+			bpf_prog_destroy(r->ip[i]);
+		if (r->ip6[i])
+			bpf_prog_destroy(r->ip6[i]);
+		r->ip[i] = NULL;
+		r->ip6[i] = NULL;
+	}
+}
+
 static void pcap_destroy(void *state)
 {
 	struct pcap_rule *r = state;
 
-	if (r->ip)
-		bpf_prog_destroy(r->ip);
-	if (r->ip6)
-		bpf_prog_destroy(r->ip6);
+	drop_native(r);
 	free_percpu(r->native);
 	free_percpu(r->undecided);
 	kfree(r->ops);
@@ -184,7 +210,7 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 {
 	struct nlattr *prog = tb[MAGNET_PACKET_PROGRAM];
 	struct pcap_rule *r;
-	unsigned int len;
+	unsigned int len, i;
 	int err;
 
 	switch (magnet_event_object_type(ctx->event)) {
@@ -230,13 +256,13 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 	memcpy(r->insns, nla_data(prog), nla_len(prog));
 	pcap_vm_decode(r->insns, len, r->ops);
 	r->undecided_match = ctx->action == MAGNET_FILTER_INCLUDE;
-	/* both, or neither (a failure here is no error: pcap_vm runs it) */
-	r->ip = native_prog(r->insns, len, ETH_P_IP);
-	r->ip6 = r->ip ? native_prog(r->insns, len, ETH_P_IPV6) : NULL;
-	if (r->ip && !r->ip6) {
-		bpf_prog_destroy(r->ip);
-		r->ip = NULL;
+	/* all four, or none (a failure here is no error: pcap_vm runs it) */
+	for (i = 0; i < 2; i++) {
+		r->ip[i] = native_prog(r->insns, len, ETH_P_IP, i);
+		r->ip6[i] = native_prog(r->insns, len, ETH_P_IPV6, i);
 	}
+	if (!r->ip[0] || !r->ip[1] || !r->ip6[0] || !r->ip6[1])
+		drop_native(r);
 	return r;
 }
 
@@ -267,7 +293,7 @@ static int pcap_fill_stats(struct sk_buff *msg, void *state)
 
 	if (nla_put_u64_64bit(msg, MAGNET_PACKET_UNDECIDED, sum(r->undecided),
 			      MAGNET_PACKET_PAD) ||
-	    (r->ip && nla_put_u64_64bit(msg, MAGNET_PACKET_NATIVE,
+	    (r->ip[0] && nla_put_u64_64bit(msg, MAGNET_PACKET_NATIVE,
 					sum(r->native), MAGNET_PACKET_PAD)))
 		return -EMSGSIZE;
 	return 0;
