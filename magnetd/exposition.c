@@ -273,12 +273,27 @@ static void events(struct out *o, const struct metrics *m)
 
 enum { LAT_HIST, LAT_WINDOW, LAT_PENDING, LAT_EXPIRED, LAT_OVERFLOW };
 
+/* Bucket @i's le label, in seconds ("+Inf" past the last): made once. */
+static const char *le_label(unsigned int i)
+{
+	static char text[METRICS_LE][24];
+	static bool made;
+	unsigned int k;
+
+	if (i >= METRICS_LE)
+		return "+Inf";
+	for (k = 0; !made && k < METRICS_LE; k++)
+		fmt_value(text[k], sizeof(text[k]), metrics_le_ns(k) / 1e9);
+	made = true;
+	return text[i];
+}
+
 static void latency_cb(void *ctx, const struct metrics_latency_view *v)
 {
 	static const char *const stat[] = { "min", "mean", "p50", "p90",
 					    "p99", "max" };
 	struct pass *p = ctx;
-	char name[2 * MAGNET_NAME_LEN], l[300], le[32];
+	char name[2 * MAGNET_NAME_LEN], l[300];
 	double w[6];
 	uint64_t cum = 0;
 	unsigned int i;
@@ -289,13 +304,8 @@ static void latency_cb(void *ctx, const struct metrics_latency_view *v)
 	case LAT_HIST:
 		for (i = 0; i <= METRICS_LE; i++) {
 			cum += v->le[i];
-			if (i < METRICS_LE)
-				fmt_value(le, sizeof(le),
-					  metrics_le_ns(i) / 1e9);
-			else
-				strcpy(le, "+Inf");
-			snprintf(l, sizeof(l), "latency=\"%s\",le=\"%s\"",
-				 name, le);
+			snprintf(l, sizeof(l), "latency=\"%s\",le=\"%.23s\"",
+				 name, le_label(i));
 			sample(p->o, "magnet_latency_seconds_bucket", l, cum);
 		}
 		snprintf(l, sizeof(l), "latency=\"%s\"", name);

@@ -25,38 +25,26 @@
 
 #include "magnetd.h"
 
-void log_error(const char *fmt, ...)
+static void vlog(const char *level, const char *fmt, va_list ap)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("http-host: error: ", stderr);
+	fprintf(stderr, "http-host: %s", level);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
-	va_end(ap);
 }
 
-void log_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("http-host: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
+#define LOG_FN(fn, level)				\
+void fn(const char *fmt, ...)				\
+{							\
+	va_list ap;					\
+							\
+	va_start(ap, fmt);				\
+	vlog(level, fmt, ap);				\
+	va_end(ap);					\
 }
 
-void log_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("http-host: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
+LOG_FN(log_error, "error: ")
+LOG_FN(log_warn, "warning: ")
+LOG_FN(log_info, "")
 
 static uint64_t rng;
 
@@ -69,6 +57,32 @@ static uint64_t xorshift(void)
 }
 
 static const char *const layers[] = { "socket", "ip", "dev-xmit" };
+
+/* The events, in the order of their ids (event[i] has id i + 1). */
+#define EVENTS_MAX	256
+static char event[EVENTS_MAX][2 * MAGNET_NAME_LEN];
+static unsigned int nev;
+
+static void add_event(struct daemon *d, const char *name)
+{
+	if (nev == EVENTS_MAX) {
+		fprintf(stderr, "http-host: more than %d events\n", EVENTS_MAX);
+		exit(2);
+	}
+	snprintf(event[nev], sizeof(event[nev]), "%s", name);
+	metrics_event(d->metrics, name);
+	metrics_bind(d->metrics, name, ++nev);
+}
+
+static uint16_t event_id(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < nev; i++)
+		if (!strcmp(event[i], name))
+			return i + 1;
+	return 0;
+}
 
 static void on_term(struct ev_loop *loop, ev_signal *w, int revents)
 {
@@ -95,7 +109,7 @@ int main(int argc, char **argv)
 		.window_s = 10, .top_tgids = 5, .max_tgids = 64, .max_cpus = 4,
 	};
 	char err[4096], name[2 * MAGNET_NAME_LEN];
-	unsigned int i, k, nev = 0;
+	unsigned int i, k;
 	uint64_t pairs, low, high, t0, key = 1;
 	ev_signal term;
 	FILE *times;
@@ -126,13 +140,10 @@ int main(int argc, char **argv)
 		for (k = 0; k < sizeof(layers) / sizeof(layers[0]); k++) {
 			snprintf(name, sizeof(name), "%s.%s",
 				 d.cfg->sets[i].set, layers[k]);
-			metrics_event(d.metrics, name);
-			metrics_bind(d.metrics, name, ++nev);
+			add_event(&d, name);
 		}
-	for (i = 0; i < d.cfg->nprobes; i++) {
-		metrics_event(d.metrics, d.cfg->probes[i].name);
-		metrics_bind(d.metrics, d.cfg->probes[i].name, ++nev);
-	}
+	for (i = 0; i < d.cfg->nprobes; i++)
+		add_event(&d, d.cfg->probes[i].name);
 	for (i = 0; i < d.cfg->nlatencies; i++) {
 		const struct config_latency *l = &d.cfg->latencies[i];
 
@@ -151,27 +162,8 @@ int main(int argc, char **argv)
 			record(&d, i, 0, t0, k);
 	for (i = 0; i < d.cfg->nlatencies; i++) {
 		const struct config_latency *l = &d.cfg->latencies[i];
-		uint16_t start = 0, end = 0;
-		char bound[2 * MAGNET_NAME_LEN];
-		unsigned int e = 0;
+		uint16_t start = event_id(l->start), end = event_id(l->end);
 
-		for (k = 0; k < d.cfg->nsets; k++)
-			for (unsigned int j = 0; j < 3; j++) {
-				snprintf(bound, sizeof(bound), "%s.%s",
-					 d.cfg->sets[k].set, layers[j]);
-				e++;
-				if (!strcmp(bound, l->start))
-					start = e;
-				if (!strcmp(bound, l->end))
-					end = e;
-			}
-		for (k = 0; k < d.cfg->nprobes; k++) {
-			e++;
-			if (!strcmp(d.cfg->probes[k].name, l->start))
-				start = e;
-			if (!strcmp(d.cfg->probes[k].name, l->end))
-				end = e;
-		}
 		for (uint64_t p = 0; p < pairs; p++, key++) {
 			double u = (xorshift() >> 11) * 0x1.0p-53;
 			uint64_t v = (uint64_t)llround(exp(log(low) +
