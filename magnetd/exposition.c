@@ -195,6 +195,39 @@ struct pass {
 	int what;
 };
 
+/* Views gathered once per page, for every family to read. */
+struct views {
+	void *v;
+	size_t n, cap, size;
+	bool oom;
+};
+
+static void gather(struct views *g, const void *v)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 16;
+		void *p = realloc(g->v, cap * g->size);
+
+		if (!p) {
+			g->oom = true;
+			return;
+		}
+		g->v = p;
+		g->cap = cap;
+	}
+	memcpy((char *)g->v + g->n++ * g->size, v, g->size);
+}
+
+static void gather_event(void *ctx, const struct metrics_event_view *v)
+{
+	gather(ctx, v);
+}
+
+static void gather_latency(void *ctx, const struct metrics_latency_view *v)
+{
+	gather(ctx, v);
+}
+
 enum { EV_COUNT, EV_BYTES, EV_CPU, EV_RATE, EV_BYTE_RATE };
 
 static void event_cb(void *ctx, const struct metrics_event_view *v)
@@ -255,9 +288,14 @@ static const struct fam event_fams[] = {
 
 static void events(struct out *o, const struct metrics *m)
 {
+	struct views g = { .size = sizeof(struct metrics_event_view) };
+	const struct metrics_event_view *v;
 	struct pass p = { .o = o };
 	unsigned int i;
+	size_t k;
 
+	metrics_foreach_event(m, gather_event, &g);
+	o->oom |= g.oom;
 	for (i = 0; i < sizeof(event_fams) / sizeof(event_fams[0]); i++) {
 		const struct fam *f = &event_fams[i];
 
@@ -265,8 +303,10 @@ static void events(struct out *o, const struct metrics *m)
 			continue;
 		family(o, f->name, f->kind, f->unit, f->help);
 		p.what = f->what;
-		metrics_foreach_event(m, event_cb, &p);
+		for (k = 0, v = g.v; k < g.n; k++)
+			event_cb(&p, &v[k]);
 	}
+	free(g.v);
 }
 
 /* ---- latencies ---- */
@@ -356,16 +396,23 @@ static const struct fam latency_fams[] = {
 
 static void latencies(struct out *o, const struct metrics *m)
 {
+	struct views g = { .size = sizeof(struct metrics_latency_view) };
+	const struct metrics_latency_view *v;
 	struct pass p = { .o = o };
 	unsigned int i;
+	size_t k;
 
+	metrics_foreach_latency(m, gather_latency, &g);
+	o->oom |= g.oom;
 	for (i = 0; i < sizeof(latency_fams) / sizeof(latency_fams[0]); i++) {
 		const struct fam *f = &latency_fams[i];
 
 		family(o, f->name, f->kind, f->unit, f->help);
 		p.what = f->what;
-		metrics_foreach_latency(m, latency_cb, &p);
+		for (k = 0, v = g.v; k < g.n; k++)
+			latency_cb(&p, &v[k]);
 	}
+	free(g.v);
 }
 
 /* ---- magnetd's own ---- */

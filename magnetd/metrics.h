@@ -134,7 +134,8 @@ void metrics_foreach_top(const struct metrics *m, metrics_top_cb cb,
 
 /*
  * The same, structured, for exporters that label rather than name
- * (http.c). Views are valid during the call only.
+ * (exposition.c). A view (its names and histogram included) stays valid
+ * until the metrics next change: a record, a tick, a declaration.
  *
  * A latency's histogram, as Prometheus wants one: every pair since
  * metrics_new() by its start-to-end time, in METRICS_LE buckets with
