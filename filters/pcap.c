@@ -31,10 +31,22 @@
  * loads below the data pointer are helper calls). There every
  * byte is known, so its answer is pcap_vm's. A program that reads the
  * length (ld len: tcpdump's, not the sk_buff's) or the cooked header
- * other than its protocol stays with pcap_vm; so do hits with headers
- * built, user bytes or paged data (the kernel's loads below the data
- * pointer read linear data only). Hits run natively are counted
- * (PACKET_NATIVE).
+ * other than its protocol stays with pcap_vm; so do hits with user bytes
+ * or paged data (the kernel's loads below the data pointer read linear
+ * data only). Such a hit is found through magnet_packet_skb(), before any
+ * view of the packet is built, so the program runs on the skb with no
+ * work of magnet's in front of it.
+ *
+ * At a send call there is no skb: the probe builds the headers, and does
+ * not know some of their bits. There too the kernel's BPF runs the
+ * program (the copy whose loads are from skb->data, on an sk_buff of the
+ * stack whose data are the headers) where pcap_vm_native_ok() found, at
+ * creation, that on the headers of that shape (IPv4 or IPv6; a UDP send
+ * call's, or TCP's) it reads only bits known in every hit and nothing
+ * past them ("udp dst port 5001" does; "ip[8] = 64", the TTL, does not),
+ * the source's address and port known or not as in the hit (an
+ * unconnected socket's address is not). Its answer is then pcap_vm's.
+ * Hits run natively are counted (PACKET_NATIVE).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -59,11 +71,34 @@ struct pcap_rule {
 	 * starts at its network header (inline loads, no helper calls).
 	 */
 	struct bpf_prog *ip[2], *ip6[2];
+	/*
+	 * [IPv6][shape - 1][what of the source is not known]: the program
+	 * may run in the kernel's BPF ([1]) on a send call's headers of that
+	 * shape (pcap_vm_native_ok()); @any_built: one of them.
+	 */
+	bool built[2][2][MAGNET_BUILT_UNKNOWNS];
+	bool any_built;
 	char *text;			/* or NULL */
 	struct pcap_op *ops;		/* pcap_vm_decode()'s form */
 	unsigned int len;
 	struct sock_filter insns[];
 };
+
+/*
+ * The kernel's BPF on a send call's built headers: an sk_buff of this
+ * stack whose data are the headers. The translated program reads no
+ * other field of it (data, len, data_len), and pcap_vm_native_ok() has
+ * found that it loads nothing past the headers.
+ */
+static bool run_built(const struct bpf_prog *prog, struct magnet_pkt_view *v)
+{
+	struct sk_buff skb __uninitialized;
+
+	skb.data = v->built;
+	skb.len = v->nbuilt;
+	skb.data_len = 0;
+	return bpf_prog_run(prog, &skb);
+}
 
 static bool pcap_match(void *state, const struct magnet_hit *hit)
 {
@@ -74,19 +109,38 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 	 * that is a rep stos on every hit, which costs more than the rest.
 	 */
 	struct magnet_pkt_view v __uninitialized;
+	const struct sk_buff *skb;
+	u16 proto;
 
+	/* The kernel's BPF first: it needs no view of the packet. */
+	if (r->ip[0]) {
+		skb = magnet_packet_skb(hit, &proto);
+		if (skb && !skb_is_nonlinear(skb) &&
+		    (proto == ETH_P_IP || proto == ETH_P_IPV6)) {
+			bool at_data = !skb_network_offset(skb);
+
+			this_cpu_inc(*r->native);
+			return bpf_prog_run(proto == ETH_P_IP ? r->ip[at_data] :
+								r->ip6[at_data],
+					    (void *)skb);
+		}
+		if (r->any_built) {
+			enum magnet_built_shape shape;
+			unsigned int unk;
+			bool ip6;
+
+			shape = magnet_packet_built(hit, &v, &unk);
+			ip6 = shape != MAGNET_BUILT_NONE &&
+			      v.protocol == ETH_P_IPV6;
+			if (shape != MAGNET_BUILT_NONE &&
+			    r->built[ip6][shape - 1][unk]) {
+				this_cpu_inc(*r->native);
+				return run_built(ip6 ? r->ip6[1] : r->ip[1], &v);
+			}
+		}
+	}
 	if (!magnet_packet_view(hit, &v))
 		return false;
-	if (r->ip[0] && v.skb && !v.nbuilt && !skb_is_nonlinear(v.skb) &&
-	    v.off == skb_network_offset(v.skb) &&
-	    (v.protocol == ETH_P_IP || v.protocol == ETH_P_IPV6)) {
-		bool at_data = v.off == 0;
-
-		this_cpu_inc(*r->native);
-		return bpf_prog_run(v.protocol == ETH_P_IP ? r->ip[at_data] :
-							     r->ip6[at_data],
-				    (void *)v.skb);
-	}
 	switch (pcap_vm_run(r->insns, r->ops, &v)) {
 	case PCAP_MATCH:
 		return true;
@@ -205,6 +259,30 @@ static void pcap_destroy(void *state)
 	kfree(r);
 }
 
+/* Which send calls' headers the kernel's BPF may run the program on. */
+static void find_built(struct pcap_rule *r)
+{
+	struct magnet_pkt_template t;
+	struct pcap_astate *st;
+	unsigned int ip6, shape, unk;
+	bool *ok;
+
+	st = kvcalloc(r->len, pcap_vm_astate_size(), GFP_KERNEL);
+	if (!st)
+		return;		/* pcap_vm runs them */
+	for (ip6 = 0; ip6 < 2; ip6++) {
+		for (shape = MAGNET_BUILT_UDP; shape <= MAGNET_BUILT_TCP; shape++) {
+			for (unk = 0; unk < MAGNET_BUILT_UNKNOWNS; unk++) {
+				ok = &r->built[ip6][shape - 1][unk];
+				magnet_packet_template(ip6, shape, unk, &t);
+				*ok = pcap_vm_native_ok(r->insns, r->len, &t, st);
+				r->any_built |= *ok;
+			}
+		}
+	}
+	kvfree(st);
+}
+
 static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 			 struct netlink_ext_ack *extack)
 {
@@ -263,6 +341,8 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 	}
 	if (!r->ip[0] || !r->ip[1] || !r->ip6[0] || !r->ip6[1])
 		drop_native(r);
+	else
+		find_built(r);
 	return r;
 }
 

@@ -23,6 +23,8 @@
  * its flags are not, and "ip[6:2] & 0x1fff = 0" (in every "udp port N")
  * is decided.
  */
+#include <linux/string.h>
+
 #include "pcap_vm.h"
 
 #define REJECT		PCAP_REJECT
@@ -732,3 +734,363 @@ const char *pcap_vm_check(const struct sock_filter *f, unsigned int len,
 	return why;
 }
 
+/* --- which programs the kernel's BPF may run on built headers ------------- */
+
+/*
+ * At a send call there is no packet yet: the probe builds the headers
+ * from the socket and the call (the core's view_build()), and some of
+ * their bits it does not know. pcap_vm runs such hits, since it tracks
+ * those bits. pcap_vm_native_ok() finds, once per program, the programs
+ * whose answer can never depend on them: it runs the program over a
+ * template of the headers (struct magnet_pkt_template: the bits the same
+ * in every hit, the bits known in every hit, the rest), following both
+ * ways of every branch it cannot decide from the bits that are always the
+ * same. If no path reads a byte past the headers, tests an unknown bit,
+ * or loads at an offset that is not the same in every hit, then the
+ * kernel's BPF, run on the headers with their unknown bits zero, answers
+ * what pcap_vm would, and the caller may run it there.
+ */
+
+/*
+ * A value as the template says it: @val in the @konst bits, the same in
+ * every hit; known in the @known bits (a superset); the rest unknown.
+ */
+struct aval {
+	u32 val, konst, known;
+};
+
+struct pcap_astate {
+	bool reached;
+	struct aval a, x, m[MEM_WORDS];
+};
+
+size_t pcap_vm_astate_size(void)
+{
+	return sizeof(struct pcap_astate);
+}
+
+static struct aval akonst(u32 v)
+{
+	return (struct aval){ .val = v, .konst = ~0U, .known = ~0U };
+}
+
+static bool afull(const struct aval *v)
+{
+	return v->known == ~0U;
+}
+
+static bool akonst_all(const struct aval *v)
+{
+	return v->konst == ~0U;
+}
+
+static void amerge(struct aval *d, const struct aval *s)
+{
+	d->known &= s->known;
+	d->konst &= s->konst & ~(d->val ^ s->val);
+	d->val &= d->konst;
+}
+
+static void astate_merge(struct pcap_astate *d, const struct pcap_astate *s)
+{
+	unsigned int i;
+
+	if (!d->reached) {
+		*d = *s;
+		return;
+	}
+	amerge(&d->a, &s->a);
+	amerge(&d->x, &s->x);
+	for (i = 0; i < MEM_WORDS; i++)
+		amerge(&d->m[i], &s->m[i]);
+}
+
+/* @size bytes at @k of the cooked header and headers; false: past them. */
+static bool aload(const struct magnet_pkt_template *t, u64 k, u32 size,
+		  struct aval *v)
+{
+	u32 i;
+
+	if (k + size > (u64)SLL2_LEN + t->nbuilt)
+		return false;
+	*v = (struct aval){};
+	for (i = 0; i < size; i++) {
+		u32 at = k + i, val, konst, known;
+
+		if (at < 2) {		/* the protocol, a constant */
+			val = at ? t->protocol & 0xff : t->protocol >> 8;
+			konst = 0xff;
+			known = 0xff;
+		} else if (at < SLL2_LEN) {	/* not the kernel BPF's */
+			val = 0;
+			konst = 0;
+			known = 0;
+		} else {
+			val = t->val[at - SLL2_LEN];
+			konst = t->konst[at - SLL2_LEN];
+			known = t->known[at - SLL2_LEN];
+		}
+		v->val = v->val << 8 | (val & konst);
+		v->konst = v->konst << 8 | konst;
+		v->known = v->known << 8 | known;
+	}
+	if (size < 4) {		/* the bits above a byte or half word: zero */
+		v->konst |= ~0U << (8 * size);
+		v->known |= ~0U << (8 * size);
+	}
+	return true;
+}
+
+/* A = A op B; false where the answer might not be the kernel BPF's. */
+static bool aalu(u16 op, struct aval *a, const struct aval *b)
+{
+	u32 s;
+
+	if (akonst_all(a) && (op == BPF_NEG || akonst_all(b))) {
+		u32 r = a->val;
+
+		switch (op) {
+		case BPF_ADD:
+			r += b->val;
+			break;
+		case BPF_SUB:
+			r -= b->val;
+			break;
+		case BPF_MUL:
+			r *= b->val;
+			break;
+		case BPF_DIV:
+		case BPF_MOD:
+			if (!b->val)
+				return false;
+			r = op == BPF_DIV ? r / b->val : r % b->val;
+			break;
+		case BPF_AND:
+			r &= b->val;
+			break;
+		case BPF_OR:
+			r |= b->val;
+			break;
+		case BPF_XOR:
+			r ^= b->val;
+			break;
+		case BPF_LSH:
+		case BPF_RSH:
+			if (b->val >= 32)
+				return false;
+			r = op == BPF_LSH ? r << b->val : r >> b->val;
+			break;
+		case BPF_NEG:
+			r = -r;
+			break;
+		}
+		*a = akonst(r);
+		return true;
+	}
+	if (akonst_all(b)) {
+		switch (op) {
+		case BPF_AND:	/* the bits it clears are zero, always */
+			a->val &= b->val;
+			a->konst |= ~b->val;
+			a->known |= ~b->val;
+			return true;
+		case BPF_OR:
+			a->val |= b->val;
+			a->konst |= b->val;
+			a->known |= b->val;
+			return true;
+		case BPF_XOR:
+			a->val = (a->val ^ b->val) & a->konst;
+			return true;
+		case BPF_LSH:
+		case BPF_RSH:
+			s = b->val;
+			if (s >= 32)
+				return false;
+			if (op == BPF_LSH) {
+				a->val <<= s;
+				a->konst = a->konst << s | (BIT(s) - 1);
+				a->known = a->known << s | (BIT(s) - 1);
+			} else {
+				a->val >>= s;
+				a->konst = a->konst >> s | ~(~0U >> s);
+				a->known = a->known >> s | ~(~0U >> s);
+			}
+			return true;
+		case BPF_DIV:
+		case BPF_MOD:
+			if (!b->val)
+				return false;
+			break;
+		}
+	} else if (op == BPF_DIV || op == BPF_MOD || op == BPF_LSH ||
+		   op == BPF_RSH) {
+		return false;	/* by zero, or by 32 or more: not the same */
+	}
+	/* known from known operands, the same only where computed above */
+	a->known = afull(a) && (op == BPF_NEG || afull(b)) ? ~0U : 0;
+	a->konst = 0;
+	a->val = 0;
+	return true;
+}
+
+/*
+ * The ways a conditional jump at @i can go, into @next (up to two);
+ * false where it tests a bit that is not known.
+ */
+static bool ajump(const struct sock_filter *p, unsigned int i,
+		  const struct aval *a, const struct aval *b,
+		  unsigned int *next, unsigned int *n)
+{
+	unsigned int t = i + 1 + p->jt, f = i + 1 + p->jf;
+	int out = -1;
+
+	if (BPF_OP(p->code) == BPF_JSET && akonst_all(b)) {
+		if (b->val & ~a->known)
+			return false;
+		if (a->val & a->konst & b->val)
+			out = 1;
+		else if (!(b->val & ~a->konst))
+			out = 0;
+	} else {
+		if (!afull(a) || !afull(b))
+			return false;
+		if (akonst_all(a) && akonst_all(b)) {
+			switch (BPF_OP(p->code)) {
+			case BPF_JEQ:
+				out = a->val == b->val;
+				break;
+			case BPF_JGT:
+				out = a->val > b->val;
+				break;
+			case BPF_JGE:
+				out = a->val >= b->val;
+				break;
+			default:
+				out = !!(a->val & b->val);
+				break;
+			}
+		}
+	}
+	*n = 0;
+	if (out != 0)
+		next[(*n)++] = t;
+	if (out != 1 && f != t)
+		next[(*n)++] = f;
+	return true;
+}
+
+/**
+ * pcap_vm_native_ok - may the kernel's BPF run a program on built headers?
+ * @f:		a program pcap_vm_check() accepts
+ * @len:	its instructions
+ * @t:		the headers a send call builds, as one shape of them is
+ *		in every hit (the core's magnet_packet_template())
+ * @st:		room for @len states, any contents
+ *
+ * See above. Any context (the caller's memory only).
+ * Return: true if, on every hit of that shape, the program reads only
+ * known bits of the headers, at offsets that do not change.
+ */
+bool pcap_vm_native_ok(const struct sock_filter *f, unsigned int len,
+		       const struct magnet_pkt_template *t,
+		       struct pcap_astate *st)
+{
+	unsigned int i, j, n, next[2];
+
+	for (i = 0; i < len; i++)
+		st[i].reached = false;
+	/* A, X and the scratch memory start at zero */
+	memset(&st[0], 0, sizeof(st[0]));
+	st[0].a = akonst(0);
+	st[0].x = akonst(0);
+	for (j = 0; j < MEM_WORDS; j++)
+		st[0].m[j] = akonst(0);
+	st[0].reached = true;
+
+	for (i = 0; i < len; i++) {
+		const struct sock_filter *p = &f[i];
+		u32 size = bpf_size_to_bytes(BPF_SIZE(p->code));
+		struct pcap_astate s;
+		struct aval b;
+
+		if (!st[i].reached)
+			continue;
+		s = st[i];
+		n = 1;
+		next[0] = i + 1;
+		switch (BPF_CLASS(p->code)) {
+		case BPF_LD:
+			switch (BPF_MODE(p->code)) {
+			case BPF_ABS:
+				if (!aload(t, p->k, size, &s.a))
+					return false;
+				break;
+			case BPF_IND:
+				if (!akonst_all(&s.x) ||
+				    !aload(t, (u64)s.x.val + p->k, size, &s.a))
+					return false;
+				break;
+			case BPF_IMM:
+				s.a = akonst(p->k);
+				break;
+			case BPF_MEM:
+				s.a = s.m[p->k];
+				break;
+			default:	/* LEN: tcpdump's, not the kernel BPF's */
+				return false;
+			}
+			break;
+		case BPF_LDX:
+			switch (BPF_MODE(p->code)) {
+			case BPF_MSH:
+				if (!aload(t, p->k, 1, &b) || (b.konst & 0xf) != 0xf)
+					return false;
+				s.x = akonst(4 * (b.val & 0xf));
+				break;
+			case BPF_IMM:
+				s.x = akonst(p->k);
+				break;
+			case BPF_MEM:
+				s.x = s.m[p->k];
+				break;
+			default:
+				return false;
+			}
+			break;
+		case BPF_ST:
+			s.m[p->k] = s.a;
+			break;
+		case BPF_STX:
+			s.m[p->k] = s.x;
+			break;
+		case BPF_ALU:
+			b = BPF_SRC(p->code) == BPF_X ? s.x : akonst(p->k);
+			if (!aalu(BPF_OP(p->code), &s.a, &b))
+				return false;
+			break;
+		case BPF_MISC:
+			if (BPF_MISCOP(p->code) == BPF_TAX)
+				s.x = s.a;
+			else
+				s.a = s.x;
+			break;
+		case BPF_RET:
+			if (BPF_RVAL(p->code) == BPF_A && !afull(&s.a))
+				return false;
+			n = 0;
+			break;
+		default:	/* BPF_JMP */
+			if (BPF_OP(p->code) == BPF_JA) {
+				next[0] = i + 1 + p->k;
+				break;
+			}
+			b = BPF_SRC(p->code) == BPF_X ? s.x : akonst(p->k);
+			if (!ajump(p, i, &s.a, &b, next, &n))
+				return false;
+		}
+		for (j = 0; j < n; j++)
+			astate_merge(&st[next[j]], &s);
+	}
+	return true;
+}

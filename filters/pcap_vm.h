@@ -49,4 +49,10 @@ enum pcap_verdict pcap_vm_run(const struct sock_filter *insns,
 			      const struct pcap_op *ops,
 			      const struct magnet_pkt_view *v);
 
+struct pcap_astate;	/* pcap_vm_native_ok()'s room, one per instruction */
+size_t pcap_vm_astate_size(void);
+bool pcap_vm_native_ok(const struct sock_filter *f, unsigned int len,
+		       const struct magnet_pkt_template *t,
+		       struct pcap_astate *st);
+
 #endif /* _MAGNET_PCAP_VM_H */

@@ -197,6 +197,76 @@ bool magnet_packet_view(const struct magnet_hit *hit,
 			struct magnet_pkt_view *v);
 
 /*
+ * The fast way for filters that can read an sk_buff: where a hit's packet
+ * is an skb's from its network header on, with every byte there (no
+ * headers built, no application bytes), that skb, and in @protocol its
+ * ETH_P_* (host order), as magnet_packet_view() would say. NULL
+ * otherwise: then only magnet_packet_view() shows the packet. It tells
+ * nothing of the device or direction. Any context.
+ */
+const struct sk_buff *magnet_packet_skb(const struct magnet_hit *hit,
+					u16 *protocol);
+
+/*
+ * A send call's packet, where the kernel's BPF is to run on it: the
+ * headers the probe builds (magnet_packet_view()'s @built) come in two
+ * shapes, a UDP send call's (IP and UDP headers, the length known) and a
+ * TCP send call's or socket's (IP and TCP headers, the length not).
+ */
+enum magnet_built_shape {
+	MAGNET_BUILT_NONE,
+	MAGNET_BUILT_UDP,
+	MAGNET_BUILT_TCP,
+};
+
+/**
+ * struct magnet_pkt_template - what every hit of one shape builds
+ * @protocol:	ETH_P_IP or ETH_P_IPV6
+ * @nbuilt:	bytes built
+ * @val:	the bytes, in their @konst bits
+ * @konst:	bits the same in every hit (IP version, protocol, ...)
+ * @known:	bits known in every hit (a superset of @konst: addresses,
+ *		ports, a UDP length); the rest are not known (TTL, ...)
+ */
+struct magnet_pkt_template {
+	u16 protocol;
+	u8 nbuilt;
+	u8 val[MAGNET_PKT_VIEW_BUILT];
+	u8 konst[MAGNET_PKT_VIEW_BUILT];
+	u8 known[MAGNET_PKT_VIEW_BUILT];
+};
+
+/*
+ * What a send call may not know yet of its packet's source: an
+ * unconnected socket's address (the route chooses it later), an unbound
+ * socket's port (chosen in the call).
+ */
+#define MAGNET_BUILT_SADDR_UNKNOWN	BIT(0)
+#define MAGNET_BUILT_SPORT_UNKNOWN	BIT(1)
+#define MAGNET_BUILT_UNKNOWNS		4	/* combinations of the two */
+
+/*
+ * The template of a shape's headers (IPv4, or IPv6), with the source's
+ * fields in @unknown (MAGNET_BUILT_*_UNKNOWN) not known. Any context.
+ */
+void magnet_packet_template(bool ipv6, enum magnet_built_shape shape,
+			    unsigned int unknown,
+			    struct magnet_pkt_template *t);
+
+/*
+ * Where a hit is a send call's (a packet probe's, or a socket's) of one
+ * of the shapes, its destination known: its headers built into
+ * @v->built (and @v->nbuilt, @v->protocol), the bits it does not know
+ * zero, unmarked (@v->unknown is not written), in the template's layout,
+ * and in @unknown which of the source's fields are not known. Return:
+ * the shape, or MAGNET_BUILT_NONE (@v and @unknown then undefined). Any
+ * context.
+ */
+enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
+					    struct magnet_pkt_view *v,
+					    unsigned int *unknown);
+
+/*
  * A big-endian word, half word or byte (@size 4, 2, 1) at @off (from the
  * network header) of @v's packet, in host order, into @val; into @unk the
  * bits of it the probe does not know (they read as zero). Any context.

@@ -414,10 +414,11 @@ void magnet_packet_hit(struct magnet_event *ev,
 /* Built header bytes: @n of them at @at, their value and unknown bits. */
 static __always_inline void built_put(struct magnet_pkt_view *v,
 				      unsigned int at, const void *val,
-				      unsigned int n, u8 unk)
+				      unsigned int n, u8 unk, bool mark)
 {
 	memcpy(v->built + at, val, n);
-	memset(v->unknown + at, unk, n);
+	if (mark)
+		memset(v->unknown + at, unk, n);
 }
 
 /*
@@ -460,8 +461,9 @@ static __always_inline void view_fill(u64 *w, u64 value)
  * and marked unknown; the first fragment's offset (zero) is known, its
  * flags are not.
  */
-static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk,
-		       bool l4)
+static __always_inline void view_build_as(struct magnet_pkt_view *v,
+					  const struct magnet_packet *pk,
+					  bool l4, bool mark)
 {
 	unsigned int ip = pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
 						   sizeof(struct iphdr);
@@ -470,32 +472,36 @@ static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk
 	__be16 be;
 
 	view_fill(v->built_w, 0);
-	view_fill(v->unknown_w, ~0ULL);
+	if (mark)
+		view_fill(v->unknown_w, ~0ULL);
 	if (pk->family == AF_INET6) {
 		v->built[0] = 0x60;
-		v->unknown[0] = 0x0f;
+		if (mark)
+			v->unknown[0] = 0x0f;
 		be = v->len_known ? htons(v->len - ip) : 0;
-		built_put(v, 4, &be, 2, lenunk);
-		built_put(v, 6, &pk->proto, 1, 0);
-		built_put(v, 8, pk->saddr, 16, addr_unknown(pk->saddr, 16));
-		built_put(v, 24, pk->daddr, 16, addr_unknown(pk->daddr, 16));
+		built_put(v, 4, &be, 2, lenunk, mark);
+		built_put(v, 6, &pk->proto, 1, 0, mark);
+		built_put(v, 8, pk->saddr, 16, addr_unknown(pk->saddr, 16), mark);
+		built_put(v, 24, pk->daddr, 16, addr_unknown(pk->daddr, 16), mark);
 	} else {
 		v->built[0] = 0x45;
-		v->unknown[0] = 0;
 		be = v->len_known ? htons(v->len) : 0;
-		built_put(v, 2, &be, 2, lenunk);
-		v->unknown[6] = 0xe0;	/* flags; the offset is 0 */
-		v->unknown[7] = 0;
-		built_put(v, 9, &pk->proto, 1, 0);
-		built_put(v, 12, pk->saddr, 4, addr_unknown(pk->saddr, 4));
-		built_put(v, 16, pk->daddr, 4, addr_unknown(pk->daddr, 4));
+		built_put(v, 2, &be, 2, lenunk, mark);
+		if (mark) {
+			v->unknown[0] = 0;
+			v->unknown[6] = 0xe0;	/* flags; the offset is 0 */
+			v->unknown[7] = 0;
+		}
+		built_put(v, 9, &pk->proto, 1, 0, mark);
+		built_put(v, 12, pk->saddr, 4, addr_unknown(pk->saddr, 4), mark);
+		built_put(v, 16, pk->daddr, 4, addr_unknown(pk->daddr, 4), mark);
 	}
 	if (l4 && (pk->flags & MAGNET_PKT_ADDRS)) {
-		built_put(v, n, &pk->sport, 2, pk->sport ? 0 : 0xff);
-		built_put(v, n + 2, &pk->dport, 2, pk->dport ? 0 : 0xff);
+		built_put(v, n, &pk->sport, 2, pk->sport ? 0 : 0xff, mark);
+		built_put(v, n + 2, &pk->dport, 2, pk->dport ? 0 : 0xff, mark);
 		if (pk->proto == IPPROTO_UDP) {
 			be = v->len_known ? htons(v->len - ip) : 0;
-			built_put(v, n + 4, &be, 2, lenunk);
+			built_put(v, n + 4, &be, 2, lenunk, mark);
 			n += sizeof(struct udphdr);
 		} else if (pk->proto == IPPROTO_TCP) {
 			n += sizeof(struct tcphdr);
@@ -504,6 +510,12 @@ static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk
 		}
 	}
 	v->nbuilt = n;
+}
+
+static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk,
+		       bool l4)
+{
+	view_build_as(v, pk, l4, true);
 }
 
 /* A socket's packet: what the socket says, its length unknown. */
@@ -585,6 +597,161 @@ static void view_packet(const struct packet_hit *h, struct magnet_pkt_view *v)
 		v->avail = min(ulen, pk->len);
 	}
 }
+
+/*
+ * The shape of a send call's headers, as view_packet() and view_sock()
+ * build them: where the destination is known (not zero) and the
+ * transport header is built; in @unknown what of the source is not.
+ */
+static enum magnet_built_shape built_shape(const struct magnet_packet *pk,
+					   unsigned int *unknown)
+{
+	unsigned int alen = pk->family == AF_INET6 ? 16 : 4;
+
+	if (!(pk->flags & MAGNET_PKT_ADDRS) || !pk->dport ||
+	    addr_unknown(pk->daddr, alen))
+		return MAGNET_BUILT_NONE;
+	*unknown = (addr_unknown(pk->saddr, alen) ? MAGNET_BUILT_SADDR_UNKNOWN : 0) |
+		   (pk->sport ? 0 : MAGNET_BUILT_SPORT_UNKNOWN);
+	switch (pk->proto) {
+	case IPPROTO_UDP:
+		return MAGNET_BUILT_UDP;
+	case IPPROTO_TCP:
+		return MAGNET_BUILT_TCP;
+	default:
+		return MAGNET_BUILT_NONE;
+	}
+}
+
+/* Its length, where view_packet() knows it: a UDP send call's. */
+static void built_len(struct magnet_pkt_view *v, const struct magnet_packet *pk,
+		      enum magnet_built_shape shape)
+{
+	v->len_known = shape == MAGNET_BUILT_UDP;
+	v->len = (pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
+					   sizeof(struct iphdr)) +
+		 sizeof(struct udphdr) + pk->len;
+}
+
+enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
+					    struct magnet_pkt_view *v,
+					    unsigned int *unknown)
+{
+	const struct packet_hit *h = hit->object;
+	enum magnet_built_shape shape;
+	struct magnet_packet sk_pk;
+	const struct magnet_packet *pk;
+
+	if (!h)
+		return MAGNET_BUILT_NONE;
+	switch (magnet_event_object_type(hit->event)) {
+	case MAGNET_OBJECT_PACKET:
+		/* a send call's: neither the IP nor the TCP header is there */
+		if (h->pk.flags & (MAGNET_PKT_DATA_NET | MAGNET_PKT_DATA_TRANSPORT))
+			return MAGNET_BUILT_NONE;
+		pk = &h->pk;
+		break;
+	case MAGNET_OBJECT_SOCK:
+		memset(&sk_pk, 0, sizeof(sk_pk));
+		if (!magnet_packet_parse_sock(hit->object, &sk_pk))
+			return MAGNET_BUILT_NONE;
+		sk_pk.len = 0;		/* view_sock(): not known */
+		pk = &sk_pk;
+		break;
+	default:
+		return MAGNET_BUILT_NONE;
+	}
+	shape = built_shape(pk, unknown);
+	if (shape == MAGNET_BUILT_NONE ||
+	    (shape == MAGNET_BUILT_UDP &&
+	     magnet_event_object_type(hit->event) == MAGNET_OBJECT_SOCK))
+		return MAGNET_BUILT_NONE;
+	v->protocol = pk->family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP;
+	built_len(v, pk, shape);
+	view_build_as(v, pk, true, false);
+	return shape;
+}
+EXPORT_SYMBOL_GPL(magnet_packet_built);
+
+void magnet_packet_template(bool ipv6, enum magnet_built_shape shape,
+			    unsigned int unknown,
+			    struct magnet_pkt_template *t)
+{
+	struct magnet_pkt_view a, b;
+	struct magnet_packet pk = {};
+	unsigned int i;
+
+	/* two hits whose addresses, ports and lengths differ in every byte */
+	pk.family = ipv6 ? AF_INET6 : AF_INET;
+	pk.proto = shape == MAGNET_BUILT_UDP ? IPPROTO_UDP : IPPROTO_TCP;
+	pk.flags = MAGNET_PKT_ADDRS;
+	memset(pk.saddr, 0x11, sizeof(pk.saddr));
+	memset(pk.daddr, 0x22, sizeof(pk.daddr));
+	pk.sport = htons(0x3333);
+	pk.dport = htons(0x4444);
+	pk.len = 0x1234;
+	/* (a source not known yet: zero, which view_build() marks unknown) */
+	if (unknown & MAGNET_BUILT_SADDR_UNKNOWN)
+		memset(pk.saddr, 0, sizeof(pk.saddr));
+	if (unknown & MAGNET_BUILT_SPORT_UNKNOWN)
+		pk.sport = 0;
+	built_len(&a, &pk, shape);
+	view_build_as(&a, &pk, true, true);
+	memset(pk.saddr, 0x55, sizeof(pk.saddr));
+	memset(pk.daddr, 0x66, sizeof(pk.daddr));
+	pk.sport = htons(0x7777);
+	pk.dport = htons(0x0808);
+	pk.len = 0x2345;
+	if (unknown & MAGNET_BUILT_SADDR_UNKNOWN)
+		memset(pk.saddr, 0, sizeof(pk.saddr));
+	if (unknown & MAGNET_BUILT_SPORT_UNKNOWN)
+		pk.sport = 0;
+	built_len(&b, &pk, shape);
+	view_build_as(&b, &pk, true, true);
+
+	t->protocol = ipv6 ? ETH_P_IPV6 : ETH_P_IP;
+	t->nbuilt = a.nbuilt;
+	for (i = 0; i < a.nbuilt; i++) {
+		t->known[i] = ~a.unknown[i];
+		t->konst[i] = t->known[i] & ~(a.built[i] ^ b.built[i]);
+		t->val[i] = a.built[i] & t->konst[i];
+	}
+}
+EXPORT_SYMBOL_GPL(magnet_packet_template);
+
+const struct sk_buff *magnet_packet_skb(const struct magnet_hit *hit,
+					u16 *protocol)
+{
+	const struct packet_hit *h;
+	const struct sk_buff *skb;
+
+	if (!hit->object)
+		return NULL;
+	switch (magnet_event_object_type(hit->event)) {
+	case MAGNET_OBJECT_PACKET:
+		/* as view_packet() shows it: from h->data_off, no header built */
+		h = hit->object;
+		if (!(h->pk.flags & MAGNET_PKT_DATA_NET) ||
+		    h->data_off != skb_network_offset(h->skb))
+			return NULL;
+		*protocol = h->pk.family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP;
+		return h->skb;
+	case MAGNET_OBJECT_SKB_RX:
+		/* magnet_packet_view() shows it from skb->data */
+		skb = hit->object;
+		if (skb_network_offset(skb))
+			return NULL;
+		break;
+	case MAGNET_OBJECT_SKB:
+		skb = hit->object;
+		break;
+	default:
+		return NULL;
+	}
+	*protocol = ntohs(skb->protocol);
+	return skb;
+}
+EXPORT_SYMBOL_GPL(magnet_packet_skb);
 
 /**
  * magnet_packet_view - a hit's packet, as tcpdump -i any would see it
