@@ -5,7 +5,7 @@
  * (protocol, device index and type, direction) stands in front of the
  * packet from its network header. The one place magnet compiles an
  * expression: magnet-read runs the program in user space, and the filter
- * type "packet" (f_packet.c) gives it to the kernel (filters/magnet_pcap.c
+ * type "packet" (f_packet.c) gives it to the kernel (filters/pcap.c
  * runs it there on the same view of a packet).
  */
 #ifndef MAGNET_PCAPFILTER_H

@@ -639,7 +639,8 @@ enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
 {
 	const struct packet_hit *h = hit->object;
 	enum magnet_built_shape shape;
-	struct magnet_packet sk_pk;
+	/* (filled below, where it is used: not zeroed on every hit first) */
+	struct magnet_packet sk_pk __uninitialized;
 	const struct magnet_packet *pk;
 
 	if (!h)

@@ -4,7 +4,9 @@
 # rule (type "header": protocol and ports as fixed fields), on one packet
 # probe, at two layers:
 #   socket: the send call (udp-send.socket), where there is no packet
-#	yet: the expression sees headers built from the socket and the call.
+#	yet: the expression sees headers built from the socket and the call,
+#	which the kernel's BPF (JIT-compiled) runs it on where it reads
+#	only what every such call knows (these expressions do).
 #	Every call goes to a blackhole route, so nothing happens after it.
 #   ip: IP output (udp-send.ip), an skb: the expression reads the packet,
 #	run by the kernel's own BPF (JIT-compiled); packet-drop-interp is
