@@ -674,42 +674,40 @@ enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
 }
 EXPORT_SYMBOL_GPL(magnet_packet_built);
 
+/*
+ * A made-up hit for magnet_packet_template(): @b in every byte of its
+ * addresses, ports and length, but for the source's fields in @unknown
+ * (zero: not known yet, which view_build() marks so).
+ */
+static void template_hit(struct magnet_pkt_view *v, bool ipv6,
+			 enum magnet_built_shape shape, unsigned int unknown,
+			 u8 b)
+{
+	struct magnet_packet pk = {};
+
+	pk.family = ipv6 ? AF_INET6 : AF_INET;
+	pk.proto = shape == MAGNET_BUILT_UDP ? IPPROTO_UDP : IPPROTO_TCP;
+	pk.flags = MAGNET_PKT_ADDRS;
+	memset(pk.saddr, unknown & MAGNET_BUILT_SADDR_UNKNOWN ? 0 : b,
+	       sizeof(pk.saddr));
+	memset(pk.daddr, b, sizeof(pk.daddr));
+	pk.sport = unknown & MAGNET_BUILT_SPORT_UNKNOWN ? 0 : htons(b * 0x101);
+	pk.dport = htons(b * 0x101);
+	pk.len = b * 0x101;
+	built_len(v, &pk, shape);
+	view_build_as(v, &pk, true, true);
+}
+
 void magnet_packet_template(bool ipv6, enum magnet_built_shape shape,
 			    unsigned int unknown,
 			    struct magnet_pkt_template *t)
 {
 	struct magnet_pkt_view a, b;
-	struct magnet_packet pk = {};
 	unsigned int i;
 
-	/* two hits whose addresses, ports and lengths differ in every byte */
-	pk.family = ipv6 ? AF_INET6 : AF_INET;
-	pk.proto = shape == MAGNET_BUILT_UDP ? IPPROTO_UDP : IPPROTO_TCP;
-	pk.flags = MAGNET_PKT_ADDRS;
-	memset(pk.saddr, 0x11, sizeof(pk.saddr));
-	memset(pk.daddr, 0x22, sizeof(pk.daddr));
-	pk.sport = htons(0x3333);
-	pk.dport = htons(0x4444);
-	pk.len = 0x1234;
-	/* (a source not known yet: zero, which view_build() marks unknown) */
-	if (unknown & MAGNET_BUILT_SADDR_UNKNOWN)
-		memset(pk.saddr, 0, sizeof(pk.saddr));
-	if (unknown & MAGNET_BUILT_SPORT_UNKNOWN)
-		pk.sport = 0;
-	built_len(&a, &pk, shape);
-	view_build_as(&a, &pk, true, true);
-	memset(pk.saddr, 0x55, sizeof(pk.saddr));
-	memset(pk.daddr, 0x66, sizeof(pk.daddr));
-	pk.sport = htons(0x7777);
-	pk.dport = htons(0x0808);
-	pk.len = 0x2345;
-	if (unknown & MAGNET_BUILT_SADDR_UNKNOWN)
-		memset(pk.saddr, 0, sizeof(pk.saddr));
-	if (unknown & MAGNET_BUILT_SPORT_UNKNOWN)
-		pk.sport = 0;
-	built_len(&b, &pk, shape);
-	view_build_as(&b, &pk, true, true);
-
+	/* two hits whose known fields differ in every byte */
+	template_hit(&a, ipv6, shape, unknown, 0x11);
+	template_hit(&b, ipv6, shape, unknown, 0x22);
 	t->protocol = ipv6 ? ETH_P_IPV6 : ETH_P_IP;
 	t->nbuilt = a.nbuilt;
 	for (i = 0; i < a.nbuilt; i++) {
