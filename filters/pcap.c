@@ -127,15 +127,16 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 		if (r->any_built) {
 			enum magnet_built_shape shape;
 			unsigned int unk;
-			bool ip6;
 
 			shape = magnet_packet_built(hit, &v, &unk);
-			ip6 = shape != MAGNET_BUILT_NONE &&
-			      v.protocol == ETH_P_IPV6;
-			if (shape != MAGNET_BUILT_NONE &&
-			    r->built[ip6][shape - 1][unk]) {
-				this_cpu_inc(*r->native);
-				return run_built(ip6 ? r->ip6[1] : r->ip[1], &v);
+			if (shape != MAGNET_BUILT_NONE) {
+				bool ip6 = v.protocol == ETH_P_IPV6;
+
+				if (r->built[ip6][shape - 1][unk]) {
+					this_cpu_inc(*r->native);
+					return run_built(ip6 ? r->ip6[1] : r->ip[1],
+							 &v);
+				}
 			}
 		}
 	}

@@ -518,6 +518,16 @@ static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk
 	view_build_as(v, pk, l4, true);
 }
 
+/* A send call's length: UDP sends one datagram, TCP's are cut later. */
+static void send_len(struct magnet_pkt_view *v, const struct magnet_packet *pk)
+{
+	v->len_known = pk->proto == IPPROTO_UDP;
+	if (v->len_known)
+		v->len = (pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
+						   sizeof(struct iphdr)) +
+			 sizeof(struct udphdr) + pk->len;
+}
+
 /* A socket's packet: what the socket says, its length unknown. */
 static bool view_sock(const struct sock *sk, struct magnet_pkt_view *v)
 {
@@ -584,13 +594,7 @@ static void view_packet(const struct packet_hit *h, struct magnet_pkt_view *v)
 		v->avail = h->data_avail;
 		return;
 	}
-	/* a send call: UDP sends one datagram, TCP's are cut later */
-	if (pk->proto == IPPROTO_UDP) {
-		v->len = (pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
-						   sizeof(struct iphdr)) +
-			 sizeof(struct udphdr) + pk->len;
-		v->len_known = true;
-	}
+	send_len(v, pk);
 	view_build(v, pk, true);
 	if (pk->proto == IPPROTO_UDP && h->msg) {
 		v->ubuf = msg_data(h->msg, &ulen);
@@ -623,16 +627,6 @@ static enum magnet_built_shape built_shape(const struct magnet_packet *pk,
 	}
 }
 
-/* Its length, where view_packet() knows it: a UDP send call's. */
-static void built_len(struct magnet_pkt_view *v, const struct magnet_packet *pk,
-		      enum magnet_built_shape shape)
-{
-	v->len_known = shape == MAGNET_BUILT_UDP;
-	v->len = (pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
-					   sizeof(struct iphdr)) +
-		 sizeof(struct udphdr) + pk->len;
-}
-
 enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
 					    struct magnet_pkt_view *v,
 					    unsigned int *unknown)
@@ -651,24 +645,24 @@ enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
 		if (h->pk.flags & (MAGNET_PKT_DATA_NET | MAGNET_PKT_DATA_TRANSPORT))
 			return MAGNET_BUILT_NONE;
 		pk = &h->pk;
+		send_len(v, pk);
 		break;
 	case MAGNET_OBJECT_SOCK:
+		/* as view_sock(): a TCP socket's, its length not known */
 		memset(&sk_pk, 0, sizeof(sk_pk));
-		if (!magnet_packet_parse_sock(hit->object, &sk_pk))
+		if (!magnet_packet_parse_sock(hit->object, &sk_pk) ||
+		    sk_pk.proto != IPPROTO_TCP)
 			return MAGNET_BUILT_NONE;
-		sk_pk.len = 0;		/* view_sock(): not known */
 		pk = &sk_pk;
+		v->len_known = false;
 		break;
 	default:
 		return MAGNET_BUILT_NONE;
 	}
 	shape = built_shape(pk, unknown);
-	if (shape == MAGNET_BUILT_NONE ||
-	    (shape == MAGNET_BUILT_UDP &&
-	     magnet_event_object_type(hit->event) == MAGNET_OBJECT_SOCK))
+	if (shape == MAGNET_BUILT_NONE)
 		return MAGNET_BUILT_NONE;
 	v->protocol = pk->family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP;
-	built_len(v, pk, shape);
 	view_build_as(v, pk, true, false);
 	return shape;
 }
@@ -694,7 +688,7 @@ static void template_hit(struct magnet_pkt_view *v, bool ipv6,
 	pk.sport = unknown & MAGNET_BUILT_SPORT_UNKNOWN ? 0 : htons(b * 0x101);
 	pk.dport = htons(b * 0x101);
 	pk.len = b * 0x101;
-	built_len(v, &pk, shape);
+	send_len(v, &pk);
 	view_build_as(v, &pk, true, true);
 }
 
