@@ -18,10 +18,14 @@
 
 #define PCAPFILTER_SNAPLEN	262144	/* libpcap's largest snap length */
 #define PCAPFILTER_SLL2_LEN	20	/* the cooked header */
+/* protochain's loop runs at most this many times (pcapfilter.c) */
+#define PCAPFILTER_TRIPS	8
 
 /*
  * Compile @text ("" or blanks: every packet) into @prog (pcap_freecode()
- * it). 0, or -1 with libpcap's message in @err.
+ * it). 0, or -1 with libpcap's message in @err. The program never jumps
+ * backwards: protochain's loop is unrolled (PCAPFILTER_TRIPS), so that it
+ * ends on every packet and the kernel runs it too.
  */
 int pcapfilter_compile(const char *text, struct bpf_program *prog, char *err,
 		       size_t errlen);

@@ -340,6 +340,148 @@ static void native_on_built(void)
 	free(st);
 }
 
+/*
+ * An IPv6 packet behind a cooked header whose chain has @next extension
+ * headers (hop-by-hop, destination options, routing, fragment, in a
+ * random order and of random lengths; not AH, whose length libpcap's
+ * loop takes as the offset of the next header instead of adding it, so
+ * that it may never end) before the transport's (@last,
+ * or one of TCP, UDP and ICMPv6); its length in *@len.
+ */
+static void make_chain(u8 *b, unsigned int *len, unsigned int next, u8 last)
+{
+	static const u8 ext[] = { 0, 60, 43, 44 };
+	unsigned int at = SLL2_LEN + 40, n;
+	u8 *nh = b + SLL2_LEN + 6;
+
+	memset(b, 0, 2048);
+	b[0] = 0x86;
+	b[1] = 0xdd;
+	b[SLL2_LEN] = 0x60;
+	b[SLL2_LEN + 7] = 64;
+	for (unsigned int i = 0; i < next; i++) {
+		u8 type = ext[rnd() % sizeof(ext)];
+
+		*nh = type;
+		nh = b + at;
+		if (type == 44) {		/* fragment: 8 bytes */
+			b[at + 1] = 0;		/* reserved (libpcap: a length) */
+			n = 8;
+		} else {			/* (len + 1) * 8 */
+			b[at + 1] = rnd() % 4;
+			n = (b[at + 1] + 1) * 8;
+		}
+		at += n;
+	}
+	*nh = last ? last : (u8[]){ 6, 17, 58 }[rnd() % 3];
+	n = at + 20;
+	b[SLL2_LEN + 4] = (n - SLL2_LEN - 40) >> 8;
+	b[SLL2_LEN + 5] = n - SLL2_LEN - 40;
+	*len = n;
+}
+
+/*
+ * protochain, unrolled by pcapfilter_compile() (lib/pcapfilter.c): no
+ * jump backwards, taken by the kernel's checker, and the answer of
+ * libpcap's own loop on chains of up to PCAPFILTER_TRIPS - 1 extension
+ * headers (pcap_vm's on the same packets too); no match on a longer
+ * chain, and an end on headers that lead back to themselves, where
+ * libpcap's loop runs forever.
+ */
+static void protochain_unrolled(unsigned int npackets)
+{
+	static const char *const exprs[] = {
+		"ip6 protochain 6", "ip6 protochain 17 or udp port 53",
+		"protochain 58 and ip6",
+	};
+	static u8 pkt[2048];
+	pcap_t *dead = pcap_open_dead(DLT_LINUX_SLL2, PCAPFILTER_SNAPLEN);
+
+	for (unsigned int e = 0; e < sizeof(exprs) / sizeof(exprs[0]); e++) {
+		struct bpf_program loop, prog;
+		struct pcap_op ops[MAGNET_PACKET_INSNS_MAX];
+		char err[PCAP_ERRBUF_SIZE];
+		unsigned int at = 0, back = 0, bad = 0, matched = 0, len;
+		const struct sock_filter *f;
+		const char *why;
+		bool kernel;
+
+		if (pcap_compile(dead, &loop, exprs[e], 1, PCAP_NETMASK_UNKNOWN) ||
+		    pcapfilter_compile(exprs[e], &prog, err, sizeof(err))) {
+			harness_result(false, exprs[e], "does not compile");
+			continue;
+		}
+		for (unsigned int i = 0; i < prog.bf_len; i++)
+			back += prog.bf_insns[i].code == (BPF_JMP | BPF_JA) &&
+				(int32_t)prog.bf_insns[i].k < 0;
+		f = (const struct sock_filter *)prog.bf_insns;
+		why = pcap_vm_check(f, prog.bf_len, &at);
+		/* (both of the last one's loops, IPv4's and IPv6's: too long for a rule) */
+		kernel = prog.bf_len <= MAGNET_PACKET_INSNS_MAX;
+		harness_check(!back && !why && kernel == (e < 2),
+			      "'%s' unrolled: %u instructions (libpcap's loop: %u), none backwards, the kernel's checker takes it%s%s%s",
+			      exprs[e], prog.bf_len, loop.bf_len,
+			      kernel ? "" : " (but not in a rule: too long)",
+			      why ? ": " : "", why ? why : "");
+		if (kernel)
+			pcap_vm_decode(f, prog.bf_len, ops);
+		for (unsigned int p = 0; p < npackets; p++) {
+			struct pcap_pkthdr h = { 0 };
+			struct magnet_pkt_view v;
+			int want;
+
+			make_chain(pkt, &len, rnd() % PCAPFILTER_TRIPS, 0);
+			h.caplen = h.len = len;
+			want = pcap_offline_filter(&loop, &h, pkt) != 0;
+			matched += want;
+			bad += (pcap_offline_filter(&prog, &h, pkt) != 0) != want;
+			if (!kernel)
+				continue;
+			make_view(&v, pkt, len, 0);
+			bad += pcap_vm_run(f, ops, &v) !=
+			       (want ? PCAP_MATCH : PCAP_REJECT);
+		}
+		harness_check(!bad && matched,
+			      "'%s' unrolled answers as libpcap's loop on %u chains of 0 to %d extension headers (%u matched; wrong: %u)",
+			      exprs[e], npackets, PCAPFILTER_TRIPS - 1, matched, bad);
+		pcap_freecode(&loop);
+		pcap_freecode(&prog);
+	}
+
+	/* the bound, and headers that lead back: libpcap's loop never ends */
+	{
+		struct bpf_program prog;
+		struct pcap_pkthdr h = { 0 };
+		char err[PCAP_ERRBUF_SIZE];
+		unsigned int len;
+		int longer, looping;
+
+		if (pcapfilter_compile("ip6 protochain 6", &prog, err, sizeof(err))) {
+			harness_result(false, "protochain", "%s", err);
+			return;
+		}
+		/* TCP after PCAPFILTER_TRIPS headers: libpcap's loop says yes */
+		make_chain(pkt, &len, PCAPFILTER_TRIPS, 6);
+		h.caplen = h.len = len;
+		longer = pcap_offline_filter(&prog, &h, pkt);
+		/* an AH at offset 40 that names AH next, its length 8: (8+2)*4 = 40 */
+		memset(pkt, 0, 2048);
+		pkt[0] = 0x86;
+		pkt[1] = 0xdd;
+		pkt[SLL2_LEN] = 0x60;
+		pkt[SLL2_LEN + 6] = 51;
+		pkt[SLL2_LEN + 40] = 51;
+		pkt[SLL2_LEN + 41] = 8;
+		h.caplen = h.len = SLL2_LEN + 40 + 40;
+		looping = pcap_offline_filter(&prog, &h, pkt);
+		harness_check(!longer && !looping,
+			      "protochain: a chain of %d extension headers does not match (the bound); an AH that leads back to itself ends, unmatched",
+			      PCAPFILTER_TRIPS);
+		pcap_freecode(&prog);
+	}
+	pcap_close(dead);
+}
+
 static void refused(const char *what, const struct sock_filter *f,
 		    unsigned int len, unsigned int want_at)
 {
@@ -430,20 +572,24 @@ int main(int argc, char **argv)
 		      "unknown bits leave most answers decided (%lu of %lu)",
 		      decided, decided + undecided);
 
+	protochain_unrolled(npackets);
 	/* what the check refuses, as the kernel's own checker would */
 	{
+		pcap_t *dead = pcap_open_dead(DLT_LINUX_SLL2, PCAPFILTER_SNAPLEN);
 		struct bpf_program prog;
-		char err[PCAP_ERRBUF_SIZE];
 		unsigned int at = 0;
 		const char *why = "";
 
-		if (!pcapfilter_compile("ip6 protochain 6", &prog, err, sizeof(err))) {
+		/* libpcap's own program, not unrolled */
+		if (!pcap_compile(dead, &prog, "ip6 protochain 6", 1,
+				  PCAP_NETMASK_UNKNOWN)) {
 			why = pcap_vm_check((const struct sock_filter *)prog.bf_insns,
 					    prog.bf_len, &at);
 			pcap_freecode(&prog);
 		}
+		pcap_close(dead);
 		harness_check(why && strstr(why, "backwards"),
-			      "refused: protochain's loop (instruction %u: %s)",
+			      "refused: a jump backwards, libpcap's protochain loop (instruction %u: %s)",
 			      at, why ? why : "taken");
 	}
 	native_on_built();

@@ -140,8 +140,11 @@ magnetctl filter add sample_hello packet udp port 2> /tmp/err.txt
 check_count "a bad expression: exit status 2" 2 "$?"
 check "... with libpcap's message" grep -q 'syntax error' /tmp/err.txt
 magnetctl probe add rx0 netif_receive
-magnetctl filter add rx0 packet ip6 protochain 6 2> /tmp/err.txt
-check "protochain (a loop): refused by the kernel, with the reason" grep -q "a jump backwards (protochain's loop)" /tmp/err.txt
+check "protochain: its loop unrolled, taken by the kernel" \
+	magnetctl filter add rx0 packet ip6 protochain 6
+magnetctl filter add rx0 packet protochain 6 2> /tmp/err.txt
+check "protochain for IPv4 and IPv6 (two loops unrolled): refused as too long, with the reason" \
+	grep -q 'instructions' /tmp/err.txt
 magnetctl probe del rx0
 check_count "no rule was left behind" "" "$(magnetctl filter list)"
 

@@ -277,6 +277,7 @@ live_compare 'tcp[tcpflags] & tcp-syn != 0' some
 live_compare 'net 10.9.0.0/24 and not port 53' some
 live_compare 'tcp[((tcp[12:1] & 0xf0) >> 2):1] != 0'
 live_compare 'port 6000 or portrange 5200-5201' some
+live_compare 'ip6 protochain 17' some
 
 live inbound and udp
 check "an expression on the direction runs here only, and says why" \

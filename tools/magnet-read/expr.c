@@ -229,12 +229,9 @@ const char *expr_kernel_why_not(const struct expr *e)
 	 */
 	if (pcapfilter_reads_device(&e->prog))
 		return "it asks about the device or the direction, which differ from layer to layer of one packet";
+	/* (protochain's loop is unrolled: pcapfilter_compile()) */
 	if (e->prog.bf_len > MAGNET_PACKET_INSNS_MAX)
 		return "it compiles to more instructions than the kernel runs";
-	for (unsigned int i = 0; i < e->prog.bf_len; i++)
-		if (e->prog.bf_insns[i].code == (BPF_JMP | BPF_JA) &&
-		    (int32_t)e->prog.bf_insns[i].k < 0)
-			return "it loops (protochain), which the kernel does not run";
 	return NULL;
 }
 
