@@ -46,12 +46,22 @@
  * past them ("udp dst port 5001" does; "ip[8] = 64", the TTL, does not),
  * the source's address and port known or not as in the hit (an
  * unconnected socket's address is not). Its answer is then pcap_vm's.
- * Hits run natively are counted (PACKET_NATIVE).
+ *
+ * Cheaper still, and first: such a program is written again at creation
+ * for each shape of send call (pcap_vm_specialize()): what the shape
+ * decides is gone, and what is left reads the record's fields
+ * (magnet_packet_sent(), magnet_sent_field()), with no headers built and
+ * no call into the JIT; "udp dst port 5001" becomes a read of the port
+ * and a comparison. Only a program that loads part of a field, or two
+ * fields in one load, is run on the built headers instead.
+ * Hits run by either, or by the kernel's BPF on an skb, are counted
+ * (PACKET_NATIVE).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/filter.h>
 #include <linux/if_ether.h>
+#include <linux/ipv6.h>
 #include <linux/magnet.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
@@ -73,9 +83,12 @@ struct pcap_rule {
 	struct bpf_prog *ip[2], *ip6[2];
 	/*
 	 * [IPv6][shape - 1][what of the source is not known]: the program
-	 * may run in the kernel's BPF ([1]) on a send call's headers of that
-	 * shape (pcap_vm_native_ok()); @any_built: one of them.
+	 * written again for a send call's headers of that shape, to run on
+	 * the record's fields (pcap_vm_specialize()), or NULL; if not, may
+	 * the kernel's BPF ([1]) run it on the headers built
+	 * (pcap_vm_native_ok())? @any_built: one of them.
 	 */
+	struct pcap_sent *sent[2][2][MAGNET_BUILT_UNKNOWNS];
 	bool built[2][2][MAGNET_BUILT_UNKNOWNS];
 	bool any_built;
 	char *text;			/* or NULL */
@@ -125,14 +138,24 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 					    (void *)skb);
 		}
 		if (r->any_built) {
+			/* (filled for a socket's hit only, where it is used) */
+			struct magnet_packet room __uninitialized;
 			enum magnet_built_shape shape;
+			const struct pcap_sent *sp;
+			struct magnet_sent s;
 			unsigned int unk;
+			bool ip6;
 
-			shape = magnet_packet_built(hit, &v, &unk);
+			shape = magnet_packet_sent(hit, &room, &s, &unk);
 			if (shape != MAGNET_BUILT_NONE) {
-				bool ip6 = v.protocol == ETH_P_IPV6;
-
-				if (r->built[ip6][shape - 1][unk]) {
+				ip6 = s.iphlen == sizeof(struct ipv6hdr);
+				sp = r->sent[ip6][shape - 1][unk];
+				if (sp) {
+					this_cpu_inc(*r->native);
+					return pcap_vm_run_sent(sp, &s);
+				}
+				if (r->built[ip6][shape - 1][unk] &&
+				    magnet_packet_built(hit, &v, &unk)) {
 					this_cpu_inc(*r->native);
 					return run_built(ip6 ? r->ip6[1] : r->ip[1],
 							 &v);
@@ -251,7 +274,10 @@ static void drop_native(struct pcap_rule *r)
 static void pcap_destroy(void *state)
 {
 	struct pcap_rule *r = state;
+	unsigned int i;
 
+	for (i = 0; i < sizeof(r->sent) / sizeof(r->sent[0][0][0]); i++)
+		kfree((&r->sent[0][0][0])[i]);
 	drop_native(r);
 	free_percpu(r->native);
 	free_percpu(r->undecided);
@@ -260,27 +286,38 @@ static void pcap_destroy(void *state)
 	kfree(r);
 }
 
-/* Which send calls' headers the kernel's BPF may run the program on. */
+/*
+ * How the program may run on each shape of a send call's headers: written
+ * again for it, on the record's fields; or in the kernel's BPF on the
+ * headers built; or neither (pcap_vm, on the view).
+ */
 static void find_built(struct pcap_rule *r)
 {
 	struct magnet_pkt_template t;
+	struct pcap_sent **sp, *room;
 	struct pcap_astate *st;
 	unsigned int ip6, shape, unk;
-	bool *ok;
 
 	st = kvcalloc(r->len, pcap_vm_astate_size(), GFP_KERNEL);
-	if (!st)
-		return;		/* pcap_vm runs them */
+	room = kmalloc(struct_size(room, op, r->len), GFP_KERNEL);
+	if (!st || !room)
+		goto out;	/* pcap_vm runs them */
 	for (ip6 = 0; ip6 < 2; ip6++) {
 		for (shape = MAGNET_BUILT_UDP; shape <= MAGNET_BUILT_TCP; shape++) {
 			for (unk = 0; unk < MAGNET_BUILT_UNKNOWNS; unk++) {
-				ok = &r->built[ip6][shape - 1][unk];
 				magnet_packet_template(ip6, shape, unk, &t);
-				*ok = pcap_vm_native_ok(r->insns, r->len, &t, st);
-				r->any_built |= *ok;
+				sp = &r->sent[ip6][shape - 1][unk];
+				if (pcap_vm_specialize(r->insns, r->len, &t, st, room))
+					*sp = kmemdup(room, struct_size(room, op, room->len),
+						      GFP_KERNEL);
+				r->built[ip6][shape - 1][unk] =
+					!*sp && pcap_vm_native_ok(r->insns, r->len, &t, st);
+				r->any_built |= *sp || r->built[ip6][shape - 1][unk];
 			}
 		}
 	}
+out:
+	kfree(room);
 	kvfree(st);
 }
 

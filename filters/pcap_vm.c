@@ -761,6 +761,10 @@ struct aval {
 
 struct pcap_astate {
 	bool reached;
+	int step;		/* pcap_vm_specialize()'s */
+	/* sdead()'s, of the step of this number */
+	bool dead;
+	u8 live, fwd, num;
 	struct aval a, x, m[MEM_WORDS];
 };
 
@@ -1093,4 +1097,392 @@ bool pcap_vm_native_ok(const struct sock_filter *f, unsigned int len,
 			astate_merge(&st[next[j]], &s);
 	}
 	return true;
+}
+
+/*
+ * --- a send call's program, specialized to the shape of its headers -------
+ *
+ * Where pcap_vm_native_ok() accepts a program on a template, its answer on
+ * every hit of that shape is the kernel BPF's on the built headers with
+ * their unknown bits zero. pcap_vm_specialize() goes one step further and
+ * needs no headers built: from the states of that same analysis it writes
+ * the program again, for that shape only,
+ *   - a load of bits the same in every hit (the version, the protocol,
+ *     IPv4's fragment offset) or not known (read as zero) becomes the
+ *     constant it always is there;
+ *   - a load of exactly one field that changes from hit to hit (an
+ *     address word, a port, a length: MAGNET_SENT_*) becomes a read of
+ *     that field from the probe's record (magnet_sent_field());
+ *   - a jump the template decides, and an instruction no hit reaches,
+ *     goes; jumps to it go where it would have gone.
+ * What is left of "udp dst port 5001" on a UDP send call's headers is the
+ * destination port's read and one comparison. A load of part of a field,
+ * or of more than one, is not specialized (the caller then builds the
+ * headers for the kernel's BPF).
+ */
+
+static void sdead(struct pcap_sent *sp, struct pcap_astate *st);
+
+/* Why a byte's bits vary from hit to hit: its field, or none. */
+static bool sbyte(const struct magnet_pkt_template *t, u32 at, u8 *konst,
+		  u8 *field)
+{
+	u32 j = at - SLL2_LEN;
+
+	*field = MAGNET_SENT_NONE;
+	if (at < 2) {		/* the protocol */
+		*konst = at ? t->protocol & 0xff : t->protocol >> 8;
+		return true;
+	}
+	if (at < SLL2_LEN)	/* not in the kernel BPF's program */
+		return false;
+	*konst = t->val[j] & t->konst[j];
+	if (t->known[j] & ~t->konst[j]) {
+		if (t->known[j] != 0xff || t->konst[j] || !t->field[j])
+			return false;	/* part of a byte */
+		*field = t->field[j];
+	}
+	return true;
+}
+
+/* A load of @size bytes at @k, as one step: a constant, or a field. */
+static bool sload(const struct magnet_pkt_template *t, u64 k, u32 size,
+		  struct pcap_sop *op)
+{
+	u8 konst, field, f = MAGNET_SENT_NONE;
+	u32 val = 0, i;
+
+	if (k + size > (u64)SLL2_LEN + t->nbuilt)
+		return false;
+	for (i = 0; i < size; i++) {
+		if (!sbyte(t, k + i, &konst, &field))
+			return false;
+		if (i && field != f)
+			return false;	/* two fields, or part of one */
+		f = field;
+		val = val << 8 | konst;
+	}
+	if (f == MAGNET_SENT_NONE) {
+		*op = (struct pcap_sop){ .code = BPF_LD | BPF_IMM, .k = val };
+		return true;
+	}
+	/* the whole field: the bytes on either side are not its */
+	if ((k > SLL2_LEN && sbyte(t, k - 1, &konst, &field) && field == f) ||
+	    (k + size < (u64)SLL2_LEN + t->nbuilt &&
+	     sbyte(t, k + size, &konst, &field) && field == f))
+		return false;
+	*op = (struct pcap_sop){ .code = PCAP_SOP_FIELD, .k = f };
+	return true;
+}
+
+/*
+ * Where instruction @i (reached, its state in @st) always goes without
+ * doing anything (a jump, or one the template decides): there; or -1.
+ */
+static int sjump_only(const struct sock_filter *f, unsigned int i,
+		      const struct pcap_astate *st)
+{
+	unsigned int next[2], n;
+	struct aval b;
+
+	if (BPF_CLASS(f[i].code) != BPF_JMP)
+		return -1;
+	if (BPF_OP(f[i].code) == BPF_JA)
+		return i + 1 + f[i].k;
+	b = BPF_SRC(f[i].code) == BPF_X ? st->x : akonst(f[i].k);
+	if (!ajump(&f[i], i, &st->a, &b, next, &n) || n != 1)
+		return -1;
+	return next[0];
+}
+
+/**
+ * pcap_vm_specialize - a program for one shape of a send call's headers
+ * @f:		a program pcap_vm_check() accepts
+ * @len:	its instructions
+ * @t:		the shape's template (magnet_packet_template())
+ * @st:		room for @len states, any contents
+ * @sp:		the program written again (its op[] has room for @len)
+ *
+ * See above. Any context (the caller's memory only).
+ * Return: true if @sp may run every hit of that shape
+ * (pcap_vm_run_sent()) and answers there what pcap_vm would.
+ */
+bool pcap_vm_specialize(const struct sock_filter *f, unsigned int len,
+			const struct magnet_pkt_template *t,
+			struct pcap_astate *st, struct pcap_sent *sp)
+{
+	unsigned int i, n = 0;
+	int j;
+
+	if (!pcap_vm_native_ok(f, len, t, st))
+		return false;
+	/* each step's number, where the instruction is one */
+	for (i = 0; i < len; i++) {
+		st[i].step = -1;
+		if (st[i].reached && sjump_only(f, i, &st[i]) < 0)
+			st[i].step = n++;
+	}
+	/* a jump to an instruction that is not a step: where it goes */
+	for (i = len; i-- > 0;) {
+		if (!st[i].reached || st[i].step >= 0)
+			continue;
+		j = sjump_only(f, i, &st[i]);
+		st[i].step = st[j].step;
+	}
+	sp->start = st[0].step;
+	sp->mem = false;
+	for (i = 0; i < len; i++) {
+		const struct sock_filter *p = &f[i];
+		struct pcap_sop *op;
+		struct aval a, b;
+
+		if (!st[i].reached || sjump_only(f, i, &st[i]) >= 0)
+			continue;
+		op = &sp->op[st[i].step];
+		*op = (struct pcap_sop){ .code = p->code, .k = p->k };
+		if (i + 1 < len)
+			op->jt = st[i + 1].step;
+		switch (BPF_CLASS(p->code)) {
+		case BPF_LD:
+			switch (BPF_MODE(p->code)) {
+			case BPF_ABS:
+			case BPF_IND:
+				if (!sload(t, (u64)p->k + (BPF_MODE(p->code) == BPF_IND ?
+							   st[i].x.val : 0),
+					   bpf_size_to_bytes(BPF_SIZE(p->code)), op))
+					return false;
+				op->jt = st[i + 1].step;
+				break;
+			case BPF_MEM:
+				if (akonst_all(&st[i].m[p->k]))
+					*op = (struct pcap_sop){ .code = BPF_LD | BPF_IMM,
+						.k = st[i].m[p->k].val, .jt = st[i + 1].step };
+				else
+					sp->mem = true;
+				break;
+			}
+			break;
+		case BPF_LDX:
+			if (BPF_MODE(p->code) == BPF_MSH) {
+				/* (a constant: pcap_vm_native_ok() says so) */
+				aload(t, p->k, 1, &b);
+				op->code = BPF_LDX | BPF_IMM;
+				op->k = 4 * (b.val & 0xf);
+			} else if (BPF_MODE(p->code) == BPF_MEM &&
+				   akonst_all(&st[i].m[p->k])) {
+				op->code = BPF_LDX | BPF_IMM;
+				op->k = st[i].m[p->k].val;
+			} else if (BPF_MODE(p->code) == BPF_MEM) {
+				sp->mem = true;
+			}
+			break;
+		case BPF_ST:
+		case BPF_STX:
+			sp->mem = true;
+			break;
+		case BPF_ALU:
+			a = st[i].a;
+			b = BPF_SRC(p->code) == BPF_X ? st[i].x : akonst(p->k);
+			if (aalu(BPF_OP(p->code), &a, &b) && akonst_all(&a)) {
+				op->code = BPF_LD | BPF_IMM;
+				op->k = a.val;
+			}
+			break;
+		case BPF_JMP:
+			op->jt = st[i + 1 + p->jt].step;
+			op->jf = st[i + 1 + p->jf].step;
+			break;
+		}
+	}
+	sp->len = n;
+	sdead(sp, st);
+	return true;
+}
+
+/* Which of A and X (bits 0 and 1) step @op reads, and which it writes. */
+static void suse(const struct pcap_sop *op, unsigned int *reads,
+		 unsigned int *writes)
+{
+	unsigned int x = BPF_SRC(op->code) == BPF_X ? 2 : 0;
+
+	*reads = 0;
+	*writes = 0;
+	switch (BPF_CLASS(op->code)) {
+	case BPF_LD:
+		*writes = 1;
+		break;
+	case BPF_LDX:
+		*writes = 2;
+		break;
+	case BPF_ST:
+		*reads = 1;
+		break;
+	case BPF_STX:
+		*reads = 2;
+		break;
+	case BPF_ALU:
+		*reads = 1 | (BPF_OP(op->code) == BPF_NEG ? 0 : x);
+		*writes = 1;
+		break;
+	case BPF_JMP:
+		*reads = 1 | x;
+		break;
+	case BPF_RET:
+		*reads = BPF_RVAL(op->code) == BPF_A ? 1 : 0;
+		break;
+	default:	/* BPF_MISC */
+		*reads = BPF_MISCOP(op->code) == BPF_TAX ? 1 : 2;
+		*writes = BPF_MISCOP(op->code) == BPF_TAX ? 2 : 1;
+		break;
+	}
+}
+
+/*
+ * Drop the steps whose value no later step reads (the constants that
+ * stood for loads of a decided test, say), and close up the rest. In
+ * @st[i], of step i: is it dead; A and X live before it (bits 0 and 1);
+ * where a jump to it goes; its new number.
+ */
+static void sdead(struct pcap_sent *sp, struct pcap_astate *st)
+{
+	unsigned int i, n = 0, reads, writes;
+
+	for (i = sp->len; i-- > 0;) {
+		struct pcap_sop *op = &sp->op[i];
+		unsigned int out = 0;
+
+		suse(op, &reads, &writes);
+		if (BPF_CLASS(op->code) == BPF_JMP)
+			out = st[op->jt].live | st[op->jf].live;
+		else if (BPF_CLASS(op->code) != BPF_RET)
+			out = st[op->jt].live;
+		/* (the scratch memory's stores are kept) */
+		st[i].dead = writes && !(out & writes);
+		st[i].live = st[i].dead ? out : (out & ~writes) | reads;
+		st[i].fwd = st[i].dead ? st[op->jt].fwd : i;
+	}
+	for (i = 0; i < sp->len; i++)
+		if (!st[i].dead)
+			st[i].num = n++;
+	sp->start = st[st[sp->start].fwd].num;
+	for (i = 0, n = 0; i < sp->len; i++) {
+		struct pcap_sop op = sp->op[i];
+
+		if (st[i].dead)
+			continue;
+		if (BPF_CLASS(op.code) != BPF_RET)
+			op.jt = st[st[op.jt].fwd].num;
+		if (BPF_CLASS(op.code) == BPF_JMP)
+			op.jf = st[st[op.jf].fwd].num;
+		sp->op[n++] = op;
+	}
+	sp->len = n;
+}
+
+/* Run @sp (pcap_vm_specialize()'s) on @s: does it match? Any context. */
+bool pcap_vm_run_sent(const struct pcap_sent *sp, const struct magnet_sent *s)
+{
+	u32 a = 0, x = 0, b, m[MEM_WORDS];
+	unsigned int i = sp->start;
+
+	if (sp->mem)
+		memset(m, 0, sizeof(m));
+	for (;;) {
+		const struct pcap_sop *op = &sp->op[i];
+
+		i = op->jt;	/* (steps are in order: it ends) */
+		b = BPF_SRC(op->code) == BPF_X ? x : op->k;
+		switch (op->code) {
+		case PCAP_SOP_FIELD:
+			a = magnet_sent_field(s, op->k);
+			break;
+		case BPF_LD | BPF_IMM:
+			a = op->k;
+			break;
+		case BPF_LDX | BPF_IMM:
+			x = op->k;
+			break;
+		case BPF_LD | BPF_MEM:
+			a = m[op->k];
+			break;
+		case BPF_LDX | BPF_MEM:
+			x = m[op->k];
+			break;
+		case BPF_ST:
+			m[op->k] = a;
+			break;
+		case BPF_STX:
+			m[op->k] = x;
+			break;
+		case BPF_MISC | BPF_TAX:
+			x = a;
+			break;
+		case BPF_MISC | BPF_TXA:
+			a = x;
+			break;
+		case BPF_RET | BPF_K:
+			return op->k;
+		case BPF_RET | BPF_A:
+			return a;
+		/* (no division by zero, no shift by 32 or more: the analysis) */
+		case BPF_ALU | BPF_ADD | BPF_K:
+		case BPF_ALU | BPF_ADD | BPF_X:
+			a += b;
+			break;
+		case BPF_ALU | BPF_SUB | BPF_K:
+		case BPF_ALU | BPF_SUB | BPF_X:
+			a -= b;
+			break;
+		case BPF_ALU | BPF_MUL | BPF_K:
+		case BPF_ALU | BPF_MUL | BPF_X:
+			a *= b;
+			break;
+		case BPF_ALU | BPF_DIV | BPF_K:
+		case BPF_ALU | BPF_DIV | BPF_X:
+			a /= b;
+			break;
+		case BPF_ALU | BPF_MOD | BPF_K:
+		case BPF_ALU | BPF_MOD | BPF_X:
+			a %= b;
+			break;
+		case BPF_ALU | BPF_AND | BPF_K:
+		case BPF_ALU | BPF_AND | BPF_X:
+			a &= b;
+			break;
+		case BPF_ALU | BPF_OR | BPF_K:
+		case BPF_ALU | BPF_OR | BPF_X:
+			a |= b;
+			break;
+		case BPF_ALU | BPF_XOR | BPF_K:
+		case BPF_ALU | BPF_XOR | BPF_X:
+			a ^= b;
+			break;
+		case BPF_ALU | BPF_LSH | BPF_K:
+		case BPF_ALU | BPF_LSH | BPF_X:
+			a <<= b;
+			break;
+		case BPF_ALU | BPF_RSH | BPF_K:
+		case BPF_ALU | BPF_RSH | BPF_X:
+			a >>= b;
+			break;
+		case BPF_ALU | BPF_NEG:
+			a = -a;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+		case BPF_JMP | BPF_JEQ | BPF_X:
+			i = a == b ? op->jt : op->jf;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+		case BPF_JMP | BPF_JGT | BPF_X:
+			i = a > b ? op->jt : op->jf;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+		case BPF_JMP | BPF_JGE | BPF_X:
+			i = a >= b ? op->jt : op->jf;
+			break;
+		default:	/* BPF_JSET */
+			i = a & b ? op->jt : op->jf;
+			break;
+		}
+	}
 }

@@ -55,4 +55,31 @@ bool pcap_vm_native_ok(const struct sock_filter *f, unsigned int len,
 		       const struct magnet_pkt_template *t,
 		       struct pcap_astate *st);
 
+/*
+ * A program written again for one shape of a send call's headers
+ * (pcap_vm_specialize()): steps in cBPF's codes, but for
+ * PCAP_SOP_FIELD (A = the field @k, MAGNET_SENT_*, of the record); each
+ * step's next is @jt (a conditional jump's: @jt or @jf), always a later
+ * one.
+ */
+#define PCAP_SOP_FIELD	(BPF_LD | BPF_W | BPF_ABS)
+
+struct pcap_sop {
+	u16 code;
+	u8 jt, jf;
+	u32 k;
+};
+
+struct pcap_sent {
+	u8 start;	/* the first step */
+	u8 len;
+	bool mem;	/* it uses the scratch memory */
+	struct pcap_sop op[];
+};
+
+bool pcap_vm_specialize(const struct sock_filter *f, unsigned int len,
+			const struct magnet_pkt_template *t,
+			struct pcap_astate *st, struct pcap_sent *sp);
+bool pcap_vm_run_sent(const struct pcap_sent *sp, const struct magnet_sent *s);
+
 #endif /* _MAGNET_PCAP_VM_H */

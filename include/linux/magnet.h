@@ -227,6 +227,8 @@ enum magnet_built_shape {
  * @konst:	bits the same in every hit (IP version, protocol, ...)
  * @known:	bits known in every hit (a superset of @konst: addresses,
  *		ports, a UDP length); the rest are not known (TTL, ...)
+ * @field:	of each byte, the field of struct magnet_sent it is built
+ *		from (MAGNET_SENT_*), or MAGNET_SENT_NONE
  */
 struct magnet_pkt_template {
 	u16 protocol;
@@ -234,7 +236,75 @@ struct magnet_pkt_template {
 	u8 val[MAGNET_PKT_VIEW_BUILT];
 	u8 konst[MAGNET_PKT_VIEW_BUILT];
 	u8 known[MAGNET_PKT_VIEW_BUILT];
+	u8 field[MAGNET_PKT_VIEW_BUILT];
 };
+
+/*
+ * The fields of a send call's headers that change from hit to hit, each a
+ * big-endian half word (2 bytes) or word (4) of the built headers, as
+ * magnet_sent_field() reads them from the record without building the
+ * headers: IPv4's total length or IPv6's payload length; the source and
+ * destination addresses (IPv4's one word, IPv6's four); the ports; UDP's
+ * length.
+ */
+enum magnet_sent_field {
+	MAGNET_SENT_NONE,
+	MAGNET_SENT_IPLEN,
+	MAGNET_SENT_SADDR,	/* + the word: 0 to 3 */
+	MAGNET_SENT_DADDR = MAGNET_SENT_SADDR + 4,
+	MAGNET_SENT_SPORT = MAGNET_SENT_DADDR + 4,
+	MAGNET_SENT_DPORT,
+	MAGNET_SENT_UDPLEN,
+};
+
+/**
+ * struct magnet_sent - a send call's packet, its headers not built
+ * @pk:		what the probe parsed (family, protocol, addresses, ports)
+ * @len:	the IP packet's length where it is known (a UDP send call's)
+ * @iphlen:	the IP header's (20 or 40)
+ */
+struct magnet_sent {
+	const struct magnet_packet *pk;
+	u32 len;
+	u32 iphlen;
+};
+
+static inline u32 magnet_sent_be16(const void *v)
+{
+	const u8 *p = v;
+
+	return (u32)p[0] << 8 | p[1];
+}
+
+static inline u32 magnet_sent_be32(const u8 *p)
+{
+	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
+}
+
+/*
+ * Field @f (MAGNET_SENT_*) of @s, in host order: what the built headers
+ * hold there (magnet_packet_built()). Any context.
+ */
+static __always_inline u32 magnet_sent_field(const struct magnet_sent *s,
+					     unsigned int f)
+{
+	const struct magnet_packet *pk = s->pk;
+
+	switch (f) {
+	case MAGNET_SENT_SPORT:
+		return magnet_sent_be16(&pk->sport);
+	case MAGNET_SENT_DPORT:
+		return magnet_sent_be16(&pk->dport);
+	case MAGNET_SENT_IPLEN:	/* IPv6's counts no IP header */
+		return (s->iphlen == 40 ? s->len - 40 : s->len) & 0xffff;
+	case MAGNET_SENT_UDPLEN:
+		return (s->len - s->iphlen) & 0xffff;
+	default:
+		if (f >= MAGNET_SENT_DADDR)
+			return magnet_sent_be32(pk->daddr + 4 * (f - MAGNET_SENT_DADDR));
+		return magnet_sent_be32(pk->saddr + 4 * (f - MAGNET_SENT_SADDR));
+	}
+}
 
 /*
  * What a send call may not know yet of its packet's source: an
@@ -265,6 +335,18 @@ void magnet_packet_template(bool ipv6, enum magnet_built_shape shape,
 enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
 					    struct magnet_pkt_view *v,
 					    unsigned int *unknown);
+
+/*
+ * The same hits as magnet_packet_built()'s, their headers not built: in
+ * @s what they would be built from (its @pk may point at @room, which
+ * the caller keeps while it reads @s), and in @unknown which of the
+ * source's fields are not known. Return: the shape, or MAGNET_BUILT_NONE
+ * (@s and @unknown then undefined). Any context.
+ */
+enum magnet_built_shape magnet_packet_sent(const struct magnet_hit *hit,
+					   struct magnet_packet *room,
+					   struct magnet_sent *s,
+					   unsigned int *unknown);
 
 /*
  * A big-endian word, half word or byte (@size 4, 2, 1) at @off (from the

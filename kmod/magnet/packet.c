@@ -411,14 +411,24 @@ void magnet_packet_hit(struct magnet_event *ev,
 
 /* --- the packet as tcpdump would see it, for filter modules ---------------- */
 
-/* Built header bytes: @n of them at @at, their value and unknown bits. */
+/*
+ * Built header bytes: @n of them at @at, their value and unknown bits,
+ * and (into @field, where it is not NULL) the field of struct
+ * magnet_sent they come from, @f (its words each their own).
+ */
 static __always_inline void built_put(struct magnet_pkt_view *v,
 				      unsigned int at, const void *val,
-				      unsigned int n, u8 unk, bool mark)
+				      unsigned int n, u8 unk, bool mark,
+				      u8 *field, unsigned int f)
 {
+	unsigned int i;
+
 	memcpy(v->built + at, val, n);
 	if (mark)
 		memset(v->unknown + at, unk, n);
+	if (field)
+		for (i = 0; i < n; i++)
+			field[at + i] = f + i / 4;
 }
 
 /*
@@ -463,7 +473,7 @@ static __always_inline void view_fill(u64 *w, u64 value)
  */
 static __always_inline void view_build_as(struct magnet_pkt_view *v,
 					  const struct magnet_packet *pk,
-					  bool l4, bool mark)
+					  bool l4, bool mark, u8 *field)
 {
 	unsigned int ip = pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
 						   sizeof(struct iphdr);
@@ -479,29 +489,36 @@ static __always_inline void view_build_as(struct magnet_pkt_view *v,
 		if (mark)
 			v->unknown[0] = 0x0f;
 		be = v->len_known ? htons(v->len - ip) : 0;
-		built_put(v, 4, &be, 2, lenunk, mark);
-		built_put(v, 6, &pk->proto, 1, 0, mark);
-		built_put(v, 8, pk->saddr, 16, addr_unknown(pk->saddr, 16), mark);
-		built_put(v, 24, pk->daddr, 16, addr_unknown(pk->daddr, 16), mark);
+		built_put(v, 4, &be, 2, lenunk, mark, field, MAGNET_SENT_IPLEN);
+		built_put(v, 6, &pk->proto, 1, 0, mark, field, MAGNET_SENT_NONE);
+		built_put(v, 8, pk->saddr, 16, addr_unknown(pk->saddr, 16), mark,
+			  field, MAGNET_SENT_SADDR);
+		built_put(v, 24, pk->daddr, 16, addr_unknown(pk->daddr, 16), mark,
+			  field, MAGNET_SENT_DADDR);
 	} else {
 		v->built[0] = 0x45;
 		be = v->len_known ? htons(v->len) : 0;
-		built_put(v, 2, &be, 2, lenunk, mark);
+		built_put(v, 2, &be, 2, lenunk, mark, field, MAGNET_SENT_IPLEN);
 		if (mark) {
 			v->unknown[0] = 0;
 			v->unknown[6] = 0xe0;	/* flags; the offset is 0 */
 			v->unknown[7] = 0;
 		}
-		built_put(v, 9, &pk->proto, 1, 0, mark);
-		built_put(v, 12, pk->saddr, 4, addr_unknown(pk->saddr, 4), mark);
-		built_put(v, 16, pk->daddr, 4, addr_unknown(pk->daddr, 4), mark);
+		built_put(v, 9, &pk->proto, 1, 0, mark, field, MAGNET_SENT_NONE);
+		built_put(v, 12, pk->saddr, 4, addr_unknown(pk->saddr, 4), mark,
+			  field, MAGNET_SENT_SADDR);
+		built_put(v, 16, pk->daddr, 4, addr_unknown(pk->daddr, 4), mark,
+			  field, MAGNET_SENT_DADDR);
 	}
 	if (l4 && (pk->flags & MAGNET_PKT_ADDRS)) {
-		built_put(v, n, &pk->sport, 2, pk->sport ? 0 : 0xff, mark);
-		built_put(v, n + 2, &pk->dport, 2, pk->dport ? 0 : 0xff, mark);
+		built_put(v, n, &pk->sport, 2, pk->sport ? 0 : 0xff, mark,
+			  field, MAGNET_SENT_SPORT);
+		built_put(v, n + 2, &pk->dport, 2, pk->dport ? 0 : 0xff, mark,
+			  field, MAGNET_SENT_DPORT);
 		if (pk->proto == IPPROTO_UDP) {
 			be = v->len_known ? htons(v->len - ip) : 0;
-			built_put(v, n + 4, &be, 2, lenunk, mark);
+			built_put(v, n + 4, &be, 2, lenunk, mark, field,
+				  MAGNET_SENT_UDPLEN);
 			n += sizeof(struct udphdr);
 		} else if (pk->proto == IPPROTO_TCP) {
 			n += sizeof(struct tcphdr);
@@ -515,17 +532,26 @@ static __always_inline void view_build_as(struct magnet_pkt_view *v,
 static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk,
 		       bool l4)
 {
-	view_build_as(v, pk, l4, true);
+	view_build_as(v, pk, l4, true, NULL);
 }
 
-/* A send call's length: UDP sends one datagram, TCP's are cut later. */
+/*
+ * A send call's IP length: UDP sends one datagram; 0 for TCP, whose
+ * segments are cut later.
+ */
+static u32 sent_len(const struct magnet_packet *pk)
+{
+	if (pk->proto != IPPROTO_UDP)
+		return 0;
+	return (pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
+					 sizeof(struct iphdr)) +
+	       sizeof(struct udphdr) + pk->len;
+}
+
 static void send_len(struct magnet_pkt_view *v, const struct magnet_packet *pk)
 {
-	v->len_known = pk->proto == IPPROTO_UDP;
-	if (v->len_known)
-		v->len = (pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
-						   sizeof(struct iphdr)) +
-			 sizeof(struct udphdr) + pk->len;
+	v->len = sent_len(pk);
+	v->len_known = v->len != 0;
 }
 
 /* A socket's packet: what the socket says, its length unknown. */
@@ -627,15 +653,12 @@ static enum magnet_built_shape built_shape(const struct magnet_packet *pk,
 	}
 }
 
-enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
-					    struct magnet_pkt_view *v,
-					    unsigned int *unknown)
+enum magnet_built_shape magnet_packet_sent(const struct magnet_hit *hit,
+					   struct magnet_packet *room,
+					   struct magnet_sent *s,
+					   unsigned int *unknown)
 {
 	const struct packet_hit *h = hit->object;
-	enum magnet_built_shape shape;
-	/* (filled below, where it is used: not zeroed on every hit first) */
-	struct magnet_packet sk_pk __uninitialized;
-	const struct magnet_packet *pk;
 
 	if (!h)
 		return MAGNET_BUILT_NONE;
@@ -644,26 +667,43 @@ enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
 		/* a send call's: neither the IP nor the TCP header is there */
 		if (h->pk.flags & (MAGNET_PKT_DATA_NET | MAGNET_PKT_DATA_TRANSPORT))
 			return MAGNET_BUILT_NONE;
-		pk = &h->pk;
-		send_len(v, pk);
+		s->pk = &h->pk;
+		s->len = sent_len(s->pk);
 		break;
 	case MAGNET_OBJECT_SOCK:
 		/* as view_sock(): a TCP socket's, its length not known */
-		memset(&sk_pk, 0, sizeof(sk_pk));
-		if (!magnet_packet_parse_sock(hit->object, &sk_pk) ||
-		    sk_pk.proto != IPPROTO_TCP)
+		memset(room, 0, sizeof(*room));
+		if (!magnet_packet_parse_sock(hit->object, room) ||
+		    room->proto != IPPROTO_TCP)
 			return MAGNET_BUILT_NONE;
-		pk = &sk_pk;
-		v->len_known = false;
+		s->pk = room;
+		s->len = 0;
 		break;
 	default:
 		return MAGNET_BUILT_NONE;
 	}
-	shape = built_shape(pk, unknown);
+	s->iphlen = s->pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
+						sizeof(struct iphdr);
+	return built_shape(s->pk, unknown);
+}
+EXPORT_SYMBOL_GPL(magnet_packet_sent);
+
+enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
+					    struct magnet_pkt_view *v,
+					    unsigned int *unknown)
+{
+	/* (filled where it is used: not zeroed on every hit first) */
+	struct magnet_packet room __uninitialized;
+	enum magnet_built_shape shape;
+	struct magnet_sent s;
+
+	shape = magnet_packet_sent(hit, &room, &s, unknown);
 	if (shape == MAGNET_BUILT_NONE)
 		return MAGNET_BUILT_NONE;
-	v->protocol = pk->family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP;
-	view_build_as(v, pk, true, false);
+	v->len_known = s.len != 0;
+	v->len = s.len;
+	v->protocol = s.pk->family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP;
+	view_build_as(v, s.pk, true, false, NULL);
 	return shape;
 }
 EXPORT_SYMBOL_GPL(magnet_packet_built);
@@ -675,7 +715,7 @@ EXPORT_SYMBOL_GPL(magnet_packet_built);
  */
 static void template_hit(struct magnet_pkt_view *v, bool ipv6,
 			 enum magnet_built_shape shape, unsigned int unknown,
-			 u8 b)
+			 u8 b, u8 *field)
 {
 	struct magnet_packet pk = {};
 
@@ -689,7 +729,7 @@ static void template_hit(struct magnet_pkt_view *v, bool ipv6,
 	pk.dport = htons(b * 0x101);
 	pk.len = b * 0x101;
 	send_len(v, &pk);
-	view_build_as(v, &pk, true, true);
+	view_build_as(v, &pk, true, true, field);
 }
 
 void magnet_packet_template(bool ipv6, enum magnet_built_shape shape,
@@ -700,8 +740,9 @@ void magnet_packet_template(bool ipv6, enum magnet_built_shape shape,
 	unsigned int i;
 
 	/* two hits whose known fields differ in every byte */
-	template_hit(&a, ipv6, shape, unknown, 0x11);
-	template_hit(&b, ipv6, shape, unknown, 0x22);
+	memset(t->field, MAGNET_SENT_NONE, sizeof(t->field));
+	template_hit(&a, ipv6, shape, unknown, 0x11, t->field);
+	template_hit(&b, ipv6, shape, unknown, 0x22, NULL);
 	t->protocol = ipv6 ? ETH_P_IPV6 : ETH_P_IP;
 	t->nbuilt = a.nbuilt;
 	for (i = 0; i < a.nbuilt; i++) {

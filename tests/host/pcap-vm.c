@@ -226,6 +226,154 @@ static void make_template(struct magnet_pkt_template *t, int v6,
 		memset(t->known + (v6 ? 8 : 12), 0, v6 ? 16 : 4);
 	if (unk & MAGNET_BUILT_SPORT_UNKNOWN)
 		memset(t->known + (v6 ? 40 : 20), 0, 2);
+	/* the fields each byte is built from (struct magnet_sent's) */
+	for (unsigned int i = 0; i < (v6 ? 16u : 4u); i++) {
+		t->field[(v6 ? 8 : 12) + i] = MAGNET_SENT_SADDR + i / 4;
+		t->field[(v6 ? 24 : 16) + i] = MAGNET_SENT_DADDR + i / 4;
+	}
+	t->field[v6 ? 4 : 2] = t->field[v6 ? 5 : 3] = MAGNET_SENT_IPLEN;
+	t->field[v6 ? 40 : 20] = t->field[v6 ? 41 : 21] = MAGNET_SENT_SPORT;
+	t->field[v6 ? 42 : 22] = t->field[v6 ? 43 : 23] = MAGNET_SENT_DPORT;
+	if (!v6)
+		t->field[24] = t->field[25] = MAGNET_SENT_UDPLEN;
+}
+
+/*
+ * A random send call of template @tp's shape: its record in @pk (and
+ * @s), and its headers built into @v as the core builds them (its
+ * view_build()): the template's constant bits, the fields from @pk, the
+ * unknown bits zero.
+ */
+static void make_sent(const struct magnet_pkt_template *tp,
+		      struct magnet_packet *pk, struct magnet_sent *s,
+		      struct magnet_pkt_view *v)
+{
+	static const u8 some[] = { 0, 1, 5, 17, 53, 80, 0x13, 0x89, 10, 9, 0xfd };
+	static const u16 ports[] = { 53, 80, 5001, 6000 };
+	int v6 = tp->protocol == 0x86dd;
+	unsigned int ip = v6 ? 40 : 20;
+	u16 be;
+
+	memset(pk, 0, sizeof(*pk));
+	memset(v, 0, sizeof(*v));
+	pk->family = v6 ? AF_INET6 : AF_INET;
+	pk->proto = v6 ? 6 : 17;
+	for (unsigned int i = 0; i < 16; i++) {
+		pk->saddr[i] = rnd() % 2 ? rnd() : some[rnd() % sizeof(some)];
+		pk->daddr[i] = rnd() % 2 ? rnd() : some[rnd() % sizeof(some)];
+	}
+	pk->sport = htons(rnd() % 2 ? rnd() : ports[rnd() % 4]);
+	pk->dport = htons(rnd() % 2 ? rnd() : ports[rnd() % 4]);
+	pk->len = rnd() % 1500;
+	s->pk = pk;
+	s->iphlen = ip;
+	s->len = v6 ? 0 : ip + 8 + pk->len;	/* TCP's is not known */
+
+	v->protocol = tp->protocol;
+	v->nbuilt = tp->nbuilt;
+	v->len = s->len;
+	v->len_known = !v6;
+	for (unsigned int i = 0; i < tp->nbuilt; i++) {
+		v->built[i] = tp->val[i] & tp->konst[i];
+		v->unknown[i] = ~tp->known[i];
+	}
+	memcpy(v->built + (v6 ? 8 : 12), pk->saddr, v6 ? 16 : 4);
+	memcpy(v->built + (v6 ? 24 : 16), pk->daddr, v6 ? 16 : 4);
+	memcpy(v->built + ip, &pk->sport, 2);
+	memcpy(v->built + ip + 2, &pk->dport, 2);
+	if (!v6) {
+		be = htons(s->len);
+		memcpy(v->built + 2, &be, 2);
+		be = htons(s->len - ip);
+		memcpy(v->built + ip + 4, &be, 2);
+	}
+	/* what the template does not know: zero, as built */
+	for (unsigned int i = 0; i < tp->nbuilt; i++)
+		v->built[i] &= tp->known[i];
+}
+
+/*
+ * Programs written again for a shape of send call (pcap_vm_specialize()),
+ * run on the record's fields, must answer what pcap_vm answers on the
+ * headers built from the same record, on random records (their
+ * addresses and ports random, or values the expressions ask about).
+ */
+static void specialized(struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS],
+			struct pcap_astate *st)
+{
+	static const char *const steps[][2] = {
+		{ "udp dst port 5001", "4" },		/* a read, a comparison, two returns */
+		{ "udp port 53", "6" },
+		{ "udp[0:4] = 0x13891389", "-" },	/* both ports in one load: not */
+	};
+	unsigned int nexpr = sizeof(expressions) / sizeof(expressions[0]);
+	unsigned int ok = 0, bad = 0, nsteps = 0, ninsns = 0;
+	struct pcap_sent *sp = malloc(sizeof(*sp) + MAGNET_PACKET_INSNS_MAX *
+				      sizeof(sp->op[0]));
+
+	for (unsigned int e = 0; e < nexpr; e++) {
+		struct bpf_program prog;
+		struct pcap_op ops[MAGNET_PACKET_INSNS_MAX];
+		char err[PCAP_ERRBUF_SIZE];
+		const struct sock_filter *f;
+
+		if (pcapfilter_compile(expressions[e], &prog, err, sizeof(err)))
+			continue;
+		f = (const struct sock_filter *)prog.bf_insns;
+		pcap_vm_decode(f, prog.bf_len, ops);
+		for (int tn = 0; tn < 2 * MAGNET_BUILT_UNKNOWNS; tn++) {
+			const struct magnet_pkt_template *tp =
+				&t[tn / MAGNET_BUILT_UNKNOWNS][tn % MAGNET_BUILT_UNKNOWNS];
+
+			if (!pcap_vm_specialize(f, prog.bf_len, tp, st, sp))
+				continue;
+			ok++;
+			nsteps += sp->len;
+			ninsns += prog.bf_len;
+			for (unsigned int n = 0; n < 2000; n++) {
+				struct magnet_packet pk;
+				struct magnet_pkt_view v;
+				struct magnet_sent s;
+				int want;
+
+				make_sent(tp, &pk, &s, &v);
+				/* (a source the template does not know: not there) */
+				if (tn % MAGNET_BUILT_UNKNOWNS & MAGNET_BUILT_SADDR_UNKNOWN)
+					memset(pk.saddr, 0, sizeof(pk.saddr));
+				if (tn % MAGNET_BUILT_UNKNOWNS & MAGNET_BUILT_SPORT_UNKNOWN)
+					pk.sport = 0;
+				want = pcap_vm_run(f, ops, &v);
+				bad += want == PCAP_UNDECIDED ||
+				       pcap_vm_run_sent(sp, &s) != (want == PCAP_MATCH);
+			}
+		}
+		pcap_freecode(&prog);
+	}
+	harness_check(!bad && ok > 10 && 2 * nsteps < ninsns,
+		      "written again for a send call's shape: %u programs, %u steps for their %u instructions; on 2000 records each, run on the fields, they answer as pcap_vm on the headers built (wrong %u)",
+		      ok, nsteps, ninsns, bad);
+	for (unsigned int i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct bpf_program prog;
+		char err[PCAP_ERRBUF_SIZE];
+		unsigned int n = 0, len = 0;
+		bool got = false;
+
+		if (!pcapfilter_compile(steps[i][0], &prog, err, sizeof(err))) {
+			got = pcap_vm_specialize((const struct sock_filter *)prog.bf_insns,
+						 prog.bf_len, &t[0][0], st, sp);
+			n = got ? sp->len : 0;
+			len = prog.bf_len;
+			pcap_freecode(&prog);
+		}
+		if (steps[i][1][0] == '-')
+			harness_check(!got, "written again for IPv4 UDP: '%s': not (%s)",
+				      steps[i][0], got ? "it was" : "a load of two fields");
+		else
+			harness_check(got && n == (unsigned int)atoi(steps[i][1]),
+				      "written again for IPv4 UDP: '%s': %u steps of its %u instructions (want %s)",
+				      steps[i][0], n, len, steps[i][1]);
+	}
+	free(sp);
 }
 
 /*
@@ -314,6 +462,7 @@ static void native_on_built(void)
 	harness_check(!bad && !undecided && ok > 10,
 		      "built headers: %u programs the kernel's BPF may run there; on 2000 hits each, pcap_vm decided all and libpcap agreed (wrong %u, undecided %u)",
 		      ok, bad, undecided);
+	specialized(t, st);
 	for (unsigned int i = 0; i < 7; i++) {
 		for (int yes = 0; yes < 2; yes++) {
 			const char *const *c;

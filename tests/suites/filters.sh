@@ -330,6 +330,15 @@ logged_us; check_count "send call: udp dst port 5001 (from the call's address): 
 check_count "... decided: none undecided" 0 "$(magnetctl -j filter list us | sed -n 's/.*"undecided":\([0-9]*\).*/\1/p')"
 # No sk_buff yet, but the program reads only what every such call knows
 # (its source not chosen yet): the kernel's BPF runs it on the headers.
+check_count "... all 50 decided without the interpreter, on the record's fields" 50 "$(magnetctl -j filter list us | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
+clear_rules
+# Both ports in one load: not written again for the call's fields, but
+# the kernel's BPF runs it on the headers built.
+magnetctl filter add us packet 'udp[0:4] & 0xffff = 5001'
+magnet-test udp 127.0.0.1 5001 30 > /dev/null
+magnet-test udp 127.0.0.1 5002 20 > /dev/null
+drain
+logged_us; check_count "send call: udp[0:4] & 0xffff = 5001 (two fields in one load): 30 of 50" 30 "$got"
 check_count "... all 50 run by the kernel's BPF, on the built headers" 50 "$(magnetctl -j filter list us | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
 clear_rules
 # The source address of an unconnected socket is not known at the call.

@@ -903,13 +903,18 @@ enum magnet_packet_attr {
 	MAGNET_PACKET_PAD,
 	/* counters, reply only (u64) */
 	MAGNET_PACKET_UNDECIDED, /* hits let through undecided (above) */
-	MAGNET_PACKET_NATIVE,	/* hits the kernel's own BPF ran (the program
+	MAGNET_PACKET_NATIVE,	/* hits decided without magnet's interpreter:
+				 * by the kernel's own BPF (the program
 				 * translated to eBPF, JIT-compiled where the
-				 * kernel JITs): a linear sk_buff whose packet
-				 * starts at its network header, the others
-				 * interpreted; only when the program can run
-				 * there (it does not read "len" nor the
-				 * cooked header but for its protocol)
+				 * kernel JITs) on a linear sk_buff whose
+				 * packet starts at its network header; or, at
+				 * a send call whose headers the program
+				 * reads only the known bits of, by the
+				 * program written again for them, on the
+				 * record's fields (or by the kernel's BPF on
+				 * the headers built); only when the program
+				 * can run there (it does not read "len" nor
+				 * the cooked header but for its protocol)
 				 */
 	__MAGNET_PACKET_MAX,
 	MAGNET_PACKET_MAX = __MAGNET_PACKET_MAX - 1
