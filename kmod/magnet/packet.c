@@ -662,7 +662,7 @@ enum magnet_built_shape magnet_packet_sent(const struct magnet_hit *hit,
 
 	if (!h)
 		return MAGNET_BUILT_NONE;
-	switch (magnet_event_object_type(hit->event)) {
+	switch (hit->event->object_type) {
 	case MAGNET_OBJECT_PACKET:
 		/* a send call's: neither the IP nor the TCP header is there */
 		if (h->pk.flags & (MAGNET_PKT_DATA_NET | MAGNET_PKT_DATA_TRANSPORT))
@@ -761,7 +761,7 @@ const struct sk_buff *magnet_packet_skb(const struct magnet_hit *hit,
 
 	if (!hit->object)
 		return NULL;
-	switch (magnet_event_object_type(hit->event)) {
+	switch (hit->event->object_type) {
 	case MAGNET_OBJECT_PACKET:
 		/* as view_packet() shows it: from h->data_off, no header built */
 		h = hit->object;
@@ -813,7 +813,7 @@ bool magnet_packet_view(const struct magnet_hit *hit,
 	v->nlinear = 0;
 	if (!skb)
 		return false;
-	switch (magnet_event_object_type(hit->event)) {
+	switch (hit->event->object_type) {
 	case MAGNET_OBJECT_PACKET:
 		view_packet(hit->object, v);
 		return true;
