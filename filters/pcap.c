@@ -52,10 +52,10 @@
  * decides is gone, and what is left reads the record's fields
  * (magnet_packet_sent(), magnet_sent_field()), with no headers built and
  * no call into the JIT; "udp dst port 5001" becomes a read of the port
- * and a comparison. Only a program that loads part of a field, or two
- * fields in one load, is run on the built headers instead.
- * Hits run by either, or by the kernel's BPF on an skb, are counted
- * (PACKET_NATIVE).
+ * and a comparison. Only a program that loads bytes of two fields in
+ * one load (both ports as one word) is run on the built headers instead.
+ * Hits run on the fields are counted (PACKET_FIELDS); hits the kernel's
+ * BPF ran, on an skb or on built headers, too (PACKET_NATIVE).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -75,6 +75,7 @@ struct pcap_rule {
 	bool undecided_match;		/* an include rule */
 	u64 __percpu *undecided;
 	u64 __percpu *native;		/* hits the kernel's BPF ran */
+	u64 __percpu *fields;		/* hits run on a send call's fields */
 	/*
 	 * The kernel's, or NULL: pcap_vm. [0]: loads from the network
 	 * header (SKF_NET_OFF); [1]: from skb->data, for an skb whose data
@@ -151,7 +152,7 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 				ip6 = s.iphlen == sizeof(struct ipv6hdr);
 				sp = r->sent[ip6][shape - 1][unk];
 				if (sp) {
-					this_cpu_inc(*r->native);
+					this_cpu_inc(*r->fields);
 					return pcap_vm_run_sent(sp, &s);
 				}
 				if (r->built[ip6][shape - 1][unk] &&
@@ -201,6 +202,7 @@ static const struct nla_policy pcap_policy[MAGNET_PACKET_MAX + 1] = {
 				 .len = MAGNET_PACKET_TEXT_MAX - 1 },
 	[MAGNET_PACKET_UNDECIDED] = { .type = NLA_REJECT },
 	[MAGNET_PACKET_NATIVE] = { .type = NLA_REJECT },
+	[MAGNET_PACKET_FIELDS] = { .type = NLA_REJECT },
 };
 
 /*
@@ -280,6 +282,7 @@ static void pcap_destroy(void *state)
 		kfree((&r->sent[0][0][0])[i]);
 	drop_native(r);
 	free_percpu(r->native);
+	free_percpu(r->fields);
 	free_percpu(r->undecided);
 	kfree(r->ops);
 	kfree(r->text);
@@ -360,10 +363,11 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 		return ERR_PTR(-ENOMEM);
 	r->undecided = alloc_percpu(u64);
 	r->native = alloc_percpu(u64);
+	r->fields = alloc_percpu(u64);
 	r->ops = kcalloc(len, sizeof(*r->ops), GFP_KERNEL);
 	if (tb[MAGNET_PACKET_TEXT])
 		r->text = nla_strdup(tb[MAGNET_PACKET_TEXT], GFP_KERNEL);
-	if (!r->undecided || !r->native || !r->ops ||
+	if (!r->undecided || !r->native || !r->fields || !r->ops ||
 	    (tb[MAGNET_PACKET_TEXT] && !r->text)) {
 		pcap_destroy(r);
 		return ERR_PTR(-ENOMEM);
@@ -411,8 +415,10 @@ static int pcap_fill_stats(struct sk_buff *msg, void *state)
 
 	if (nla_put_u64_64bit(msg, MAGNET_PACKET_UNDECIDED, sum(r->undecided),
 			      MAGNET_PACKET_PAD) ||
-	    (r->ip[0] && nla_put_u64_64bit(msg, MAGNET_PACKET_NATIVE,
-					sum(r->native), MAGNET_PACKET_PAD)))
+	    (r->ip[0] && (nla_put_u64_64bit(msg, MAGNET_PACKET_NATIVE,
+					     sum(r->native), MAGNET_PACKET_PAD) ||
+			   nla_put_u64_64bit(msg, MAGNET_PACKET_FIELDS,
+					     sum(r->fields), MAGNET_PACKET_PAD))))
 		return -EMSGSIZE;
 	return 0;
 }

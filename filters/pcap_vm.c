@@ -1110,14 +1110,15 @@ bool pcap_vm_native_ok(const struct sock_filter *f, unsigned int len,
  *   - a load of bits the same in every hit (the version, the protocol,
  *     IPv4's fragment offset) or not known (read as zero) becomes the
  *     constant it always is there;
- *   - a load of exactly one field that changes from hit to hit (an
+ *   - a load of bytes of one field that changes from hit to hit (an
  *     address word, a port, a length: MAGNET_SENT_*) becomes a read of
- *     that field from the probe's record (magnet_sent_field());
+ *     that field from the probe's record (magnet_sent_field()),
+ *     shifted and masked to those bytes;
  *   - a jump the template decides, and an instruction no hit reaches,
  *     goes; jumps to it go where it would have gone.
  * What is left of "udp dst port 5001" on a UDP send call's headers is the
- * destination port's read and one comparison. A load of part of a field,
- * or of more than one, is not specialized (the caller then builds the
+ * destination port's read and one comparison. A load of bytes of more
+ * than one field is not written again (the caller then builds the
  * headers for the kernel's BPF).
  */
 
@@ -1145,12 +1146,15 @@ static bool sbyte(const struct magnet_pkt_template *t, u32 at, u8 *konst,
 	return true;
 }
 
-/* A load of @size bytes at @k, as one step: a constant, or a field. */
+/*
+ * A load of @size bytes at @k, as one step: a constant, or bytes of one
+ * field (all of it, or some).
+ */
 static bool sload(const struct magnet_pkt_template *t, u64 k, u32 size,
 		  struct pcap_sop *op)
 {
 	u8 konst, field, f = MAGNET_SENT_NONE;
-	u32 val = 0, i;
+	u32 val = 0, i, last;
 
 	if (k + size > (u64)SLL2_LEN + t->nbuilt)
 		return false;
@@ -1166,12 +1170,13 @@ static bool sload(const struct magnet_pkt_template *t, u64 k, u32 size,
 		*op = (struct pcap_sop){ .code = BPF_LD | BPF_IMM, .k = val };
 		return true;
 	}
-	/* the whole field: the bytes on either side are not its */
-	if ((k > SLL2_LEN && sbyte(t, k - 1, &konst, &field) && field == f) ||
-	    (k + size < (u64)SLL2_LEN + t->nbuilt &&
-	     sbyte(t, k + size, &konst, &field) && field == f))
-		return false;
-	*op = (struct pcap_sop){ .code = PCAP_SOP_FIELD, .k = f };
+	/* the field's bytes after the load's: the shift */
+	for (last = k + size; last < SLL2_LEN + (u32)t->nbuilt; last++)
+		if (!sbyte(t, last, &konst, &field) || field != f)
+			break;
+	*op = (struct pcap_sop){ .code = PCAP_SOP_FIELD, .k = f,
+				 .shift = 8 * (last - k - size),
+				 .mask = size == 4 ? ~0U : BIT(8 * size) - 1 };
 	return true;
 }
 
@@ -1399,7 +1404,7 @@ bool pcap_vm_run_sent(const struct pcap_sent *sp, const struct magnet_sent *s)
 		b = BPF_SRC(op->code) == BPF_X ? x : op->k;
 		switch (op->code) {
 		case PCAP_SOP_FIELD:
-			a = magnet_sent_field(s, op->k);
+			a = magnet_sent_field(s, op->k) >> op->shift & op->mask;
 			break;
 		case BPF_LD | BPF_IMM:
 			a = op->k;

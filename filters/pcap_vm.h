@@ -58,9 +58,10 @@ bool pcap_vm_native_ok(const struct sock_filter *f, unsigned int len,
 /*
  * A program written again for one shape of a send call's headers
  * (pcap_vm_specialize()): steps in cBPF's codes, but for
- * PCAP_SOP_FIELD (A = the field @k, MAGNET_SENT_*, of the record); each
- * step's next is @jt (a conditional jump's: @jt or @jf), always a later
- * one.
+ * PCAP_SOP_FIELD (A = the field @k, MAGNET_SENT_*, of the record,
+ * shifted right by @shift and masked with @mask: a load of some of its
+ * bytes); each step's next is @jt (a conditional jump's: @jt or @jf),
+ * always a later one.
  */
 #define PCAP_SOP_FIELD	(BPF_LD | BPF_W | BPF_ABS)
 
@@ -68,6 +69,8 @@ struct pcap_sop {
 	u16 code;
 	u8 jt, jf;
 	u32 k;
+	u32 mask;
+	u8 shift;
 };
 
 struct pcap_sent {

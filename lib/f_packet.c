@@ -152,6 +152,11 @@ static void print(const struct nlattr *config, const struct nlattr *stats)
 			print_u64(PRINT_ANY, "native", " %" PRIu64,
 				  mnl_attr_get_u64(st[MAGNET_PACKET_NATIVE]));
 		}
+		if (st[MAGNET_PACKET_FIELDS]) {
+			print_word("fields");
+			print_u64(PRINT_ANY, "fields", " %" PRIu64,
+				  mnl_attr_get_u64(st[MAGNET_PACKET_FIELDS]));
+		}
 		print_close_object();
 	}
 }

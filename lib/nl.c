@@ -95,7 +95,7 @@ static const char *const cpu_attr_names[MAGNET_CPU_MAX + 1] = {
 static const char *const packet_attr_names[MAGNET_PACKET_MAX + 1] = {
 	PACKET_NAME(PROGRAM), PACKET_NAME(TEXT), PACKET_NAME(PAD),
 	PACKET_NAME(UNDECIDED),
-	PACKET_NAME(NATIVE),
+	PACKET_NAME(NATIVE), PACKET_NAME(FIELDS),
 };
 
 #define HEADER_NAME(a)	[MAGNET_HEADER_##a] = "MAGNET_HEADER_" #a
@@ -186,6 +186,7 @@ packet_attr_types[MAGNET_PACKET_MAX + 1] = {
 	[MAGNET_PACKET_TEXT]		= MNL_TYPE_NUL_STRING,
 	[MAGNET_PACKET_UNDECIDED]	= MNL_TYPE_U64,
 	[MAGNET_PACKET_NATIVE]		= MNL_TYPE_U64,
+	[MAGNET_PACKET_FIELDS]		= MNL_TYPE_U64,
 };
 
 static const enum mnl_attr_data_type

@@ -710,12 +710,12 @@ EXPORT_SYMBOL_GPL(magnet_packet_built);
 
 /*
  * A made-up hit for magnet_packet_template(): @b in every byte of its
- * addresses, ports and length, but for the source's fields in @unknown
- * (zero: not known yet, which view_build() marks so).
+ * addresses and ports, but for the source's fields in @unknown (zero: not
+ * known yet, which view_build() marks so), and @len bytes sent.
  */
 static void template_hit(struct magnet_pkt_view *v, bool ipv6,
 			 enum magnet_built_shape shape, unsigned int unknown,
-			 u8 b, u8 *field)
+			 u8 b, u32 len, u8 *field)
 {
 	struct magnet_packet pk = {};
 
@@ -727,7 +727,7 @@ static void template_hit(struct magnet_pkt_view *v, bool ipv6,
 	memset(pk.daddr, b, sizeof(pk.daddr));
 	pk.sport = unknown & MAGNET_BUILT_SPORT_UNKNOWN ? 0 : htons(b * 0x101);
 	pk.dport = htons(b * 0x101);
-	pk.len = b * 0x101;
+	pk.len = len;
 	send_len(v, &pk);
 	view_build_as(v, &pk, true, true, field);
 }
@@ -737,17 +737,28 @@ void magnet_packet_template(bool ipv6, enum magnet_built_shape shape,
 			    struct magnet_pkt_template *t)
 {
 	struct magnet_pkt_view a, b;
-	unsigned int i;
+	u8 differ[MAGNET_PKT_VIEW_BUILT] = {};
+	unsigned int i, n;
 
-	/* two hits whose known fields differ in every byte */
+	/*
+	 * Hits whose known fields differ in every bit between them: the
+	 * addresses and ports 0x55 and 0xaa in every byte; the lengths
+	 * (IPv4's 28 bytes more than what is sent, IPv6's payload and UDP's
+	 * 8 more) 0x5555 and 0xaaaa in one of them each.
+	 */
 	memset(t->field, MAGNET_SENT_NONE, sizeof(t->field));
-	template_hit(&a, ipv6, shape, unknown, 0x11, t->field);
-	template_hit(&b, ipv6, shape, unknown, 0x22, NULL);
+	template_hit(&a, ipv6, shape, unknown, 0x55, 0x5555 - 28, t->field);
+	for (n = 1; n < 4; n++) {
+		template_hit(&b, ipv6, shape, unknown, n & 1 ? 0xaa : 0x55,
+			     (n & 1 ? 0xaaaa : 0x5555) - (n & 2 ? 8 : 28), NULL);
+		for (i = 0; i < a.nbuilt; i++)
+			differ[i] |= a.built[i] ^ b.built[i];
+	}
 	t->protocol = ipv6 ? ETH_P_IPV6 : ETH_P_IP;
 	t->nbuilt = a.nbuilt;
 	for (i = 0; i < a.nbuilt; i++) {
 		t->known[i] = ~a.unknown[i];
-		t->konst[i] = t->known[i] & ~(a.built[i] ^ b.built[i]);
+		t->konst[i] = t->known[i] & ~differ[i];
 		t->val[i] = a.built[i] & t->konst[i];
 	}
 }

@@ -71,7 +71,7 @@ while [ $i -le $R ]; do
 		for c in $CASES; do
 			setup $layer $c
 			echo "BENCH-RECORD pfilter $layer-$c $i $(calls $layer)"
-			[ $c = none ] || echo "BENCH: pfilter $layer-$c run $i: logged $(stat_pf logged), filtered $(stat_pf filtered), native $(magnetctl -j filter list pf | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
+			[ $c = none ] || echo "BENCH: pfilter $layer-$c run $i: logged $(stat_pf logged), filtered $(stat_pf filtered), native $(magnetctl -j filter list pf | sed -n 's/.*"native":\([0-9]*\).*/\1/p'), fields $(magnetctl -j filter list pf | sed -n 's/.*"fields":\([0-9]*\).*/\1/p')"
 			teardown $c
 		done
 	done

@@ -74,7 +74,8 @@ static const char *const expressions[] = {
 	"ip[2:2] - ((ip[0] & 0xf) << 2) > 100", "ip[9] * 2 = 34",
 	"ip[8] / 2 = 32", "ip[8] % 7 = 1", "ip[8] ^ 0xff = 191",
 	"ip[8] | 1 = 65", "-ip[8] < 0", "ip[1] >> 2 = 0",
-	"ip[12:4] - ip[16:4] > 0",
+	"ip[12:4] - ip[16:4] > 0", "udp[3] & 0x08 != 0", "ip[17] = 9 and ip[19] > 1",
+	"ip6[8:2] = 0xfd09 and ip6[40] = 0x13", "udp[4] = 0",
 };
 
 static unsigned long long rng;
@@ -304,6 +305,7 @@ static void specialized(struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS],
 	static const char *const steps[][2] = {
 		{ "udp dst port 5001", "4" },		/* a read, a comparison, two returns */
 		{ "udp port 53", "6" },
+		{ "udp[3] & 0x08 != 0", "4" },		/* a byte of the port */
 		{ "udp[0:4] = 0x13891389", "-" },	/* both ports in one load: not */
 	};
 	unsigned int nexpr = sizeof(expressions) / sizeof(expressions[0]);

@@ -254,7 +254,7 @@ magnetctl filter list rx > /tmp/fl.txt
 # (an sk_buff, linear, from its network header: the kernel's own BPF ran
 # the program, JIT-compiled, on every one of the 100 hits)
 check "listed as the expression, quoted; every hit run by the kernel's BPF" \
-	grep -q '^[0-9]* rx include packet "udp dst port 5001" undecided 0 native 100$' /tmp/fl.txt
+	grep -q '^[0-9]* rx include packet "udp dst port 5001" undecided 0 native 100 fields 0$' /tmp/fl.txt
 magnetctl -j filter list rx > /tmp/fl.txt
 check "JSON: the expression and the program's length" grep -q '"expression":"udp dst port 5001","instructions":[0-9]' /tmp/fl.txt
 clear_rules
@@ -330,7 +330,17 @@ logged_us; check_count "send call: udp dst port 5001 (from the call's address): 
 check_count "... decided: none undecided" 0 "$(magnetctl -j filter list us | sed -n 's/.*"undecided":\([0-9]*\).*/\1/p')"
 # No sk_buff yet, but the program reads only what every such call knows
 # (its source not chosen yet): the kernel's BPF runs it on the headers.
-check_count "... all 50 decided without the interpreter, on the record's fields" 50 "$(magnetctl -j filter list us | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
+check_count "... all 50 decided on the record's fields, no headers built" 50 "$(magnetctl -j filter list us | sed -n 's/.*"fields":\([0-9]*\).*/\1/p')"
+check_count "... none by the kernel's BPF" 0 "$(magnetctl -j filter list us | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
+clear_rules
+# A test of bits of the destination port (0x1389: 0x08 set; 5009,
+# 0x1391: not): on the fields too, and right for every bit.
+magnetctl filter add us packet 'udp[3] & 0x08 != 0'
+magnet-test udp 127.0.0.1 5001 30 > /dev/null
+magnet-test udp 127.0.0.1 5009 20 > /dev/null
+drain
+logged_us; check_count "send call: udp[3] & 0x08 != 0 (a bit of the port): 30 of 50" 30 "$got"
+check_count "... all 50 decided on the record's fields (a byte of the port)" 50 "$(magnetctl -j filter list us | sed -n 's/.*"fields":\([0-9]*\).*/\1/p')"
 clear_rules
 # Both ports in one load: not written again for the call's fields, but
 # the kernel's BPF runs it on the headers built.
@@ -340,6 +350,7 @@ magnet-test udp 127.0.0.1 5002 20 > /dev/null
 drain
 logged_us; check_count "send call: udp[0:4] & 0xffff = 5001 (two fields in one load): 30 of 50" 30 "$got"
 check_count "... all 50 run by the kernel's BPF, on the built headers" 50 "$(magnetctl -j filter list us | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
+check_count "... none on the fields" 0 "$(magnetctl -j filter list us | sed -n 's/.*"fields":\([0-9]*\).*/\1/p')"
 clear_rules
 # The source address of an unconnected socket is not known at the call.
 magnetctl filter add us packet 'src host 127.0.0.1 and udp dst port 5001'

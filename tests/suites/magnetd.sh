@@ -72,7 +72,7 @@ tx_id=$(magnetctl -j probe list | tr '{' '\n' | grep '"name":"tx"' | sed -n 's/.
 check "magnetd.conf: a header rule, as the kernel lists it" \
 	grep -q "^[0-9]* tx exclude header proto udp dst 10.1.0.0/16 dport 53\$" /tmp/fl.txt
 check "magnetd.conf: a packet rule in tcpdump's words, as the kernel lists it" \
-	grep -q '^[0-9]* tx exclude packet "udp dst port 53 and (dst net 10.1.0.0/16 or ip6)" undecided 0 native 0$' /tmp/fl.txt
+	grep -q '^[0-9]* tx exclude packet "udp dst port 53 and (dst net 10.1.0.0/16 or ip6)" undecided 0 native 0 fields 0$' /tmp/fl.txt
 check "magnetd.conf: an id set, a CPU and a tgid" \
 	grep -q "^[0-9]* tx exclude cpu 1 tgid 7 id 0x10,0x20\$" /tmp/fl.txt
 check "magnetd.conf: a correlate rule, its end probe by id" \

@@ -66,8 +66,9 @@ const char help_filter[] =
 "      List the rules, or PROBE's, one line each: the rule's id, then its\n"
 "      probe, action and predicates as filter add takes them, then the\n"
 "      filter type's counters (packet: the expression, quoted, and the\n"
-"      hits let through undecided, and those the kernel's own BPF ran,\n"
-"      native; correlate: taken, journeys closed,\n"
+"      hits let through undecided, those the kernel's own BPF ran,\n"
+"      native, and the send calls decided on their record's fields,\n"
+"      fields; correlate: taken, journeys closed,\n"
 "      passed (logged), expired, unmatched, overflow, cut, lost).\n";
 
 /* --- filter --------------------------------------------------------------- */

@@ -903,18 +903,21 @@ enum magnet_packet_attr {
 	MAGNET_PACKET_PAD,
 	/* counters, reply only (u64) */
 	MAGNET_PACKET_UNDECIDED, /* hits let through undecided (above) */
-	MAGNET_PACKET_NATIVE,	/* hits decided without magnet's interpreter:
-				 * by the kernel's own BPF (the program
+	MAGNET_PACKET_NATIVE,	/* hits the kernel's own BPF ran (the program
 				 * translated to eBPF, JIT-compiled where the
-				 * kernel JITs) on a linear sk_buff whose
-				 * packet starts at its network header; or, at
-				 * a send call whose headers the program
-				 * reads only the known bits of, by the
-				 * program written again for them, on the
-				 * record's fields (or by the kernel's BPF on
-				 * the headers built); only when the program
+				 * kernel JITs): a linear sk_buff whose packet
+				 * starts at its network header, or a send
+				 * call's headers built from its socket where
+				 * the program reads only their known bits
+				 * and FIELDS cannot; only when the program
 				 * can run there (it does not read "len" nor
 				 * the cooked header but for its protocol)
+				 */
+	MAGNET_PACKET_FIELDS,	/* send calls decided by the program written
+				 * again for their shape (IPv4 or IPv6, UDP or
+				 * TCP) on the record's fields, without
+				 * headers built: where it reads only their
+				 * known bits, each load within one field
 				 */
 	__MAGNET_PACKET_MAX,
 	MAGNET_PACKET_MAX = __MAGNET_PACKET_MAX - 1
