@@ -92,6 +92,7 @@ struct pcap_rule {
 	struct pcap_sent *sent[2][2][MAGNET_BUILT_UNKNOWNS];
 	bool built[2][2][MAGNET_BUILT_UNKNOWNS];
 	bool any_built;
+	bool sends;			/* the last hit decided was a send call's */
 	char *text;			/* or NULL */
 	struct pcap_op *ops;		/* pcap_vm_decode()'s form */
 	unsigned int len;
@@ -114,6 +115,39 @@ static bool run_built(const struct bpf_prog *prog, struct magnet_pkt_view *v)
 	return bpf_prog_run(prog, &skb);
 }
 
+/*
+ * A send call's hit, where the program can run without the interpreter:
+ * on the record's fields, or in the kernel's BPF on the headers built
+ * (into @v). Its answer, or -1.
+ */
+static __always_inline int run_sent(struct pcap_rule *r,
+				    const struct magnet_hit *hit,
+				    struct magnet_pkt_view *v)
+{
+	/* (filled for a socket's hit only, where it is used) */
+	struct magnet_packet room __uninitialized;
+	enum magnet_built_shape shape;
+	const struct pcap_sent *sp;
+	struct magnet_sent s;
+	unsigned int unk;
+	bool ip6;
+
+	shape = magnet_packet_sent(hit, &room, &s, &unk);
+	if (shape == MAGNET_BUILT_NONE)
+		return -1;
+	ip6 = s.iphlen == sizeof(struct ipv6hdr);
+	sp = r->sent[ip6][shape - 1][unk];
+	if (sp) {
+		this_cpu_inc(*r->fields);
+		return pcap_vm_run_sent(sp, &s);
+	}
+	if (r->built[ip6][shape - 1][unk] && magnet_packet_built(hit, v, &unk)) {
+		this_cpu_inc(*r->native);
+		return run_built(ip6 ? r->ip6[1] : r->ip[1], v);
+	}
+	return -1;
+}
+
 static bool pcap_match(void *state, const struct magnet_hit *hit)
 {
 	struct pcap_rule *r = state;
@@ -125,9 +159,19 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 	struct magnet_pkt_view v __uninitialized;
 	const struct sk_buff *skb;
 	u16 proto;
+	int ret;
 
-	/* The kernel's BPF first: it needs no view of the packet. */
+	/* Without the interpreter first: neither needs a view of the packet. */
 	if (r->ip[0]) {
+		/*
+		 * A probe's hits are all send calls, or none are: where the
+		 * last one decided was, try that first.
+		 */
+		if (READ_ONCE(r->sends)) {
+			ret = run_sent(r, hit, &v);
+			if (ret >= 0)
+				return ret;
+		}
 		skb = magnet_packet_skb(hit, &proto);
 		if (skb && !skb_is_nonlinear(skb) &&
 		    (proto == ETH_P_IP || proto == ETH_P_IPV6)) {
@@ -138,29 +182,11 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 								r->ip6[at_data],
 					    (void *)skb);
 		}
-		if (r->any_built) {
-			/* (filled for a socket's hit only, where it is used) */
-			struct magnet_packet room __uninitialized;
-			enum magnet_built_shape shape;
-			const struct pcap_sent *sp;
-			struct magnet_sent s;
-			unsigned int unk;
-			bool ip6;
-
-			shape = magnet_packet_sent(hit, &room, &s, &unk);
-			if (shape != MAGNET_BUILT_NONE) {
-				ip6 = s.iphlen == sizeof(struct ipv6hdr);
-				sp = r->sent[ip6][shape - 1][unk];
-				if (sp) {
-					this_cpu_inc(*r->fields);
-					return pcap_vm_run_sent(sp, &s);
-				}
-				if (r->built[ip6][shape - 1][unk] &&
-				    magnet_packet_built(hit, &v, &unk)) {
-					this_cpu_inc(*r->native);
-					return run_built(ip6 ? r->ip6[1] : r->ip[1],
-							 &v);
-				}
+		if (r->any_built && !READ_ONCE(r->sends)) {
+			ret = run_sent(r, hit, &v);
+			if (ret >= 0) {
+				WRITE_ONCE(r->sends, true);
+				return ret;
 			}
 		}
 	}
