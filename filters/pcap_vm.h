@@ -83,6 +83,121 @@ struct pcap_sent {
 bool pcap_vm_specialize(const struct sock_filter *f, unsigned int len,
 			const struct magnet_pkt_template *t,
 			struct pcap_astate *st, struct pcap_sent *sp);
-bool pcap_vm_run_sent(const struct pcap_sent *sp, const struct magnet_sent *s);
+/*
+ * Run @sp (pcap_vm_specialize()'s) on @s: does it match? Any context.
+ * Inline: it is the whole of a send call's filtering, a few steps.
+ */
+static __always_inline bool pcap_vm_run_sent(const struct pcap_sent *sp,
+					     const struct magnet_sent *s)
+{
+	/*
+	 * Zeroed where the program uses it; not on every hit, as kernels
+	 * built with INIT_STACK_ALL_ZERO (Debian's) would (a rep stos).
+	 */
+	u32 m[MEM_WORDS] __uninitialized;
+	u32 a = 0, x = 0, b;
+	unsigned int i = sp->start;
+
+	if (sp->mem)
+		memset(m, 0, sizeof(m));
+	for (;;) {
+		const struct pcap_sop *op = &sp->op[i];
+
+		i = op->jt;	/* (steps are in order: it ends) */
+		b = BPF_SRC(op->code) == BPF_X ? x : op->k;
+		switch (op->code) {
+		case PCAP_SOP_FIELD:
+			a = magnet_sent_field(s, op->k) >> op->shift & op->mask;
+			break;
+		case BPF_LD | BPF_IMM:
+			a = op->k;
+			break;
+		case BPF_LDX | BPF_IMM:
+			x = op->k;
+			break;
+		case BPF_LD | BPF_MEM:
+			a = m[op->k];
+			break;
+		case BPF_LDX | BPF_MEM:
+			x = m[op->k];
+			break;
+		case BPF_ST:
+			m[op->k] = a;
+			break;
+		case BPF_STX:
+			m[op->k] = x;
+			break;
+		case BPF_MISC | BPF_TAX:
+			x = a;
+			break;
+		case BPF_MISC | BPF_TXA:
+			a = x;
+			break;
+		case BPF_RET | BPF_K:
+			return op->k;
+		case BPF_RET | BPF_A:
+			return a;
+		/* (no division by zero, no shift by 32 or more: the analysis) */
+		case BPF_ALU | BPF_ADD | BPF_K:
+		case BPF_ALU | BPF_ADD | BPF_X:
+			a += b;
+			break;
+		case BPF_ALU | BPF_SUB | BPF_K:
+		case BPF_ALU | BPF_SUB | BPF_X:
+			a -= b;
+			break;
+		case BPF_ALU | BPF_MUL | BPF_K:
+		case BPF_ALU | BPF_MUL | BPF_X:
+			a *= b;
+			break;
+		case BPF_ALU | BPF_DIV | BPF_K:
+		case BPF_ALU | BPF_DIV | BPF_X:
+			a /= b;
+			break;
+		case BPF_ALU | BPF_MOD | BPF_K:
+		case BPF_ALU | BPF_MOD | BPF_X:
+			a %= b;
+			break;
+		case BPF_ALU | BPF_AND | BPF_K:
+		case BPF_ALU | BPF_AND | BPF_X:
+			a &= b;
+			break;
+		case BPF_ALU | BPF_OR | BPF_K:
+		case BPF_ALU | BPF_OR | BPF_X:
+			a |= b;
+			break;
+		case BPF_ALU | BPF_XOR | BPF_K:
+		case BPF_ALU | BPF_XOR | BPF_X:
+			a ^= b;
+			break;
+		case BPF_ALU | BPF_LSH | BPF_K:
+		case BPF_ALU | BPF_LSH | BPF_X:
+			a <<= b;
+			break;
+		case BPF_ALU | BPF_RSH | BPF_K:
+		case BPF_ALU | BPF_RSH | BPF_X:
+			a >>= b;
+			break;
+		case BPF_ALU | BPF_NEG:
+			a = -a;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+		case BPF_JMP | BPF_JEQ | BPF_X:
+			i = a == b ? op->jt : op->jf;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+		case BPF_JMP | BPF_JGT | BPF_X:
+			i = a > b ? op->jt : op->jf;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+		case BPF_JMP | BPF_JGE | BPF_X:
+			i = a >= b ? op->jt : op->jf;
+			break;
+		default:	/* BPF_JSET */
+			i = a & b ? op->jt : op->jf;
+			break;
+		}
+	}
+}
 
 #endif /* _MAGNET_PCAP_VM_H */

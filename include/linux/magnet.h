@@ -11,6 +11,11 @@
 #include <linux/module.h>
 #include <linux/types.h>
 #include <uapi/linux/magnet.h>
+#ifdef __KERNEL__
+#include <linux/in.h>
+#include <linux/socket.h>
+#include <linux/string.h>
+#endif
 
 struct magnet_buffer;
 struct magnet_reader;
@@ -336,17 +341,61 @@ enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
 					    struct magnet_pkt_view *v,
 					    unsigned int *unknown);
 
+#ifdef __KERNEL__
 /*
- * The same hits as magnet_packet_built()'s, their headers not built: in
- * @s what they would be built from (its @pk may point at @room, which
- * the caller keeps while it reads @s), and in @unknown which of the
- * source's fields are not known. Return: the shape, or MAGNET_BUILT_NONE
- * (@s and @unknown then undefined). Any context.
+ * A send call's address of zero (@len bytes): not chosen yet (an unbound
+ * socket's source is picked by the route). Unknown, not zero.
  */
-enum magnet_built_shape magnet_packet_sent(const struct magnet_hit *hit,
-					   struct magnet_packet *room,
-					   struct magnet_sent *s,
-					   unsigned int *unknown);
+static __always_inline bool magnet_addr_unset(const u8 *addr, unsigned int len)
+{
+	u32 w[4];
+
+	memcpy(w, addr, 4);
+	if (len == 4)
+		return !w[0];
+	memcpy(w + 1, addr + 4, 12);
+	return !(w[0] | w[1] | w[2] | w[3]);
+}
+
+/* A send call's IP length: UDP's one datagram; 0 for TCP (cut later). */
+static __always_inline u32 magnet_sent_len(const struct magnet_packet *pk)
+{
+	if (pk->proto != IPPROTO_UDP)
+		return 0;
+	return (pk->family == AF_INET6 ? 40 : 20) + 8 + pk->len;
+}
+
+/*
+ * The shape of the headers a send call's @pk builds (view_build() in the
+ * core): where the destination is known (not zero) and the transport
+ * header is built; in @unknown what of the source is not, in @s the
+ * fields (@pk's length is known only for UDP).
+ */
+static __always_inline enum magnet_built_shape
+magnet_sent_shape(const struct magnet_packet *pk, struct magnet_sent *s,
+		  unsigned int *unknown)
+{
+	unsigned int alen = pk->family == AF_INET6 ? 16 : 4;
+
+	if (!(pk->flags & MAGNET_PKT_ADDRS) || !pk->dport ||
+	    magnet_addr_unset(pk->daddr, alen))
+		return MAGNET_BUILT_NONE;
+	*unknown = (magnet_addr_unset(pk->saddr, alen) ? MAGNET_BUILT_SADDR_UNKNOWN : 0) |
+		   (pk->sport ? 0 : MAGNET_BUILT_SPORT_UNKNOWN);
+	s->pk = pk;
+	s->len = magnet_sent_len(pk);
+	s->iphlen = alen == 16 ? 40 : 20;
+	switch (pk->proto) {
+	case IPPROTO_UDP:
+		return MAGNET_BUILT_UDP;
+	case IPPROTO_TCP:
+		return MAGNET_BUILT_TCP;
+	default:
+		return MAGNET_BUILT_NONE;
+	}
+}
+
+#endif /* __KERNEL__ */
 
 /*
  * A big-endian word, half word or byte (@size 4, 2, 1) at @off (from the
@@ -384,6 +433,39 @@ struct magnet_hit {
 	u32 payload_size;
 	const void *object;
 };
+
+#ifdef __KERNEL__
+/* magnet_packet_sent()'s for a socket's hit (the core parses it). */
+enum magnet_built_shape magnet_sock_sent(const struct magnet_hit *hit,
+					 struct magnet_packet *room,
+					 struct magnet_sent *s,
+					 unsigned int *unknown);
+
+/*
+ * The same hits as magnet_packet_built()'s, their headers not built: in
+ * @s what they would be built from (its @pk may point at @room, which
+ * the caller keeps while it reads @s), and in @unknown which of the
+ * source's fields are not known. Return: the shape, or MAGNET_BUILT_NONE
+ * (@s and @unknown then undefined). Any context. Inline: a packet
+ * probe's send call is read from the hit's payload (its record) with no
+ * call into the core.
+ */
+static __always_inline enum magnet_built_shape
+magnet_packet_sent(const struct magnet_hit *hit, struct magnet_packet *room,
+		   struct magnet_sent *s, unsigned int *unknown)
+{
+	const struct magnet_packet *pk = hit->payload;
+
+	if (!hit->object)
+		return MAGNET_BUILT_NONE;
+	if (magnet_event_object_type(hit->event) != MAGNET_OBJECT_PACKET)
+		return magnet_sock_sent(hit, room, s, unknown);
+	/* a send call's: neither the IP nor the TCP header is there */
+	if (pk->flags & (MAGNET_PKT_DATA_NET | MAGNET_PKT_DATA_TRANSPORT))
+		return MAGNET_BUILT_NONE;
+	return magnet_sent_shape(pk, s, unknown);
+}
+#endif /* __KERNEL__ */
 
 struct magnet_filter_rule;
 

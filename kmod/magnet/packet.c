@@ -438,12 +438,7 @@ static __always_inline void built_put(struct magnet_pkt_view *v,
  */
 static u8 addr_unknown(const u8 *addr, unsigned int len)
 {
-	u64 or = get_unaligned((const u32 *)addr);
-
-	if (len == 16)
-		or |= get_unaligned((const u32 *)(addr + 4)) |
-		      get_unaligned((const u64 *)(addr + 8));
-	return or ? 0 : 0xff;
+	return magnet_addr_unset(addr, len) ? 0xff : 0;
 }
 
 /*
@@ -535,22 +530,9 @@ static void view_build(struct magnet_pkt_view *v, const struct magnet_packet *pk
 	view_build_as(v, pk, l4, true, NULL);
 }
 
-/*
- * A send call's IP length: UDP sends one datagram; 0 for TCP, whose
- * segments are cut later.
- */
-static u32 sent_len(const struct magnet_packet *pk)
-{
-	if (pk->proto != IPPROTO_UDP)
-		return 0;
-	return (pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
-					 sizeof(struct iphdr)) +
-	       sizeof(struct udphdr) + pk->len;
-}
-
 static void send_len(struct magnet_pkt_view *v, const struct magnet_packet *pk)
 {
-	v->len = sent_len(pk);
+	v->len = magnet_sent_len(pk);
 	v->len_known = v->len != 0;
 }
 
@@ -628,65 +610,21 @@ static void view_packet(const struct packet_hit *h, struct magnet_pkt_view *v)
 	}
 }
 
-/*
- * The shape of a send call's headers, as view_packet() and view_sock()
- * build them: where the destination is known (not zero) and the
- * transport header is built; in @unknown what of the source is not.
- */
-static enum magnet_built_shape built_shape(const struct magnet_packet *pk,
-					   unsigned int *unknown)
+enum magnet_built_shape magnet_sock_sent(const struct magnet_hit *hit,
+					 struct magnet_packet *room,
+					 struct magnet_sent *s,
+					 unsigned int *unknown)
 {
-	unsigned int alen = pk->family == AF_INET6 ? 16 : 4;
-
-	if (!(pk->flags & MAGNET_PKT_ADDRS) || !pk->dport ||
-	    addr_unknown(pk->daddr, alen))
+	if (!hit->object || hit->event->object_type != MAGNET_OBJECT_SOCK)
 		return MAGNET_BUILT_NONE;
-	*unknown = (addr_unknown(pk->saddr, alen) ? MAGNET_BUILT_SADDR_UNKNOWN : 0) |
-		   (pk->sport ? 0 : MAGNET_BUILT_SPORT_UNKNOWN);
-	switch (pk->proto) {
-	case IPPROTO_UDP:
-		return MAGNET_BUILT_UDP;
-	case IPPROTO_TCP:
-		return MAGNET_BUILT_TCP;
-	default:
+	/* as view_sock(): a TCP socket's, its length not known */
+	memset(room, 0, sizeof(*room));
+	if (!magnet_packet_parse_sock(hit->object, room) ||
+	    room->proto != IPPROTO_TCP)
 		return MAGNET_BUILT_NONE;
-	}
+	return magnet_sent_shape(room, s, unknown);
 }
-
-enum magnet_built_shape magnet_packet_sent(const struct magnet_hit *hit,
-					   struct magnet_packet *room,
-					   struct magnet_sent *s,
-					   unsigned int *unknown)
-{
-	const struct packet_hit *h = hit->object;
-
-	if (!h)
-		return MAGNET_BUILT_NONE;
-	switch (hit->event->object_type) {
-	case MAGNET_OBJECT_PACKET:
-		/* a send call's: neither the IP nor the TCP header is there */
-		if (h->pk.flags & (MAGNET_PKT_DATA_NET | MAGNET_PKT_DATA_TRANSPORT))
-			return MAGNET_BUILT_NONE;
-		s->pk = &h->pk;
-		s->len = sent_len(s->pk);
-		break;
-	case MAGNET_OBJECT_SOCK:
-		/* as view_sock(): a TCP socket's, its length not known */
-		memset(room, 0, sizeof(*room));
-		if (!magnet_packet_parse_sock(hit->object, room) ||
-		    room->proto != IPPROTO_TCP)
-			return MAGNET_BUILT_NONE;
-		s->pk = room;
-		s->len = 0;
-		break;
-	default:
-		return MAGNET_BUILT_NONE;
-	}
-	s->iphlen = s->pk->family == AF_INET6 ? sizeof(struct ipv6hdr) :
-						sizeof(struct iphdr);
-	return built_shape(s->pk, unknown);
-}
-EXPORT_SYMBOL_GPL(magnet_packet_sent);
+EXPORT_SYMBOL_GPL(magnet_sock_sent);
 
 enum magnet_built_shape magnet_packet_built(const struct magnet_hit *hit,
 					    struct magnet_pkt_view *v,
