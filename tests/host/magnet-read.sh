@@ -614,11 +614,26 @@ if command -v tcpdump > /dev/null; then
 	same "$k" 100 "... every packet in one of them, each file read by tcpdump"
 fi
 rm -f "$T"/rot/*
-mr -r "$D" -w "$T/rot/w.pcapng" -C 20k -W 3 -z gzip
+# nine files in three names: the first round's are gzipped; gzip leaves
+# the later rounds' (their .gz is there) and the last file, which is open
+# at the end, is given to gzip too
+mr -r "$D" -w "$T/rot/w.pcapng" -C 20k -W 3 -z gzip < /dev/null
 same "$rc:$(cd "$T/rot" && ls | tr '\n' ' ')" \
 	"0:w.pcapng0 w.pcapng0.gz w.pcapng1 w.pcapng1.gz w.pcapng2 w.pcapng2.gz " \
 	"-C -W 3: three files, round and round; -z gzip run on each"
 check "-z: the files it was given are whole (gzip -t)" gzip -t "$T"/rot/*.gz
+rm -f "$T"/rot/*
+# a slow command: a name that comes round again is not written while the
+# command given it still runs (each file whole, in the order written);
+# magnet-read ends after the last command
+printf '#!/bin/sh\nsleep 0.3\nn=$(cat "$1.n" 2> /dev/null || echo 0)\necho $((n + 1)) > "$1.n"\ntcpdump -r "$1" 2> /dev/null | wc -l >> "$1.k"\n' > "$T/slowz"
+chmod +x "$T/slowz"
+mr -r "$D" -w "$T/rot/s.pcapng" -C 20k -W 3 -z "$T/slowz" < /dev/null
+if command -v tcpdump > /dev/null; then
+	same "$rc:$(cat "$T"/rot/s.pcapng?.n | tr '\n' ' '):$(cat "$T"/rot/s.pcapng?.k | awk '{ k += $1 } END { print k }')" \
+		"0:3 3 3 :100" \
+		"-z a slow command: each of the nine files given to it whole, after magnet-read has ended none still running"
+fi
 rm -f "$T"/rot/*
 # -G: a file per second, the name through strftime(); the packets come in
 # two parts 1.5 s apart (pcapng read from a pipe as it comes)

@@ -99,6 +99,12 @@ struct pcapng_if {
 	uint64_t packets, first, last;
 };
 
+/* A -z command running, and the file it was given. */
+struct zjob {
+	pid_t pid;
+	char *name;
+};
+
 struct pcapng {
 	FILE *f;
 	const char *path;		/* of the file open, for messages */
@@ -115,6 +121,8 @@ struct pcapng {
 	unsigned int nifs;
 	uint64_t lost_since, lost;	/* records lost: since the last packet, all */
 	uint8_t *pkt;			/* cooked header + packet */
+	struct zjob *jobs;		/* -z's commands not yet ended */
+	unsigned int njobs;
 	/* the block being built */
 	uint8_t *buf;
 	size_t len, size;
@@ -128,6 +136,17 @@ static void *xrealloc(void *p, size_t size)
 		exit(1);
 	}
 	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	return d;
 }
 
 static void put(struct pcapng *p, const void *data, size_t len)
@@ -225,6 +244,37 @@ static int interface(struct pcapng *p, const char *dev, uint32_t ifindex)
 }
 
 /* Start a file: @p->name, its section header; no interface yet. */
+static void zjob_forget(struct pcapng *p, unsigned int i)
+{
+	free(p->jobs[i].name);
+	p->jobs[i] = p->jobs[--p->njobs];
+}
+
+/*
+ * -z's commands: those that ended are forgotten; one given the file
+ * about to be written (-W's names come round again) is waited for, so
+ * the file is not cut under the command still reading it; with every,
+ * all are (magnet-read ends after them).
+ */
+static void zjobs_reap(struct pcapng *p, bool every)
+{
+	pid_t pid;
+
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+		for (unsigned int i = 0; i < p->njobs; i++)
+			if (p->jobs[i].pid == pid) {
+				zjob_forget(p, i);
+				break;
+			}
+	for (unsigned int i = 0; i < p->njobs;)
+		if (every || !strcmp(p->jobs[i].name, p->name)) {
+			waitpid(p->jobs[i].pid, NULL, 0);
+			zjob_forget(p, i);
+		} else {
+			i++;
+		}
+}
+
 static int file_open(struct pcapng *p)
 {
 	static const char appl[] = "magnet-read " MAGNET_VERSION;
@@ -233,6 +283,7 @@ static int file_open(struct pcapng *p)
 	struct utsname u;
 	char os[sizeof(u.sysname) + sizeof(u.release) + 1];
 
+	zjobs_reap(p, false);
 	p->f = strcmp(p->name, "-") ? fopen(p->name, "w") : stdout;
 	if (!p->f) {
 		fprintf(stderr, PROG ": %s: %s\n", p->name, strerror(errno));
@@ -437,11 +488,15 @@ static int file_close(struct pcapng *p)
 		int err = posix_spawnp(&pid, p->rot.command, NULL, NULL, argv,
 				       environ);
 
-		if (err)
+		if (err) {
 			fprintf(stderr, PROG ": -z %s: %s\n", p->rot.command,
 				strerror(err));
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;	/* the commands that ended */
+		} else {
+			p->jobs = xrealloc(p->jobs, (p->njobs + 1) * sizeof(*p->jobs));
+			p->jobs[p->njobs].pid = pid;
+			p->jobs[p->njobs].name = xstrdup(p->name);
+			p->njobs++;
+		}
 	}
 	return ret;
 }
@@ -478,8 +533,8 @@ int pcapng_close(struct pcapng *p)
 	if (!p)
 		return 0;
 	ret = file_close(p);
-	while (p->rot.command && wait(NULL) > 0)
-		;	/* -z's commands end before magnet-read does */
+	zjobs_reap(p, true);	/* -z's commands end before magnet-read does */
+	free(p->jobs);
 	free(p->ifs);
 	free(p->pkt);
 	free(p->buf);
