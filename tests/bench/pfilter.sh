@@ -13,7 +13,13 @@
 #	the same selection through magnet's interpreter (it reads the
 #	length, which the kernel's BPF cannot).
 #	The datagrams go out of a dummy device, which drops them.
-# The datagrams go to port 5002; both rules keep port 5001 only, so every
+#   dev: the device's transmit (udp-send.dev-xmit, the stream benchmark's
+#	capture point), out of the dummy device: what a packet of a
+#	competing stream costs when each tool's filter drops it, magnet's
+#	expression on the skb against tcpdump's own filter (libpcap's
+#	program attached to its socket on d0, run for every packet the
+#	device sends: tcpdump-drop; tcpdump waits on CPU 1).
+# The datagrams go to port 5002; every rule keeps port 5001 only, so every
 # hit is dropped. Each case times R runs of N sendto() calls on CPU 0
 # (after a warm-up run), round-robin over the cases, and prints
 #	BENCH-RECORD pfilter CASE RUN NS_PER_CALL
@@ -38,13 +44,30 @@ ip neigh add 10.98.0.2 lladdr 02:00:00:00:00:02 dev d0
 calls() {	# LAYER: one run, ns per call
 	case $1 in
 	socket) taskset 1 magnet-test udp-calls 10.99.0.1 5002 $N 32 ;;
-	ip) taskset 1 magnet-test udp-calls 10.98.0.2 5002 $N 32 ;;
+	ip|dev) taskset 1 magnet-test udp-calls 10.98.0.2 5002 $N 32 ;;
 	esac | awk '{ print $6 }'
 }
-# setup LAYER CASE: the probe and its rule for CASE
+cases() {	# LAYER: its cases
+	case $1 in
+	dev) echo none header-drop packet-drop tcpdump-drop ;;
+	*) echo none header-drop packet-drop packet-drop-long packet-drop-interp ;;
+	esac
+}
+# setup LAYER CASE: the probe and its rule for CASE (or tcpdump's filter)
 setup() {
 	[ $2 = none ] && return
-	magnetctl probe add pf udp-send.$1 > /dev/null
+	if [ $2 = tcpdump-drop ]; then
+		rm -f /tmp/td.err
+		taskset 2 tcpdump -Z root -i d0 -n -s 96 -B 4096 -w /dev/null udp dst port 5001 \
+			2> /tmp/td.err &
+		TD=$!
+		wait_for 10 grep -q listening /tmp/td.err
+		return
+	fi
+	case $1 in
+	dev) magnetctl probe add pf udp-send.dev-xmit > /dev/null ;;
+	*) magnetctl probe add pf udp-send.$1 > /dev/null ;;
+	esac
 	case $2 in
 	header-drop) magnetctl filter add pf header proto udp dport 5001 > /dev/null ;;
 	packet-drop) magnetctl filter add pf packet udp dst port 5001 > /dev/null ;;
@@ -57,22 +80,36 @@ setup() {
 	esac
 }
 stat_pf() { magnetctl -j stats | tr '{' '\n' | grep '"name":"pf"' | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
-teardown() { [ $1 = none ] || magnetctl probe del pf > /dev/null; }
+teardown() {
+	case $1 in
+	none) ;;
+	tcpdump-drop) kill -INT $TD; wait $TD ;;
+	*) magnetctl probe del pf > /dev/null ;;
+	esac
+}
+said() {	# LAYER CASE RUN: what the rule or tcpdump did with the calls
+	case $2 in
+	none) ;;
+	tcpdump-drop) echo "BENCH: pfilter $1-$2 run $3: tcpdump $(grep -h 'captured\|received by filter' /tmp/td.err | tr '\n' ',')" ;;
+	*) echo "BENCH: pfilter $1-$2 run $3: logged $(stat_pf logged), filtered $(stat_pf filtered), native $(magnetctl -j filter list pf | sed -n 's/.*"native":\([0-9]*\).*/\1/p'), fields $(magnetctl -j filter list pf | sed -n 's/.*"fields":\([0-9]*\).*/\1/p')" ;;
+	esac
+}
 
-CASES="none header-drop packet-drop packet-drop-long packet-drop-interp"
-for layer in socket ip; do
-	for c in $CASES; do
+LAYERS="socket ip dev"
+for layer in $LAYERS; do
+	for c in $(cases $layer); do
 		setup $layer $c; calls $layer > /dev/null; teardown $c
 	done
 done
 i=1
 while [ $i -le $R ]; do
-	for layer in socket ip; do
-		for c in $CASES; do
+	for layer in $LAYERS; do
+		for c in $(cases $layer); do
 			setup $layer $c
 			echo "BENCH-RECORD pfilter $layer-$c $i $(calls $layer)"
-			[ $c = none ] || echo "BENCH: pfilter $layer-$c run $i: logged $(stat_pf logged), filtered $(stat_pf filtered), native $(magnetctl -j filter list pf | sed -n 's/.*"native":\([0-9]*\).*/\1/p'), fields $(magnetctl -j filter list pf | sed -n 's/.*"fields":\([0-9]*\).*/\1/p')"
+			[ $c = tcpdump-drop ] || said $layer $c $i
 			teardown $c
+			[ $c != tcpdump-drop ] || said $layer $c $i
 		done
 	done
 	i=$((i + 1))
