@@ -132,6 +132,20 @@ wait_for() {
 	return 1
 }
 
+# interrupt PID: SIGINT to a program started in the background, once it
+# has its handler. The shell starts background commands with SIGINT
+# ignored, so a signal sent before the program's sigaction() is lost and
+# the program never ends (seen on the slow debug kernel); SigCgt in its
+# status says when the handler is there. Not after 30 s: sent anyway.
+catches_int() {
+	m=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$1/status) &&
+		[ $(((0x$m >> 1) & 1)) -eq 1 ]
+}
+interrupt() {
+	wait_for 30 catches_int $1
+	kill -INT $1
+}
+
 # metric NAME: its value in a snapshot of the magnetd at $S ("" if none);
 # healthy: magnetd there has its configuration installed.
 metric() {

@@ -25,7 +25,7 @@ while [ $i -le $CYCLES ]; do
 	sleep 0.2
 	magnet-test syscalls 2000 > /dev/null || ok=0
 	sleep 0.2
-	kill -INT $rd
+	interrupt $rd
 	wait $rd
 	grep -q '^magnet-read: 2000 records, 0 lost$' /tmp/cyc.err || ok=0
 	rmmod magnet || ok=0
@@ -58,7 +58,7 @@ rd=$!
 sleep 0.5
 check "a buffer with a reader attached can be removed" magnetctl buffer del gone
 check "its reader ends, saying so" wait_for 10 grep -q 'buffer "gone" was removed' /tmp/gone.err
-grep -q 'was removed' /tmp/gone.err || kill -INT $rd
+grep -q 'was removed' /tmp/gone.err || interrupt $rd
 wait $rd
 check "and exits 0" [ $? -eq 0 ]
 
@@ -87,7 +87,7 @@ if [ -w $CPU1 ]; then
 	kill $load0
 	wait $load $load0 2> /dev/null
 	sleep 1
-	kill -INT $rd
+	interrupt $rd
 	wait $rd
 	cat /tmp/hp.err
 	awk '$1 == "hp" { p += $3; r += $5; l += $6; x += $9 }

@@ -31,7 +31,7 @@ kill $load
 wait $load 2> /dev/null
 sleep 1
 check "the reader kept reading through the run" kill -0 $reader
-kill -INT $reader
+interrupt $reader
 wait $reader
 cat /tmp/fz-read.err
 read=$(sed -n 's/^magnet-read: \([0-9]*\) records, \([0-9]*\) lost$/\1/p' /tmp/fz-read.err)

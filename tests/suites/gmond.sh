@@ -102,7 +102,7 @@ send() {
 	inA magnet-test udp-send fd09::2 5001 $1 100
 	wait $rx
 	sleep 1
-	kill -INT $mr
+	interrupt $mr
 	wait $mr
 	cat /tmp/recv.out /tmp/mr.err
 	# Packets: journeys with the packet's bytes. On a slow (debug) kernel

@@ -68,7 +68,7 @@ capture() {
 	sleep 1
 	# (nsenter may stay in front of tcpdump: signal it by name)
 	killall -INT tcpdump
-	kill -INT $mr
+	interrupt $mr
 	wait $td $mr
 	cat /tmp/$name-read.err
 	artifact /tmp/$name.mtr
@@ -105,7 +105,7 @@ read_during() {
 	sleep 1
 	$transfer
 	sleep 1
-	kill -INT $mr
+	interrupt $mr
 	wait $mr
 	cat /tmp/$name.err
 }
@@ -162,7 +162,7 @@ mr=$!
 sleep 1
 spread_transfer
 sleep 5
-kill -INT $mr
+interrupt $mr
 wait $mr
 cat /tmp/udp-late.err
 check "udp, read late: all 50 datagrams received" grep -q '^received 50 ' /tmp/udp-recv.out
@@ -240,7 +240,7 @@ mr=$!
 sleep 1
 check "loopback: 20 + 20 datagrams" loopback
 sleep 1
-kill -INT $mr
+interrupt $mr
 wait $mr
 artifact /tmp/lo.mtr
 n=$(grep -c 'IP 127.0.0.1.4343 > 127.0.0.1.5003: UDP' /tmp/lo-live.txt)
@@ -259,7 +259,7 @@ sleep 0.5
 magnet-read -N > /dev/null 2> /tmp/err.txt
 check "busy buffer: non-zero exit" [ $? -ne 0 ]
 check "busy buffer: says so" grep -q 'another reader' /tmp/err.txt
-kill -INT $first
+interrupt $first
 wait $first
 magnet-read -N -i nosuch0 > /dev/null 2> /tmp/err.txt
 check "-i of no device: status 1, says so" sh -c \

@@ -66,7 +66,7 @@ sleep 1
 traffic
 sleep 1
 killall -INT tcpdump
-kill -INT $mr
+interrupt $mr
 wait $td $mr
 cat /tmp/pf-tcpdump.err /tmp/pf-read.err
 artifact /tmp/pf-any.pcap
@@ -245,7 +245,7 @@ live() {
 	traffic
 	sleep 1
 	killall -INT tcpdump
-	kill -INT $mr
+	interrupt $mr
 	wait $td $mr
 }
 live_compare() {
@@ -300,7 +300,7 @@ check "-Z nobody: magnet-read runs as nobody once its probes are in place" \
 	wait_for 20 grep -q "^Uid:[[:space:]]*$(id -u nobody)[[:space:]]" /proc/$mr/status
 traffic
 sleep 1
-kill -INT $mr
+interrupt $mr
 wait $mr
 cat /tmp/pf-z.err
 check "... and captures as before: the 5 datagrams to port 5001" \
