@@ -172,7 +172,31 @@ def parse(log):
             unavailable.append((w[1] if len(w) > 1 else "?", " ".join(w[2:])))
         elif line.startswith("BENCH: "):
             other.append(line[7:])
-    return runs, unavailable, other, kernel, tp, st, info
+    return runs, unavailable, collapse_runs(other), kernel, tp, st, info
+
+
+def collapse_runs(other):
+    """Lines that differ only in their run number ("CASE run N: TEXT")
+    become one, with the runs that said it."""
+    out, said = [], {}
+    for line in other:
+        m = re.match(r"(.*) run (\d+): (.*)$", line)
+        if not m:
+            out.append(line)
+            continue
+        key = (m.group(1), m.group(3))
+        if key not in said:
+            said[key] = []
+            out.append(key)
+        said[key].append(int(m.group(2)))
+
+    def runs_of(n):
+        n = sorted(n)
+        return "run %d" % n[0] if len(n) == 1 else \
+            "runs %d-%d" % (n[0], n[-1]) if n == list(range(n[0], n[-1] + 1)) else \
+            "runs " + ",".join(map(str, n))
+    return [x if isinstance(x, str) else "%s, %s: %s" % (x[0], runs_of(said[x]), x[1])
+            for x in out]
 
 
 def reader_losses(other):
