@@ -27,10 +27,12 @@
  * one copy for IPv4 and one for IPv6, and bpf_prog_create() translates
  * each to eBPF and JIT-compiles it where the kernel JITs (and a copy of
  * each with its loads from skb->data, for layers whose data starts at
- * the network header: the translation makes those loads inline, where
- * loads below the data pointer are helper calls). There every
- * byte is known, so its answer is pcap_vm's. A program that reads the
- * length (ld len: tcpdump's, not the sk_buff's) or the cooked header
+ * the network header, and one for layers whose data starts ETH_HLEN
+ * before it, as an Ethernet device's transmit does: the translation
+ * makes those loads inline, where loads below the data pointer are
+ * helper calls). There every byte is known, so its answer is pcap_vm's.
+ * A program that reads the length (ld len: tcpdump's, not the sk_buff's)
+ * or the cooked header
  * other than its protocol stays with pcap_vm; so do hits with user bytes
  * or paged data (the kernel's loads below the data pointer read linear
  * data only). Such a hit is found through magnet_packet_skb(), before any
@@ -71,17 +73,22 @@
 #include "compat.h"
 #include "pcap_vm.h"
 
+/* The copies of a program for the kernel's BPF: where its loads start. */
+enum { NATIVE_NET, NATIVE_DATA, NATIVE_ETH, NATIVE_COPIES };
+
 struct pcap_rule {
 	bool undecided_match;		/* an include rule */
 	u64 __percpu *undecided;
 	u64 __percpu *native;		/* hits the kernel's BPF ran */
 	u64 __percpu *fields;		/* hits run on a send call's fields */
 	/*
-	 * The kernel's, or NULL: pcap_vm. [0]: loads from the network
-	 * header (SKF_NET_OFF); [1]: from skb->data, for an skb whose data
-	 * starts at its network header (inline loads, no helper calls).
+	 * The kernel's, or NULL: pcap_vm. [NATIVE_NET]: loads from the
+	 * network header (SKF_NET_OFF); [NATIVE_DATA]: from skb->data, for
+	 * an skb whose data starts at its network header; [NATIVE_ETH]:
+	 * from ETH_HLEN past skb->data, for one whose data starts at an
+	 * Ethernet header (both: inline loads, no helper calls).
 	 */
-	struct bpf_prog *ip[2], *ip6[2];
+	struct bpf_prog *ip[NATIVE_COPIES], *ip6[NATIVE_COPIES];
 	/*
 	 * [IPv6][shape - 1][what of the source is not known]: the program
 	 * written again for a send call's headers of that shape, to run on
@@ -143,7 +150,7 @@ static __always_inline int run_sent(struct pcap_rule *r,
 	}
 	if (r->built[ip6][shape - 1][unk] && magnet_packet_built(hit, v, &unk)) {
 		this_cpu_inc(*r->native);
-		return run_built(ip6 ? r->ip6[1] : r->ip[1], v);
+		return run_built(ip6 ? r->ip6[NATIVE_DATA] : r->ip[NATIVE_DATA], v);
 	}
 	return -1;
 }
@@ -175,11 +182,12 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 		skb = magnet_packet_skb(hit, &proto);
 		if (skb && !skb_is_nonlinear(skb) &&
 		    (proto == ETH_P_IP || proto == ETH_P_IPV6)) {
-			bool at_data = !skb_network_offset(skb);
+			int off = skb_network_offset(skb);
+			unsigned int c = !off ? NATIVE_DATA :
+					 off == ETH_HLEN ? NATIVE_ETH : NATIVE_NET;
 
 			this_cpu_inc(*r->native);
-			return bpf_prog_run(proto == ETH_P_IP ? r->ip[at_data] :
-								r->ip6[at_data],
+			return bpf_prog_run(proto == ETH_P_IP ? r->ip[c] : r->ip6[c],
 					    (void *)skb);
 		}
 		if (r->any_built && !READ_ONCE(r->sends)) {
@@ -233,13 +241,15 @@ static const struct nla_policy pcap_policy[MAGNET_PACKET_MAX + 1] = {
 
 /*
  * The program for the kernel's BPF on an sk_buff whose packet is @proto
- * (ETH_P_IP or ETH_P_IPV6), its loads from the network header, or with
- * @at_data from skb->data (which the caller has at the network header:
- * the kernel's translation makes those inline loads), or NULL where it
- * cannot run there (see the top of the file).
+ * (ETH_P_IP or ETH_P_IPV6), its loads from the network header (@copy
+ * NATIVE_NET), or from skb->data, which the caller has at the network
+ * header (NATIVE_DATA) or ETH_HLEN before it (NATIVE_ETH): the kernel's
+ * translation makes those inline loads. NULL where it cannot run there
+ * (see the top of the file).
  */
 static struct bpf_prog *native_prog(const struct sock_filter *f,
-				    unsigned int len, u16 proto, bool at_data)
+				    unsigned int len, u16 proto,
+				    unsigned int copy)
 {
 	struct sock_fprog_kern fp = { .len = len };
 	struct bpf_prog *prog = NULL;
@@ -267,8 +277,11 @@ static struct bpf_prog *native_prog(const struct sock_filter *f,
 		case BPF_MSH:
 			if (g[i].k < SLL2_LEN || g[i].k > INT_MAX)
 				goto out;
-			g[i].k = at_data ? g[i].k - SLL2_LEN :
-				 (u32)(SKF_NET_OFF + (int)(g[i].k - SLL2_LEN));
+			if (copy == NATIVE_NET)
+				g[i].k = (u32)(SKF_NET_OFF + (int)(g[i].k - SLL2_LEN));
+			else
+				g[i].k = g[i].k - SLL2_LEN +
+					 (copy == NATIVE_ETH ? ETH_HLEN : 0);
 			break;
 		case BPF_LEN:
 			goto out;
@@ -289,7 +302,7 @@ static void drop_native(struct pcap_rule *r)
 {
 	unsigned int i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < NATIVE_COPIES; i++) {
 		if (r->ip[i])
 			bpf_prog_destroy(r->ip[i]);
 		if (r->ip6[i])
@@ -402,12 +415,14 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 	memcpy(r->insns, nla_data(prog), nla_len(prog));
 	pcap_vm_decode(r->insns, len, r->ops);
 	r->undecided_match = ctx->action == MAGNET_FILTER_INCLUDE;
-	/* all four, or none (a failure here is no error: pcap_vm runs it) */
-	for (i = 0; i < 2; i++) {
+	/* all six, or none (a failure here is no error: pcap_vm runs it) */
+	for (i = 0; i < NATIVE_COPIES; i++) {
 		r->ip[i] = native_prog(r->insns, len, ETH_P_IP, i);
 		r->ip6[i] = native_prog(r->insns, len, ETH_P_IPV6, i);
+		if (!r->ip[i] || !r->ip6[i])
+			break;
 	}
-	if (!r->ip[0] || !r->ip[1] || !r->ip6[0] || !r->ip6[1])
+	if (i < NATIVE_COPIES)
 		drop_native(r);
 	else
 		find_built(r);
