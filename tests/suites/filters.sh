@@ -255,6 +255,9 @@ magnetctl filter list rx > /tmp/fl.txt
 # the program, JIT-compiled, on every one of the 100 hits)
 check "listed as the expression, quoted; every hit run by the kernel's BPF" \
 	grep -q '^[0-9]* rx include packet "udp dst port 5001" undecided 0 native 100 fields 0$' /tmp/fl.txt
+# (and the 100 sent, at the device's transmit, where skb->data is the
+# loopback's Ethernet header, 14 bytes before the network header)
+check_count "... and on every one of the 100 sent" 100 "$(magnetctl -j filter list tx | sed -n 's/.*"native":\([0-9]*\).*/\1/p')"
 magnetctl -j filter list rx > /tmp/fl.txt
 check "JSON: the expression and the program's length" grep -q '"expression":"udp dst port 5001","instructions":[0-9]' /tmp/fl.txt
 clear_rules
