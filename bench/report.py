@@ -575,7 +575,9 @@ def stream_section(st, plots):
           lambda rs, base: [fmt_spread([mbits(r) for r in rs.values()], "%.0f"),
                             vs_none(rs, paper_none), cpu(rs), per_packet(rs), drops(rs)])
 
-    if shutil.which("gnuplot"):
+    # (a run of some experiments only leaves the others' plots alone)
+    exps = {r["exp"] for r in st}
+    if shutil.which("gnuplot") and {"paper", "sampling"} <= exps:
         data = os.path.join(plots, "stream.dat")
         with open(data, "w") as f:
             for e, case, what in STREAM:
@@ -694,8 +696,10 @@ def main():
         out.extend(throughput(tp, args.plots))
     else:
         out.extend(earlier.get("2", []))
-    if st:
+    if st and {r["exp"] for r in st} >= {"paper", "filter", "sampling"}:
         out.extend(stream_section(st, args.plots))
+    elif st:
+        out.extend(merge_stream(earlier.get("3", []), stream_section(st, args.plots), st))
     else:
         out.extend(earlier.get("3", []))
     if any(k[0] == "scaling" for k in runs):
@@ -719,6 +723,68 @@ def main():
         f.write(text)
     print(text)
     return 0
+
+
+def merge_stream(old, new, st):
+    """Section 3 from a run of some of the stream benchmark's experiments
+    (BENCH_STREAM_EXPERIMENTS): the earlier section's subsections, each
+    replaced by this run's where it has one, and the targets table's rows
+    by this run's where it measured them."""
+    def split(lines):
+        head, subs = [], []
+        for line in lines:
+            if line.startswith("### "):
+                subs.append([line])
+            elif subs:
+                subs[-1].append(line)
+            else:
+                head.append(line)
+        return head, subs
+
+    def targets(lines):
+        i = next((k for k, line in enumerate(lines)
+                  if line.startswith("The stream targets")), None)
+        if i is None:
+            return None, None
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("| target"):
+            j += 1
+        k = j
+        while k < len(lines) and lines[k].startswith("|"):
+            k += 1
+        return j + 2, k      # the rows: lines[j + 2:k]
+
+    if not old:
+        return new
+    new = "\n".join(new).split("\n")      # (an entry may hold several lines)
+    ohead, osubs = split(old)
+    nhead, nsubs = split(new)
+    newtab = {}
+    for sub in nsubs:
+        a, b = targets(sub)
+        if a is not None:
+            newtab.update((r.split(" | ")[0], r) for r in sub[a:b])
+    oldrows = []
+    for sub in osubs:
+        a, b = targets(sub)
+        if a is not None:
+            oldrows = sub[a:b]
+    rows = [newtab.pop(r.split(" | ")[0], r) for r in oldrows] + list(newtab.values())
+    runs = max(r["run"] for r in st)
+    exps = sorted({r["exp"] for r in st})
+    out = []
+    for line in ohead:
+        if line.startswith("_Not rerun this time"):
+            line = ("%s Rerun in this run, with %d runs: the experiments %s (their "
+                    "subsections, and their rows of the targets table)._"
+                    % (line.rstrip("_"), runs, ", ".join(exps)))
+        out.append(line)
+    byhead = {sub[0]: sub for sub in nsubs}
+    for sub in osubs:
+        sub = byhead.get(sub[0], sub)
+        a, b = targets(sub)
+        out.extend(sub if a is None else sub[:a] + rows + sub[b:])
+    return out
 
 
 def earlier_sections(path):

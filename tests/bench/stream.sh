@@ -17,6 +17,16 @@
 
 R=${BENCH_RUNS:-5}
 SECS=${BENCH_STREAM_SECS:-3}
+# which experiments, comma-separated (a run of Figure 8 alone takes about
+# 45 s, so that it can have many more runs than the whole benchmark)
+EXPERIMENTS=,${BENCH_STREAM_EXPERIMENTS:-paper,filter,sampling},
+for e in $(echo "$EXPERIMENTS" | tr , ' '); do
+	case $e in
+	paper|filter|sampling) ;;
+	*) fail "BENCH_STREAM_EXPERIMENTS: no experiment '$e' (paper, filter, sampling)"; summary; exit 1 ;;
+	esac
+done
+doing() { case $EXPERIMENTS in *,$1,*) return 0 ;; esac; return 1; }
 LEN=8000
 unload_all
 load_magnet buffers=default:4M
@@ -131,25 +141,27 @@ run_all() {
 	# packet (96 bytes of each, and 1 event with 4000), tcpdump at the
 	# paper's snap lengths.
 	CAP= CAPTURED=0 DROPPED=0
-	measure paper none $r; report
-	for c in 1:96 2:96 4:96 1:4000; do
-		magnet_start ${c%:*} ${c#*:}
-		measure paper magnet-${c%:*}-events-snap-${c#*:} $r
+	if doing paper; then
+		measure paper none $r; report
+		for c in 1:96 2:96 4:96 1:4000; do
+			magnet_start ${c%:*} ${c#*:}
+			measure paper magnet-${c%:*}-events-snap-${c#*:} $r
+			magnet_stop; report
+		done
+		# The same whole packets, magnet-read woken for 64 KiB at a time
+		# (its default when it prints) instead of a quarter of the ring (its
+		# default when it only saves, 1 MiB here): what wake-ups cost.
+		MR_OPTS="--size-wm 65536"
+		magnet_start 1 4000
+		measure paper magnet-1-events-snap-4000-wm64k $r
 		magnet_stop; report
-	done
-	# The same whole packets, magnet-read woken for 64 KiB at a time
-	# (its default when it prints) instead of a quarter of the ring (its
-	# default when it only saves, 1 MiB here): what wake-ups cost.
-	MR_OPTS="--size-wm 65536"
-	magnet_start 1 4000
-	measure paper magnet-1-events-snap-4000-wm64k $r
-	magnet_stop; report
-	MR_OPTS=
-	for s in 96 500 1000 2000 4000; do
-		tcpdump_start $s
-		measure paper tcpdump-snap-$s $r
-		tcpdump_stop; report
-	done
+		MR_OPTS=
+		for s in 96 500 1000 2000 4000; do
+			tcpdump_start $s
+			measure paper tcpdump-snap-$s $r
+			tcpdump_stop; report
+		done
+	fi
 
 	# Figure 8: a second, competing stream from the same CPU. Like for
 	# like with tcpdump, one capture point (dev-xmit): magnet logs the
@@ -157,27 +169,30 @@ run_all() {
 	# tcpdump's own expression as a packet rule); tcpdump filters by port
 	# on the interface, where both streams pass.
 	CAP= CAPTURED=0 DROPPED=0
-	measure filter none $r competing; report
-	magnet_start 1 96
-	FILTER=1
-	measure filter magnet-thread $r competing
-	FILTER=
-	magnet_stop; report
-	magnet_start 1 96
-	magnet_expression udp dst port 5001
-	measure filter magnet-expression $r competing
-	magnet_stop; report
-	magnet_start 1 96
-	measure filter magnet-unfiltered $r competing
-	magnet_stop; report
-	tcpdump_start 96 "udp port 5001"
-	measure filter tcpdump-port $r competing
-	tcpdump_stop; report
-	tcpdump_start 96
-	measure filter tcpdump-unfiltered $r competing
-	tcpdump_stop; report
+	if doing filter; then
+		measure filter none $r competing; report
+		magnet_start 1 96
+		FILTER=1
+		measure filter magnet-thread $r competing
+		FILTER=
+		magnet_stop; report
+		magnet_start 1 96
+		magnet_expression udp dst port 5001
+		measure filter magnet-expression $r competing
+		magnet_stop; report
+		magnet_start 1 96
+		measure filter magnet-unfiltered $r competing
+		magnet_stop; report
+		tcpdump_start 96 "udp port 5001"
+		measure filter tcpdump-port $r competing
+		tcpdump_stop; report
+		tcpdump_start 96
+		measure filter tcpdump-unfiltered $r competing
+		tcpdump_stop; report
+	fi
 
 	# Figure 7: sampling, 4 events per packet, one hit in N of each probe.
+	doing sampling || return 0
 	for n in 1 2 4 16 64; do
 		magnet_start 4 96 $n
 		measure sampling every-$n $r
