@@ -45,6 +45,7 @@
 #include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1442,7 +1443,12 @@ static void *spin_thread(void *arg)
 	return NULL;
 }
 
-/* spin SECONDS: getppid() in a loop on every CPU, for load. */
+/*
+ * spin SECONDS [NICE]: getppid() in a loop on every CPU, for load; at
+ * NICE, the threads take what CPU time the others leave them (nice 19:
+ * a test's commands run at their own pace while every CPU spins between
+ * them).
+ */
 static int cmd_spin(int argc, char **argv)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN), i;
@@ -1450,6 +1456,11 @@ static int cmd_spin(int argc, char **argv)
 
 	if (cpus > 256)
 		cpus = 256;
+	/* (the threads inherit it) */
+	if (argc > 2 && setpriority(PRIO_PROCESS, 0, atoi(argv[2]))) {
+		perror("magnet-test spin: setpriority");
+		return 1;
+	}
 	for (i = 0; i < cpus; i++)
 		pthread_create(&t[i], NULL, spin_thread, (void *)i);
 	sleep(argc > 1 ? atoi(argv[1]) : 1);
@@ -2168,7 +2179,7 @@ int main(int argc, char **argv)
 		"       magnet-test wakeups BUFFER ROUNDS\n"
 		"       magnet-test mapping BUFFER [OVERWRITE_BUFFER]\n"
 		"       magnet-test syscalls N [RATE]\n"
-		"       magnet-test spin SECONDS\n"
+		"       magnet-test spin SECONDS [NICE]\n"
 		"       magnet-test insmod-nth N MODULE [PARAMS]\n");
 	return 2;
 }
