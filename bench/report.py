@@ -881,7 +881,7 @@ def pfilter_section(runs):
                 fmt_spread(added, "%+.0f"),
                 fmt_spread(ratio, "%.2f") if case != "header-drop" and ratio else "",
                 best, ", %.2f" % best_ratio if case != "header-drop" and best_ratio else ""))
-            if case == "packet-drop" and ratio and layer != "dev":
+            if case == "packet-drop" and ratio:
                 rows.append((layer, statistics.median(ratio), best_ratio))
         # a competing packet: magnet's expression against tcpdump's filter
         pk = runs.get(("pfilter", layer + "-packet-drop"), {})
