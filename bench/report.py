@@ -758,7 +758,7 @@ def merge_stream(old, new, st):
         return new
     new = "\n".join(new).split("\n")      # (an entry may hold several lines)
     ohead, osubs = split(old)
-    nhead, nsubs = split(new)
+    _, nsubs = split(new)
     newtab = {}
     for sub in nsubs:
         a, b = targets(sub)
