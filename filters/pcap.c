@@ -31,6 +31,10 @@
  * before it, as an Ethernet device's transmit does: the translation
  * makes those loads inline, where loads below the data pointer are
  * helper calls). There every byte is known, so its answer is pcap_vm's.
+ * For IPv4 each copy has a twin for headers without options, which
+ * nearly all are (pcap_vm_ihl5()): the header's length is 20 there, so
+ * a load past it ("udp port 5001"'s) is at a constant offset and inline
+ * too, where the translation makes a load at X + k a helper call.
  * A program that reads the length (ld len: tcpdump's, not the sk_buff's)
  * or the cooked header
  * other than its protocol stays with pcap_vm; so do hits with user bytes
@@ -89,6 +93,12 @@ struct pcap_rule {
 	 * Ethernet header (both: inline loads, no helper calls).
 	 */
 	struct bpf_prog *ip[NATIVE_COPIES], *ip6[NATIVE_COPIES];
+	/*
+	 * For an IPv4 header without options, the copies of @ip written
+	 * again (pcap_vm_ihl5()), its loads past the header inline too; or
+	 * none (the program has no such loads): @ip.
+	 */
+	struct bpf_prog *ip5[NATIVE_COPIES];
 	/*
 	 * [IPv6][shape - 1][what of the source is not known]: the program
 	 * written again for a send call's headers of that shape, to run on
@@ -182,13 +192,19 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 		skb = magnet_packet_skb(hit, &proto);
 		if (skb && !skb_is_nonlinear(skb) &&
 		    (proto == ETH_P_IP || proto == ETH_P_IPV6)) {
+			const u8 *nh = skb_network_header(skb);
 			int off = skb_network_offset(skb);
 			unsigned int c = !off ? NATIVE_DATA :
 					 off == ETH_HLEN ? NATIVE_ETH : NATIVE_NET;
+			const struct bpf_prog *prog = r->ip6[c];
 
+			if (proto == ETH_P_IP) {
+				/* the byte the program reads the length from */
+				prog = r->ip5[c] && nh < skb_tail_pointer(skb) &&
+				       (*nh & 0xf) == 5 ? r->ip5[c] : r->ip[c];
+			}
 			this_cpu_inc(*r->native);
-			return bpf_prog_run(proto == ETH_P_IP ? r->ip[c] : r->ip6[c],
-					    (void *)skb);
+			return bpf_prog_run(prog, (void *)skb);
 		}
 		if (r->any_built && !READ_ONCE(r->sends)) {
 			ret = run_sent(r, hit, &v);
@@ -245,20 +261,31 @@ static const struct nla_policy pcap_policy[MAGNET_PACKET_MAX + 1] = {
  * NATIVE_NET), or from skb->data, which the caller has at the network
  * header (NATIVE_DATA) or ETH_HLEN before it (NATIVE_ETH): the kernel's
  * translation makes those inline loads. NULL where it cannot run there
- * (see the top of the file).
+ * (see the top of the file). @ihl5: the copy for an IPv4 header without
+ * options (pcap_vm_ihl5()), or NULL if it would be the same.
  */
 static struct bpf_prog *native_prog(const struct sock_filter *f,
 				    unsigned int len, u16 proto,
-				    unsigned int copy)
+				    unsigned int copy, bool ihl5)
 {
 	struct sock_fprog_kern fp = { .len = len };
 	struct bpf_prog *prog = NULL;
 	struct sock_filter *g;
 	unsigned int i;
+	s64 *x;
 
 	g = kmemdup(f, len * sizeof(*f), GFP_KERNEL);
 	if (!g)
 		return NULL;
+	if (ihl5) {
+		bool changed;
+
+		x = kmalloc_array(len, sizeof(*x), GFP_KERNEL);
+		changed = x && pcap_vm_ihl5(g, len, x);
+		kfree(x);
+		if (!changed)
+			goto out;
+	}
 	for (i = 0; i < len; i++) {
 		u16 code = g[i].code;
 
@@ -297,6 +324,18 @@ out:
 	return prog;
 }
 
+/* No copies for IPv4 headers without options: @ip runs them. */
+static void drop_ihl5(struct pcap_rule *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < NATIVE_COPIES; i++) {
+		if (r->ip5[i])
+			bpf_prog_destroy(r->ip5[i]);
+		r->ip5[i] = NULL;
+	}
+}
+
 /* No program for the kernel's BPF: pcap_vm runs every hit. */
 static void drop_native(struct pcap_rule *r)
 {
@@ -310,6 +349,7 @@ static void drop_native(struct pcap_rule *r)
 		r->ip[i] = NULL;
 		r->ip6[i] = NULL;
 	}
+	drop_ihl5(r);
 }
 
 static void pcap_destroy(void *state)
@@ -417,15 +457,24 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 	r->undecided_match = ctx->action == MAGNET_FILTER_INCLUDE;
 	/* all six, or none (a failure here is no error: pcap_vm runs it) */
 	for (i = 0; i < NATIVE_COPIES; i++) {
-		r->ip[i] = native_prog(r->insns, len, ETH_P_IP, i);
-		r->ip6[i] = native_prog(r->insns, len, ETH_P_IPV6, i);
+		r->ip[i] = native_prog(r->insns, len, ETH_P_IP, i, false);
+		r->ip6[i] = native_prog(r->insns, len, ETH_P_IPV6, i, false);
 		if (!r->ip[i] || !r->ip6[i])
 			break;
 	}
-	if (i < NATIVE_COPIES)
+	if (i < NATIVE_COPIES) {
 		drop_native(r);
-	else
+	} else {
+		/* (all three, or none: then @ip runs those hits too) */
+		for (i = 0; i < NATIVE_COPIES; i++) {
+			r->ip5[i] = native_prog(r->insns, len, ETH_P_IP, i, true);
+			if (!r->ip5[i]) {
+				drop_ihl5(r);
+				break;
+			}
+		}
 		find_built(r);
+	}
 	return r;
 }
 

@@ -49,6 +49,9 @@ enum pcap_verdict pcap_vm_run(const struct sock_filter *insns,
 			      const struct pcap_op *ops,
 			      const struct magnet_pkt_view *v);
 
+/* @f written again for IPv4 headers without options: pcap_vm.c */
+bool pcap_vm_ihl5(struct sock_filter *f, unsigned int len, s64 *x);
+
 struct pcap_astate;	/* pcap_vm_native_ok()'s room, one per instruction */
 size_t pcap_vm_astate_size(void);
 bool pcap_vm_native_ok(const struct sock_filter *f, unsigned int len,

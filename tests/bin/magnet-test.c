@@ -1215,7 +1215,8 @@ static socklen_t sockaddr_of(const char *addr, const char *port,
  * bytes to ADDR:PORT, 1 ms apart (the receiver keeps up), each starting
  * with its number ("00000000-" ...) when SIZE >= 9. Prints "sent N".
  * With LINGER=S in the environment, it then stays S seconds (for tests
- * that look the sender up by its pid).
+ * that look the sender up by its pid). With IPOPTS=rr, IPv4 datagrams
+ * carry a record-route option (8 bytes: a header of 28).
  */
 static int cmd_udp_send(int argc, char **argv)
 {
@@ -1241,6 +1242,16 @@ static int cmd_udp_send(int argc, char **argv)
 	if (fd < 0 || bind(fd, (struct sockaddr *)&src, alen)) {
 		perror("magnet-test udp-send: socket");
 		return 1;
+	}
+	if (getenv("IPOPTS") && !strcmp(getenv("IPOPTS"), "rr")) {
+		/* record route, room for one address; then the end */
+		static const unsigned char rr[8] = { 7, 7, 4, 0, 0, 0, 0, 0 };
+
+		if (dst.ss_family != AF_INET ||
+		    setsockopt(fd, IPPROTO_IP, IP_OPTIONS, rr, sizeof(rr))) {
+			perror("magnet-test udp-send: IP_OPTIONS");
+			return 1;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		/* Each datagram starts with its number: "00000042". */

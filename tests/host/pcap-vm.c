@@ -15,6 +15,9 @@
  *     then undecided, or the true answer, never the wrong one;
  * that the programs pcap_vm_native_ok() lets the kernel's BPF run on a
  * send call's built headers answer there as pcap_vm does, always decided;
+ * that the copies pcap_vm_ihl5() writes for IPv4 headers without options
+ * answer as the program does on every such packet (and not on one with
+ * options: the kernel runs them on the first only);
  * and programs pcap_vm_check() refuses are checked too.
  *
  *	pcap-vm [PACKETS [SEED]]
@@ -633,6 +636,96 @@ static void protochain_unrolled(unsigned int npackets)
 	pcap_close(dead);
 }
 
+/*
+ * pcap_vm_ihl5()'s copies, on random IPv4 packets (headers without
+ * options), answer as the program, by libpcap's interpreter; and their
+ * loads past the header are at constant offsets: none at X + k is left
+ * in "udp dst port 5001", whose X is the header's length; one is in
+ * "tcp[((tcp[12:1] & 0xf0) >> 2):1] != 0", whose X is computed.
+ * On a header with options some answer differently: not theirs to run.
+ */
+static void ihl5_copies(unsigned int npackets)
+{
+	static const struct { const char *expr; bool ind_left; } shapes[] = {
+		{ "udp dst port 5001", false },
+		{ "tcp[tcpflags] & tcp-syn != 0", false },
+		{ "tcp[((tcp[12:1] & 0xf0) >> 2):1] != 0", true },
+	};
+	unsigned int nexpr = sizeof(expressions) / sizeof(expressions[0]);
+	unsigned int changed = 0, bad = 0, ipv4 = 0, differ = 0;
+	static s64 x[MAGNET_PACKET_INSNS_MAX];
+	static u8 pkt[2048], opt[2048];
+
+	for (unsigned int e = 0; e < nexpr; e++) {
+		struct bpf_program prog, copy;
+		char err[PCAP_ERRBUF_SIZE];
+
+		if (pcapfilter_compile(expressions[e], &prog, err, sizeof(err)))
+			continue;
+		copy = prog;
+		copy.bf_insns = malloc(prog.bf_len * sizeof(*prog.bf_insns));
+		memcpy(copy.bf_insns, prog.bf_insns,
+		       prog.bf_len * sizeof(*prog.bf_insns));
+		if (!pcap_vm_ihl5((struct sock_filter *)copy.bf_insns,
+				  copy.bf_len, x))
+			goto next;
+		changed++;
+		for (unsigned int p = 0; p < npackets; p++) {
+			struct pcap_pkthdr h = { 0 };
+			unsigned int len;
+
+			make_packet(pkt, &len);
+			if (pkt[0] != 0x08 || pkt[1] != 0x00)
+				continue;	/* (the copies are IPv4's) */
+			ipv4++;
+			h.caplen = h.len = len;
+			bad += !pcap_offline_filter(&prog, &h, pkt) !=
+			       !pcap_offline_filter(&copy, &h, pkt);
+			/* the same packet with 4 bytes of options (NOPs) */
+			memcpy(opt, pkt, SLL2_LEN + 20);
+			memset(opt + SLL2_LEN + 20, 1, 4);
+			memcpy(opt + SLL2_LEN + 24, pkt + SLL2_LEN + 20,
+			       len - SLL2_LEN - 20);
+			opt[SLL2_LEN] = 0x46;
+			opt[SLL2_LEN + 2] = (len + 4 - SLL2_LEN) >> 8;
+			opt[SLL2_LEN + 3] = len + 4 - SLL2_LEN;
+			h.caplen = h.len = len + 4;
+			differ += !pcap_offline_filter(&prog, &h, opt) !=
+				  !pcap_offline_filter(&copy, &h, opt);
+		}
+next:
+		free(copy.bf_insns);
+		pcap_freecode(&prog);
+	}
+	harness_check(!bad && changed > 10 && ipv4 > 0,
+		      "written again for IPv4 headers without options: %u programs; on %u IPv4 packets they answer as libpcap on the program (wrong %u)",
+		      changed, ipv4, bad);
+	harness_check(differ > 0,
+		      "... and on the same packets with options, not always (%u differ): the kernel runs them on headers without",
+		      differ);
+	for (unsigned int i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct bpf_program prog;
+		char err[PCAP_ERRBUF_SIZE];
+		unsigned int ind = 0, msh = 0;
+		bool got = false;
+
+		if (!pcapfilter_compile(shapes[i].expr, &prog, err, sizeof(err))) {
+			struct sock_filter *f = (struct sock_filter *)prog.bf_insns;
+
+			got = pcap_vm_ihl5(f, prog.bf_len, x);
+			for (unsigned int k = 0; k < prog.bf_len; k++) {
+				ind += BPF_CLASS(f[k].code) == BPF_LD &&
+				       BPF_MODE(f[k].code) == BPF_IND;
+				msh += f[k].code == (BPF_LDX | BPF_B | BPF_MSH);
+			}
+			pcap_freecode(&prog);
+		}
+		harness_check(got && !msh && !ind == !shapes[i].ind_left,
+			      "written again for IPv4 headers without options: '%s': %u loads at X + k left, %u of the header's length",
+			      shapes[i].expr, ind, msh);
+	}
+}
+
 static void refused(const char *what, const struct sock_filter *f,
 		    unsigned int len, unsigned int want_at)
 {
@@ -744,6 +837,7 @@ int main(int argc, char **argv)
 			      at, why ? why : "taken");
 	}
 	native_on_built();
+	ihl5_copies(npackets);
 	refused("unknown opcode",
 		(struct sock_filter[]){ { 0xff, 0, 0, 0 }, BPF_STMT(BPF_RET | BPF_K, 1) },
 		2, 0);

@@ -5,7 +5,8 @@
 #
 # Two network namespaces, A (10.9.0.1, fd09::1 on va) and B (10.9.0.2,
 # fd09::2 on vb), joined by a veth pair. UDP of several sizes and ports
-# both ways, IPv4 and IPv6, and TCP connections over both. tcpdump -i any
+# both ways, IPv4 and IPv6 (some IPv4 with a header of 28 bytes: a
+# record-route option), and TCP connections over both. tcpdump -i any
 # in A (link type LINUX_SLL2: every packet that passes va, out or in)
 # against magnet-read -i va over the four packet probe sets. magnet's
 # probes see UDP and TCP, so tcpdump's side of each comparison is
@@ -42,6 +43,7 @@ traffic() {
 	inA magnet-test udp-send fd09::2 5002 3 300 4243
 	inA magnet-test udp-send 10.9.0.2 53 2 40 5353
 	inA magnet-test udp-send 10.9.0.2 9999 2 1200
+	inA env IPOPTS=rr magnet-test udp-send 10.9.0.2 5004 3 200 4244
 	inB magnet-test udp-send 10.9.0.1 6000 3 700 6001
 	inB magnet-test udp-send fd09::1 6000 2 60 6002
 	inA magnet-test tcp-send 10.9.0.2 5201 5 300
@@ -148,6 +150,7 @@ compare 'udp port 53 or udp port 5353'
 compare 'tcp port 5202'
 compare 'port 6000 or port 9999'
 compare 'src port 4242'
+compare 'udp src port 4244'
 # port ranges
 compare 'portrange 5000-5100'
 compare 'dst portrange 5200-5202'
@@ -179,6 +182,7 @@ compare 'ip[8] = 64'
 compare 'ip[9] = 17'
 compare 'ip[2:2] > 1000'
 compare 'ip[0] & 0xf = 5'
+compare 'ip[0] & 0xf > 5'
 compare 'ip6[6] = 6'
 compare 'ip6[4:2] > 100'
 compare 'udp[4:2] = 108'
@@ -268,6 +272,9 @@ live_compare() {
 	fi
 }
 live_compare 'udp port 5001' some
+# (a header with options: the kernel's copy for those, not the one for 20 bytes)
+live_compare 'udp src port 4244' some
+live_compare 'udp portrange 5000-5100' some
 live_compare 'tcp port 5202' some
 live_compare 'host fd09::2 and udp' some
 live_compare 'greater 500' some
