@@ -648,8 +648,13 @@ def main():
     ap.add_argument("--plots", required=True)
     args = ap.parse_args()
     runs, unavailable, other, kernel, tp, st, info = parse(args.log)
+    # (Figure 8 under the instruction counter: section 7)
+    st_insns = [dict(r, exp=r["exp"][:-len("-insns")]) for r in st
+                if r["exp"].endswith("-insns")]
+    st = [r for r in st if not r["exp"].endswith("-insns")]
+    icount = st_insns or any(k[0] == "pfilter-insns" for k in runs)
     base, rows = cost_rows(runs)
-    if base is None and not tp and not st and \
+    if base is None and not tp and not st and not st_insns and \
             not any(k[0] in ("scaling", "pfilter", "pfilter-insns") for k in runs):
         print("bench: no benchmark figures in %s" % args.log, file=sys.stderr)
         return 1
@@ -678,7 +683,7 @@ def main():
                                             if cs == "tsc" else
                                             " — NOT the TSC: every timestamp pays an emulated "
                                             "device read, which hardware does not"))
-    if any(k[0] == "pfilter-insns" for k in runs):
+    if icount:
         out.append("- QEMU's instruction counter (BENCH_CLOCK=icount): the guest's clock "
                    "counts the instructions it runs")
     mit = ["%s: %s" % (k[len("mitigation-"):], v) for k, v in sorted(info.items())
@@ -721,6 +726,10 @@ def main():
         out.extend(pfilter_section(runs, "pfilter-insns"))
     else:
         out.extend(earlier.get("6", []))
+    if st_insns:
+        out.extend(stream_insns_section(st_insns, args.plots))
+    else:
+        out.extend(earlier.get("7", []))
     if other:
         out.append("## Other figures of this boot\n")
         out.append("```")
@@ -868,6 +877,30 @@ PFILTER_INSNS_INTRO = (
     "and nothing of what its memory accesses cost (cache misses, TLB "
     "misses: TCG has none to count); a string instruction counts once per "
     "byte or word it moves. Read it beside section 5, not instead of it.\n")
+
+
+STREAM_INSNS_INTRO = (
+    "Figure 8 in a boot under QEMU's instruction counter (bench/run stream with "
+    "BENCH_CLOCK=icount and BENCH_STREAM_EXPERIMENTS=filter; -icount shift=0, one "
+    "vCPU): the guest's clock advances one nanosecond per instruction, so a "
+    "stream's Mbit/s are its bits per thousand million instructions the guest "
+    "ran, and everything shares the one CPU: both senders, both receivers and "
+    "the capturing tool, so whatever a tool spends on a packet of either stream "
+    "comes out of the monitored one. The host's noise does not reach these "
+    "figures; what they do not count is what memory accesses cost (see "
+    "section 6). %d runs.\n")
+
+
+def stream_insns_section(st, plots):
+    """7. Figure 8 under QEMU's instruction counter: section 3's Figure 8
+    subsection and its target row, from records of experiment
+    filter-insns (passed here renamed filter)."""
+    text = "\n".join(stream_section(st, plots)).split("\n")
+    at = next((k for k, line in enumerate(text) if line.startswith("### Figure 8")), None)
+    if at is None:
+        return []
+    return (["## 7. The competing stream in instructions\n",
+             STREAM_INSNS_INTRO % max(r["run"] for r in st)] + text[at:] + [""])
 
 
 def pfilter_section(runs, exp="pfilter"):

@@ -13,6 +13,9 @@
 # kernel (tcpdump); RX2_BYTES: the competing stream's bytes (filter).
 # The runs go round-robin over the cases, so that drift in the host hits
 # every case alike.
+# Under QEMU's instruction counter (bench/run with BENCH_CLOCK=icount: one
+# vCPU, its clock a count of instructions; Figure 8 only) the receiver
+# shares CPU 0 too, and the experiment is named filter-insns.
 . /magnet/lib.sh
 
 R=${BENCH_RUNS:-5}
@@ -27,6 +30,17 @@ for e in $(echo "$EXPERIMENTS" | tr , ' '); do
 	esac
 done
 doing() { case $EXPERIMENTS in *,$1,*) return 0 ;; esac; return 1; }
+RX_CPU=2
+SUFFIX=
+if [ "${BENCH_CLOCK:-}" = icount ]; then
+	if [ "$EXPERIMENTS" != ,filter, ]; then
+		fail "BENCH_CLOCK=icount: Figure 8 only (BENCH_STREAM_EXPERIMENTS=filter)"
+		summary
+		exit 1
+	fi
+	RX_CPU=1
+	SUFFIX=-insns
+fi
 LEN=8000
 unload_all
 load_magnet buffers=default:4M
@@ -35,8 +49,8 @@ netns_pair
 inA $IP link set va mtu 9000
 inB $IP link set vb mtu 9000
 sysctl -qw net.core.rmem_max=8388608
-inB taskset 2 iperf -s -u -p 5001 -w 4M -y C > /tmp/rx1.csv 2> /dev/null &
-inB taskset 2 iperf -s -u -p 5002 -w 4M -y C > /tmp/rx2.csv 2> /dev/null &
+inB taskset $RX_CPU iperf -s -u -p 5001 -w 4M -y C > /tmp/rx1.csv 2> /dev/null &
+inB taskset $RX_CPU iperf -s -u -p 5002 -w 4M -y C > /tmp/rx2.csv 2> /dev/null &
 sleep 1
 
 ticks() { awk '{ print $14 + $15 }' /proc/$1/stat 2>/dev/null || echo 0; }
@@ -126,7 +140,7 @@ measure() {
 	rx=$(sed -n "$((n1 + 1))p" /tmp/rx1.csv | awk -F, '{ print $8, $12, $11 }')
 	rx2=0
 	[ "${4:-}" = competing ] && rx2=$(sed -n "$((n2 + 1))p" /tmp/rx2.csv | awk -F, '{ print $8 }')
-	RESULT="$1 $2 $3 $SECS ${rx:-0 0 0} $((t1 - t0))"
+	RESULT="$1$SUFFIX $2 $3 $SECS ${rx:-0 0 0} $((t1 - t0))"
 	COMPETING=$rx2
 }
 report() {
