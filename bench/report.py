@@ -871,12 +871,11 @@ PFILTER_INSNS_INTRO = (
     "QEMU's instruction counter (bench/run pfilter with BENCH_CLOCK=icount; "
     "-icount shift=0, one vCPU): the guest's clock advances one nanosecond "
     "per instruction it runs, so each figure is the instructions a sendto() "
-    "call ran, kernel and user, and is the same from run to run and from "
-    "boot to boot to a few in a thousand, where section 5's timed figures "
-    "move by a third between setups. It counts what each tool's code does "
-    "and nothing of what its memory accesses cost (cache misses, TLB "
-    "misses: TCG has none to count); a string instruction counts once per "
-    "byte or word it moves. Read it beside section 5, not instead of it.\n")
+    "call ran, kernel and user, and is the same from run to run to an "
+    "instruction or so, where section 5's timed figures "
+    "move by up to half between setups. It counts what each tool's code does "
+    "and nothing of what its memory accesses would cost on hardware (cache "
+    "and TLB misses). Read it beside section 5, not instead of it.\n")
 
 
 STREAM_INSNS_INTRO = (
