@@ -261,31 +261,20 @@ static const struct nla_policy pcap_policy[MAGNET_PACKET_MAX + 1] = {
  * NATIVE_NET), or from skb->data, which the caller has at the network
  * header (NATIVE_DATA) or ETH_HLEN before it (NATIVE_ETH): the kernel's
  * translation makes those inline loads. NULL where it cannot run there
- * (see the top of the file). @ihl5: the copy for an IPv4 header without
- * options (pcap_vm_ihl5()), or NULL if it would be the same.
+ * (see the top of the file).
  */
 static struct bpf_prog *native_prog(const struct sock_filter *f,
 				    unsigned int len, u16 proto,
-				    unsigned int copy, bool ihl5)
+				    unsigned int copy)
 {
 	struct sock_fprog_kern fp = { .len = len };
 	struct bpf_prog *prog = NULL;
 	struct sock_filter *g;
 	unsigned int i;
-	s64 *x;
 
 	g = kmemdup(f, len * sizeof(*f), GFP_KERNEL);
 	if (!g)
 		return NULL;
-	if (ihl5) {
-		bool changed;
-
-		x = kmalloc_array(len, sizeof(*x), GFP_KERNEL);
-		changed = x && pcap_vm_ihl5(g, len, x);
-		kfree(x);
-		if (!changed)
-			goto out;
-	}
 	for (i = 0; i < len; i++) {
 		u16 code = g[i].code;
 
@@ -334,6 +323,31 @@ static void drop_ihl5(struct pcap_rule *r)
 			bpf_prog_destroy(r->ip5[i]);
 		r->ip5[i] = NULL;
 	}
+}
+
+/*
+ * The copies for IPv4 headers without options, all three, where the
+ * program written again for them (pcap_vm_ihl5()) differs; or none.
+ */
+static void make_ihl5(struct pcap_rule *r)
+{
+	struct sock_filter *g;
+	unsigned int i;
+	s64 *x;
+
+	g = kmemdup(r->insns, r->len * sizeof(*g), GFP_KERNEL);
+	x = kmalloc_array(r->len, sizeof(*x), GFP_KERNEL);
+	if (g && x && pcap_vm_ihl5(g, r->len, x)) {
+		for (i = 0; i < NATIVE_COPIES; i++) {
+			r->ip5[i] = native_prog(g, r->len, ETH_P_IP, i);
+			if (!r->ip5[i]) {
+				drop_ihl5(r);
+				break;
+			}
+		}
+	}
+	kfree(x);
+	kfree(g);
 }
 
 /* No program for the kernel's BPF: pcap_vm runs every hit. */
@@ -457,22 +471,15 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 	r->undecided_match = ctx->action == MAGNET_FILTER_INCLUDE;
 	/* all six, or none (a failure here is no error: pcap_vm runs it) */
 	for (i = 0; i < NATIVE_COPIES; i++) {
-		r->ip[i] = native_prog(r->insns, len, ETH_P_IP, i, false);
-		r->ip6[i] = native_prog(r->insns, len, ETH_P_IPV6, i, false);
+		r->ip[i] = native_prog(r->insns, len, ETH_P_IP, i);
+		r->ip6[i] = native_prog(r->insns, len, ETH_P_IPV6, i);
 		if (!r->ip[i] || !r->ip6[i])
 			break;
 	}
 	if (i < NATIVE_COPIES) {
 		drop_native(r);
 	} else {
-		/* (all three, or none: then @ip runs those hits too) */
-		for (i = 0; i < NATIVE_COPIES; i++) {
-			r->ip5[i] = native_prog(r->insns, len, ETH_P_IP, i, true);
-			if (!r->ip5[i]) {
-				drop_ihl5(r);
-				break;
-			}
-		}
+		make_ihl5(r);
 		find_built(r);
 	}
 	return r;
