@@ -794,6 +794,7 @@ def merge_stream(old, new, st):
     out = []
     for line in ohead:
         if line.startswith("_Not rerun this time"):
+            line = line.split(" Rerun in this run")[0]     # (an earlier merge's)
             line = ("%s Rerun in this run, with %d runs: the experiments %s (their "
                     "subsections, and their rows of the targets table)._"
                     % (line.rstrip("_"), runs, ", ".join(exps)))
@@ -931,8 +932,8 @@ def pfilter_section(runs, exp="pfilter"):
            "(the host's disturbances only add time). Under TCG a setup's cost "
            "holds for all its chunks and moves from one setup to the next by as "
            "much as what is measured (in one boot the no-probe loop took 7957 to "
-           "9771 ns per call, every chunk within a few percent of its setup's "
-           "others), and same-numbered runs of two cases share no disturbance: "
+           "9771 ns per call, the chunks of most setups within a few percent of "
+           "each other), and same-numbered runs of two cases share no disturbance: "
            "so added is a case's median over the no-probe loop's median, "
            "× header rule is the expression's added cost over the header rule's, "
            "and its 90 % interval is that of the same ratio over the runs drawn "
