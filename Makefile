@@ -195,7 +195,7 @@ build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libma
 
 # The packet filter's interpreter, built from its own source in user
 # space, against libpcap's.
-build/test-bin/pcap-vm: tests/host/pcap-vm.c tests/harness.h filters/pcap_vm.c filters/pcap_vm.h \
+build/test-bin/pcap-vm: tests/host/pcap-vm.c tests/host/pcap-host.h tests/harness.h filters/pcap_vm.c filters/pcap_vm.h \
 		lib/pcapfilter.c lib/pcapfilter.h $(wildcard tests/host/kshim/linux/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wall -Wextra -Itests -Itests/host/kshim -Iinclude -Iinclude/uapi -Ifilters -Ilib \
@@ -263,7 +263,7 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 
 FUZZ_CC      ?= clang
 FUZZ_SECS    ?= 5
-FUZZ_ALL     := trace expr config request reply
+FUZZ_ALL     := trace expr config request reply pcapvm
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 SAN_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -Wall -Wextra -Werror=implicit-function-declaration \
@@ -281,6 +281,10 @@ FUZZ_config  := tests/fuzz/config.c magnetd/config.c $(LIB_SRC)
 FUZZ_request := tests/fuzz/request.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c
 # (reply.c includes libmagnet.c, to make a client on a socket pair)
 FUZZ_reply   := tests/fuzz/reply.c
+# (the packet filter's kernel code, built with the kernel's headers stood in for)
+FUZZ_pcapvm  := tests/fuzz/pcapvm.c filters/pcap_vm.c
+FUZZ_INC_pcapvm   := -Itests/host/kshim -Iinclude -Ifilters -Itests/host
+FUZZ_LIBS_pcapvm  := -lpcap
 FUZZ_LIBS_trace   := -lmnl -lpcap
 FUZZ_LIBS_expr    := -lmnl -lpcap
 FUZZ_LIBS_config  := -lconfuse -lmnl -lpcap
@@ -354,9 +358,12 @@ build/fuzz/fuzz-expr: $(FUZZ_expr)
 build/fuzz/fuzz-config: $(FUZZ_config)
 build/fuzz/fuzz-request: $(FUZZ_request)
 build/fuzz/fuzz-reply: $(FUZZ_reply) libmagnet/libmagnet.c
+build/fuzz/fuzz-pcapvm: $(FUZZ_pcapvm) filters/pcap_vm.h tests/host/pcap-gen.h tests/host/pcap-host.h \
+		$(wildcard tests/host/kshim/linux/*.h)
 $(addprefix build/fuzz/fuzz-,$(FUZZ_ALL)): $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(SAN_CFLAGS) -fsanitize=fuzzer -Itools/magnet-read -Imagnetd -Ilibmagnet \
+	$(FUZZ_CC) $(FUZZ_INC_$(@F:fuzz-%=%)) $(SAN_CFLAGS) -fsanitize=fuzzer \
+		-Itools/magnet-read -Imagnetd -Ilibmagnet \
 		-Ilib -Itests -o $@ $(FUZZ_$(@F:fuzz-%=%)) $(FUZZ_LIBS_$(@F:fuzz-%=%))
 
 fuzz: $(addprefix build/fuzz/fuzz-,$(FUZZ_TARGETS))
