@@ -53,7 +53,7 @@ TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
 	     build/bin/magnet-adaptive build/lib/modmagnet.so build/bin/magnet-supermon
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
-	     build/test-bin/magnetd-client
+	     build/test-bin/magnetd-client build/test-bin/pcap-diff
 
 all: modules tools
 
@@ -70,6 +70,8 @@ $(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_
 	ln -s $(addprefix $(CURDIR)/,$(SAMPLE_SRC)) $(KOUT)/kmod/sample/
 	ln -s $(addprefix $(CURDIR)/,$(FILTER_SRC)) $(KOUT)/filters/
 	ln -s $(CURDIR)/tests/kmod/*.c $(CURDIR)/tests/kmod/Kbuild $(KOUT)/tests/kmod/
+	ln -s $(addprefix $(CURDIR)/filters/,pcap_vm.c pcap_vm.h pcap_native.c pcap_native.h) \
+		$(KOUT)/tests/kmod/
 	ln -s $(CURDIR)/tests/bin/stress_format.h $(KOUT)/tests/bin/
 	touch $@
 
@@ -219,6 +221,12 @@ build/test-bin/nl-attrs: tests/host/nl-attrs.c $(LIB_A) $(LIB_HDR)
 build/test-bin/magnetd-client: tests/bin/magnetd-client.c
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $<
+
+# The packet filter's every way of running a program against libpcap, in
+# the VM (with the test module magnet_pcapdiff).
+build/test-bin/pcap-diff: tests/bin/pcap-diff.c tests/host/pcap-gen.h lib/pcapfilter.c lib/pcapfilter.h
+	@mkdir -p $(@D)
+	$(CC) $(TOOL_CFLAGS) -Itests/host -o $@ tests/bin/pcap-diff.c lib/pcapfilter.c -lpcap
 
 build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c tests/harness.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
