@@ -324,7 +324,9 @@ static bool prometheus_changed(const struct config_prometheus *a,
 {
 	return a->enable != b->enable || strcmp(a->address, b->address) ||
 	       a->port != b->port || a->max_clients != b->max_clients ||
-	       a->timeout_s != b->timeout_s || a->per_cpu != b->per_cpu;
+	       a->timeout_s != b->timeout_s ||
+	       a->request_timeout_s != b->request_timeout_s ||
+	       a->per_cpu != b->per_cpu;
 }
 
 static void reload(struct daemon *d)

@@ -11,8 +11,13 @@ would see them:
     answers; content negotiation by Accept;
   - HTTP: 404, 405 (with Allow), 413, 431, HEAD, the index page; each bad
     request changes nothing and is counted; a stalled client does not hold
-    up a scrape and is closed after the timeout; connections beyond
-    max-clients are not served while the others are open;
+    up a scrape and is closed after the timeout; a connection beyond
+    max-clients is served, the one that waited longest for a request
+    closed to make room;
+  - attacks: slowloris (max-clients connections trickling their headers
+    under the idle timeout: a scrape is served meanwhile, each is closed
+    by request-timeout), 2000 silent connections (a scrape right after
+    them is served within request-timeout);
   - a real Prometheus (Debian's) scrapes both: both targets up, the event
     counts are what was fed, and histogram_quantile(0.99, sum by (le) ...)
     over both nodes is within the stated 12.5 % of the exact p99 of all
@@ -31,6 +36,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -43,6 +49,11 @@ TOP = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
 HOST = os.path.join(TOP, "build/test-bin/http-host")
 PAIRS = 20000
 STATED_ERROR = 0.125        # exposition.h, metrics.h: one bucket's width
+DEADLINE = 3                # s: request-timeout of the nodes
+PROM = f"""	max-clients = 4
+	timeout = 2
+	request-timeout = {DEADLINE}
+	per-cpu = true"""
 PROM_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
                "application/openmetrics-text;version=0.0.1;q=0.75,"
                "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
@@ -74,15 +85,25 @@ def free_ports(n):
     return ports
 
 
-def get(url, headers=None, method="GET", data=None):
+def get(url, headers=None, method="GET", data=None, timeout=10):
     """(status, headers, body) of a request; errors are answers too."""
     req = urllib.request.Request(url, headers=headers or {}, method=method,
                                  data=data)
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
             return r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read()
+
+
+def status(url, timeout):
+    """The status of a GET, or the exception's name; and how long it took."""
+    t0 = time.monotonic()
+    try:
+        st = get(url, timeout=timeout)[0]
+    except (OSError, urllib.error.URLError) as e:
+        st = type(getattr(e, "reason", e)).__name__
+    return st, time.monotonic() - t0
 
 
 def raw(port, data, wait=5.0):
@@ -96,7 +117,7 @@ def raw(port, data, wait=5.0):
             if not b:
                 break
             out += b
-    except socket.timeout:
+    except OSError:             # a timeout, or a reset: what came, came
         pass
     s.close()
     return out
@@ -117,15 +138,13 @@ def exact_quantile(values, q):
     return v[max(0, math.ceil(q * len(v)) - 1)]
 
 
-def node_config(path, port, extra=""):
+def node_config(path, port, extra="", prom=PROM):
     with open(path, "w") as f:
         f.write(f"""socket {{ path = "{path}.sock" }}
 prometheus {{
 	enable = true
 	port = {port}
-	max-clients = 4
-	timeout = 2
-	per-cpu = true
+{prom}
 }}
 probe-set udp-send {{ }}
 probe exits {{ predef = "process_exit" }}
@@ -289,15 +308,22 @@ def test_http(base, port):
           % waited)
     stall.close()
 
-    # max-clients = 4: a fifth connection is not served while 4 are open
-    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+    # max-clients = 4: a fifth connection is served, and the one of 4 idle
+    # ones that waited longest for a request is closed to make room
+    idle = []
+    for _ in range(4):
+        idle.append(socket.create_connection(("127.0.0.1", port)))
+        time.sleep(0.05)
     time.sleep(0.3)
     try:
         ans = raw(port, b"GET /metrics HTTP/1.0\r\n\r\n", wait=1.0)
     except OSError:
         ans = b""
-    check(not ans.startswith(b"HTTP/1.1 200"),
-          "max-clients 4: a fifth connection is not served (%r)" % ans[:16])
+    time.sleep(0.1)
+    ended = [not is_open(s) for s in idle]
+    check(ans.startswith(b"HTTP/1.1 200") and ended == [True] + [False] * 3,
+          "max-clients 4: a fifth connection is served (%r), the oldest "
+          "idle one closed to make room (ended: %s)" % (ans[:16], ended))
     for s in idle:
         s.close()
     time.sleep(0.3)
@@ -310,6 +336,84 @@ def test_http(base, port):
           "scrapes are served again")
     for s in idle:
         s.close()
+
+
+def is_open(s):
+    """Whether the server has not ended connection @s (nothing to read)."""
+    s.setblocking(False)
+    try:
+        return s.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        s.setblocking(True)
+
+
+def test_slowloris(base, port):
+    """max-clients (4) connections send their headers a byte a second, under
+    the idle timeout (2 s): a scrape is served while they trickle, and each
+    is closed by the deadline (request-timeout, 3 s) after it opened."""
+    conns = []
+    for _ in range(4):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        conns.append({"s": s, "opened": time.monotonic(), "sent": 0,
+                      "ended": None})
+        time.sleep(0.05)
+    scrape = []
+    scraper = threading.Timer(1.2, lambda: scrape.append(
+        status(base + "/metrics", 2)))
+    scraper.start()
+    t0 = time.monotonic()
+    while (time.monotonic() - t0 < DEADLINE + 3 and
+           any(c["ended"] is None for c in conns)):
+        now = time.monotonic()
+        for c in conns:
+            if c["ended"] is not None:
+                continue
+            if not is_open(c["s"]):
+                c["ended"] = now
+            elif now - c["opened"] >= c["sent"] + 1:
+                try:
+                    c["s"].send(b"a")
+                    c["sent"] += 1
+                except OSError:
+                    c["ended"] = now
+        time.sleep(0.05)
+    scraper.join()
+    st, took = scrape[0]
+    check(st == 200, "slowloris: a scrape while max-clients connections "
+          "trickle their headers is served (%s in %.2f s)" % (st, took))
+    lived = [c["ended"] - c["opened"] if c["ended"] else None for c in conns]
+    check(all(x is not None and x <= DEADLINE + 0.5 for x in lived),
+          "slowloris: each trickling connection is closed by the deadline "
+          "(%d s), sending a byte a second: after %s s" % (DEADLINE, ", ".join(
+              "%.1f" % x if x is not None else "never" for x in lived)))
+    for c in conns:
+        c["s"].close()
+
+
+def test_flood(base, port):
+    """2000 connections that send nothing, held open: a scrape right after
+    them is served within the deadline."""
+    silent = []
+    for _ in range(2000):
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        silent.append(s)
+    st, took = status(base + "/metrics", DEADLINE + 1)
+    check(st == 200 and took < DEADLINE,
+          "silent flood: a scrape after 2000 silent connections is served "
+          "within the deadline (%s in %.2f s)" % (st, took))
+    for s in silent:
+        s.close()
+    time.sleep(0.3)
 
 
 def prom_query(port, q):
@@ -435,6 +539,8 @@ def main():
         procs.append(n2)
         test_formats(f"http://127.0.0.1:{p1}")
         test_http(f"http://127.0.0.1:{p1}", p1)
+        test_slowloris(f"http://127.0.0.1:{p1}", p1)
+        test_flood(f"http://127.0.0.1:{p1}", p1)
         test_prometheus(tmp, [("n1", p1), ("n2", p2)],
                         {"n1": lat1, "n2": lat2})
         test_large(tmp)
