@@ -21,8 +21,8 @@
  * closed to make room, or the newcomer if all the others are being
  * answered: clients that send nothing, or trickle, hold the slots only
  * until the next client comes. Each connection has at most
- * HTTP_HEADER_MAX bytes of request (more: 431) and at most one rendered
- * page.
+ * HTTP_HEADER_MAX bytes of request line and headers (more: 414 or 431)
+ * and at most one rendered page; a query string is ignored (on_uri()).
  *
  *	GET or HEAD /metrics	200, the metrics
  *	GET or HEAD /		200, a page that links to /metrics
@@ -360,6 +360,28 @@ static void on_expiry(struct ev_loop *loop, ev_timer *w, int revents)
 		turn(h);
 }
 
+/*
+ * The request line is in: its query string is cut off before the library
+ * splits it into arguments. No page here takes any, and libmicrohttpd
+ * 0.9.75 (Debian 12's) cannot refuse too many: each takes 56 bytes of the
+ * connection's HTTP_HEADER_MAX, and when they do not fit, the 431 it
+ * queues is lost and the connection hangs until a timeout closes it
+ * unanswered (/metrics?a=1& 236 times, 953 bytes, did). The library
+ * passes the line as it holds it, NUL-terminated, and splits it at the
+ * first '?' only after this call: a NUL after that '?' leaves it nothing
+ * to split. (Later versions, which refuse cleanly, find nothing either.)
+ */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	char *query = uri ? strchr(uri, '?') : NULL;
+
+	(void)cls;
+	(void)c;
+	if (query)
+		query[1] = '\0';
+	return NULL;
+}
+
 struct http *http_new(struct daemon *d, const struct config_prometheus *cp)
 {
 	union {
@@ -407,6 +429,7 @@ struct http *http_new(struct daemon *d, const struct config_prometheus *cp)
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_HEADER_MAX,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
 		MHD_OPTION_END);
 	info = h->mhd ? MHD_get_daemon_info(h->mhd,
 					    MHD_DAEMON_INFO_EPOLL_FD) : NULL;

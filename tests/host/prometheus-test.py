@@ -17,7 +17,8 @@ would see them:
   - attacks: slowloris (max-clients connections trickling their headers
     under the idle timeout: a scrape is served meanwhile, each is closed
     by request-timeout), 2000 silent connections (a scrape right after
-    them is served within request-timeout);
+    them is served within request-timeout), long query strings (answered
+    at once: ignored, or 414 past the header limit, never a silent close);
   - a real Prometheus (Debian's) scrapes both: both targets up, the event
     counts are what was fed, and histogram_quantile(0.99, sum by (le) ...)
     over both nodes is within the stated 12.5 % of the exact p99 of all
@@ -416,6 +417,24 @@ def test_flood(base, port):
     time.sleep(0.3)
 
 
+def test_long_query(port):
+    """Query strings are ignored: any request line within the header limit
+    is answered at once, a longer one gets 414; none is closed silently."""
+    for query, want in [(b"a=1&" * 236, 200), (b"a=1&" * 1000, 200),
+                        (b"a=1&" * 3000, 200), (b"&" * 12000, 200),
+                        (b"a=1&" * 5000, 414)]:
+        t0 = time.monotonic()
+        ans = raw(port, b"GET /metrics?" + query + b" HTTP/1.1\r\nHost: x"
+                  b"\r\nConnection: close\r\n\r\n", wait=DEADLINE + 1)
+        took = time.monotonic() - t0
+        check(ans.startswith(b"HTTP/1.1 %d" % want) and took < 1,
+              "a query of %d bytes (%d '&'): %d at once (%r in %.2f s)"
+              % (len(query), query.count(b"&"), want, ans[:24], took))
+    st, took = status(f"http://127.0.0.1:{port}/?" + "x=1&" * 2000, 2)
+    check(st == 200, "... / with 2000 arguments: the index page (%s in "
+          "%.2f s)" % (st, took))
+
+
 def prom_query(port, q):
     url = f"http://127.0.0.1:{port}/api/v1/query?" + \
         urllib.parse.urlencode({"query": q})
@@ -541,6 +560,7 @@ def main():
         test_http(f"http://127.0.0.1:{p1}", p1)
         test_slowloris(f"http://127.0.0.1:{p1}", p1)
         test_flood(f"http://127.0.0.1:{p1}", p1)
+        test_long_query(p1)
         test_prometheus(tmp, [("n1", p1), ("n2", p2)],
                         {"n1": lat1, "n2": lat2})
         test_large(tmp)
