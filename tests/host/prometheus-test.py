@@ -18,7 +18,10 @@ would see them:
     under the idle timeout: a scrape is served meanwhile, each is closed
     by request-timeout), 2000 silent connections (a scrape right after
     them is served within request-timeout), long query strings (answered
-    at once: ignored, or 414 past the header limit, never a silent close);
+    at once: ignored, or 414 past the header limit, never a silent close),
+    and more connections than descriptors (a node under RLIMIT_NOFILE 64
+    with max-clients 1024: no spin, a bounded log, its Unix socket's
+    clients served, nothing left in CLOSE-WAIT);
   - a real Prometheus (Debian's) scrapes both: both targets up, the event
     counts are what was fed, and histogram_quantile(0.99, sum by (le) ...)
     over both nodes is within the stated 12.5 % of the exact p99 of all
@@ -32,6 +35,7 @@ Prints "ok - ..." / "not ok - ..." lines and a tally; exits 1 on a failure.
 import json
 import math
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -157,14 +161,20 @@ latency send {{
 {extra}""")
 
 
-def start_node(tmp, name, port, seed, low, high, extra=""):
+def start_node(tmp, name, port, seed, low, high, extra="", prom=PROM,
+               nofile=None):
+    """An http-host; @nofile: its RLIMIT_NOFILE, soft and hard."""
     conf = os.path.join(tmp, name + ".conf")
     times = os.path.join(tmp, name + ".times")
-    node_config(conf, port, extra)
+    node_config(conf, port, extra, prom)
+
+    def limit():
+        if nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     p = subprocess.Popen([HOST, conf, str(seed), str(PAIRS), str(low),
                           str(high), times], stdout=subprocess.PIPE,
                          stderr=open(os.path.join(tmp, name + ".log"), "w"),
-                         text=True)
+                         text=True, preexec_fn=limit)
     line = p.stdout.readline()
     if line.strip() != "ready":
         p.kill()
@@ -435,6 +445,102 @@ def test_long_query(port):
           "%.2f s)" % (st, took))
 
 
+def cpu_seconds(pid):
+    """User and system time of process @pid so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def close_wait(port):
+    """Sockets on local port @port in CLOSE-WAIT (/proc/net/tcp)."""
+    n = 0
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            local, st = line.split()[1], line.split()[3]
+            n += int(local.split(":")[1], 16) == port and st == "08"
+    return n
+
+
+def unix_snapshot(path):
+    """Whether magnetd's socket greets a client and answers a snapshot."""
+    u = socket.socket(socket.AF_UNIX)
+    u.settimeout(2)
+    out = b""
+    try:
+        u.connect(path)
+        u.sendall(b"snapshot\n")
+        while not out.endswith(b"\nend\n"):
+            b = u.recv(65536)
+            if not b:
+                break
+            out += b
+    except OSError:
+        pass
+    u.close()
+    return out.startswith(b"magnetd ") and out.endswith(b"\nend\n")
+
+
+def test_descriptors(tmp):
+    """A node with RLIMIT_NOFILE 64 (soft and hard) and max-clients 1024
+    holds 200 idle connections from one client: it does not spin, logs a
+    few lines, serves its Unix socket's clients and a scrape, and leaves
+    nothing in CLOSE-WAIT once the clients close."""
+    port = free_ports(1)[0]
+    prom = "\tmax-clients = 1024\n\ttimeout = 30\n\trequest-timeout = 30"
+    p, _ = start_node(tmp, "nofile", port, 3, 1000, 100000, prom=prom,
+                      nofile=64)
+    log = os.path.join(tmp, "nofile.log")
+    conns = []
+    try:
+        for _ in range(200):
+            s = socket.socket()
+            s.setblocking(False)
+            try:
+                s.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            conns.append(s)
+        time.sleep(0.5)
+        c0, t0 = cpu_seconds(p.pid), time.monotonic()
+        served = sum(unix_snapshot(os.path.join(tmp, "nofile.conf.sock"))
+                     for _ in range(3))
+        st, took = status(f"http://127.0.0.1:{port}/metrics", 2)
+        time.sleep(max(0, 3 - (time.monotonic() - t0)))
+        used = cpu_seconds(p.pid) - c0
+        wall = time.monotonic() - t0
+        check(used < 0.3, "RLIMIT_NOFILE 64, 200 connections held: "
+              "%.2f s of CPU in %.1f s (no spin)" % (used, wall))
+        check(served == 3, "... the Unix socket's clients are served "
+              "(%d of 3 snapshots)" % served)
+        check(st == 200, "... and a scrape (%s in %.2f s)" % (st, took))
+        with open(log, errors="replace") as f:
+            lines = f.read().splitlines()
+        check(len(lines) <= 10 and
+              any("max-clients" in x and "descriptors" in x for x in lines),
+              "... its log: %d lines, saying max-clients was lowered to fit "
+              "the descriptors (%s)" % (len(lines), " | ".join(
+                  x[:160] for x in lines[:4])))
+        for s in conns[100:]:
+            s.close()
+        time.sleep(0.5)
+        n = close_wait(port)
+        check(n == 0, "... 100 of the connections closed by the client: "
+              "none left in CLOSE-WAIT after 0.5 s (%d)" % n)
+        for s in conns[:100]:
+            s.close()
+        conns = []
+        time.sleep(0.5)
+        n = close_wait(port)
+        check(n == 0, "... all closed: none in CLOSE-WAIT after 0.5 s (%d)"
+              % n)
+    finally:
+        for s in conns:
+            s.close()
+        p.terminate()
+        p.wait()
+
+
 def prom_query(port, q):
     url = f"http://127.0.0.1:{port}/api/v1/query?" + \
         urllib.parse.urlencode({"query": q})
@@ -564,6 +670,7 @@ def main():
         test_prometheus(tmp, [("n1", p1), ("n2", p2)],
                         {"n1": lat1, "n2": lat2})
         test_large(tmp)
+        test_descriptors(tmp)
     finally:
         for p in procs:
             p.terminate()
