@@ -15,7 +15,8 @@
 #   make fuzz-soak FUZZ_SECS=3600
 #                         each fuzz target for an hour, what it finds kept
 #                         in build/fuzz/corpus/ (FUZZ_TARGETS="trace expr"
-#                         picks some: trace expr config request reply)
+#                         picks some: trace expr config request reply
+#                         webconfig)
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
@@ -121,14 +122,16 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $
 	@mkdir -p $(@D)
 	$(CC) $(TOOL_CFLAGS) -Ilibmagnet -o $@ $(MAGNETCTL_SRC) $(LIB_A) build/lib/libmagnet.a -lmnl -lpcap
 
-# magnetd: the daemon (libev, libmnl, libconfuse, libmicrohttpd)
+# magnetd: the daemon (libev, libmnl, libconfuse, libmicrohttpd; its web
+# configuration: libyaml, GnuTLS, libcrypt's bcrypt)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
-	       reader.c server.c http.c exposition.c)
+	       reader.c server.c http.c exposition.c webconfig.c)
+WEB_LIBS  := -lmicrohttpd -lgnutls -lyaml -lcrypt
 MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
 build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lpcap -lconfuse -lmicrohttpd -lm
+	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lpcap -lconfuse $(WEB_LIBS) -lm
 
 # libmagnet: the client library, its pkg-config file and the example
 LIBMAGNET_SOVER := 1
@@ -253,7 +256,8 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 # and UndefinedBehaviorSanitizer, where any finding fails, and a libFuzzer
 # target for each parser of outside input (tests/fuzz/TARGET.c): trace
 # files as magnet-read -r reads them, its filter expression, magnetd.conf,
-# magnetd's request lines, libmagnet's side of the protocol. check-host runs
+# magnetd's request lines, libmagnet's side of the protocol, magnetd's web
+# configuration. check-host runs
 # each from its seed corpus (tests/fuzz/corpus/TARGET/, made by
 # tests/fuzz/make-corpus.py) with a fixed seed for FUZZ_SECS seconds; any
 # crash, leak, sanitizer finding or hang fails it, leaving the input in
@@ -263,7 +267,7 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 
 FUZZ_CC      ?= clang
 FUZZ_SECS    ?= 5
-FUZZ_ALL     := trace expr config request reply
+FUZZ_ALL     := trace expr config request reply webconfig
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 SAN_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -Wall -Wextra -Werror=implicit-function-declaration \
@@ -281,10 +285,12 @@ FUZZ_config  := tests/fuzz/config.c magnetd/config.c $(LIB_SRC)
 FUZZ_request := tests/fuzz/request.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c
 # (reply.c includes libmagnet.c, to make a client on a socket pair)
 FUZZ_reply   := tests/fuzz/reply.c
+FUZZ_webconfig := tests/fuzz/webconfig.c magnetd/webconfig.c
 FUZZ_LIBS_trace   := -lmnl -lpcap
 FUZZ_LIBS_expr    := -lmnl -lpcap
 FUZZ_LIBS_config  := -lconfuse -lmnl -lpcap
 FUZZ_LIBS_request := -lev -lm
+FUZZ_LIBS_webconfig := -lgnutls -lyaml
 FUZZ_HDRS    := $(MR_HEADERS) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
 		include/uapi/linux/magnet.h
 
@@ -354,6 +360,7 @@ build/fuzz/fuzz-expr: $(FUZZ_expr)
 build/fuzz/fuzz-config: $(FUZZ_config)
 build/fuzz/fuzz-request: $(FUZZ_request)
 build/fuzz/fuzz-reply: $(FUZZ_reply) libmagnet/libmagnet.c
+build/fuzz/fuzz-webconfig: $(FUZZ_webconfig)
 $(addprefix build/fuzz/fuzz-,$(FUZZ_ALL)): $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(SAN_CFLAGS) -fsanitize=fuzzer -Itools/magnet-read -Imagnetd -Ilibmagnet \
