@@ -125,7 +125,7 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $
 # magnetd: the daemon (libev, libmnl, libconfuse, libmicrohttpd; its web
 # configuration: libyaml, GnuTLS, libcrypt's bcrypt)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
-	       reader.c server.c http.c exposition.c webconfig.c)
+	       reader.c server.c http.c exposition.c webconfig.c webauth.c)
 WEB_LIBS  := -lmicrohttpd -lgnutls -lyaml -lcrypt
 MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
@@ -308,11 +308,12 @@ check-server-unit: build/test-bin/server-unit
 # magnetd's HTTP endpoint on the host, scraped by Prometheus
 # (tests/host/prometheus-test.py, tests/host/http-host.c).
 HTTP_HOST_SRC := tests/host/http-host.c tests/host/daemon-stubs.c \
-		 $(addprefix magnetd/,server.c metrics.c config.c http.c exposition.c)
+		 $(addprefix magnetd/,server.c metrics.c config.c http.c exposition.c \
+		 webconfig.c webauth.c)
 build/test-bin/http-host: $(HTTP_HOST_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ $(HTTP_HOST_SRC) $(LIB_A) -lev -lconfuse -lmnl -lpcap \
-		-lmicrohttpd -lm
+		$(WEB_LIBS) -lm
 
 check-prometheus: build/test-bin/http-host
 	/usr/bin/python3 tests/host/prometheus-test.py $(CURDIR)

@@ -20,7 +20,8 @@
  *		max-clients = 8			# connections at once
  *		timeout = 10			# s a connection may idle
  *		per-cpu = false			# per-CPU event counters
- *	}
+ *		web-config = ""			# TLS, basic auth (webconfig.h);
+ *	}					#  relative: to this file's dir
  *	metrics {
  *		interval = 1			# s between ticks (thresholds)
  *		window = 10			# s covered by rates, percentiles
@@ -98,6 +99,7 @@ struct config_prometheus {
 	unsigned int max_clients;
 	unsigned int timeout_s;
 	bool per_cpu;
+	char web_config[256];		/* "": none */
 };
 
 struct config_metrics {

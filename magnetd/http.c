@@ -3,7 +3,9 @@
  * magnetd's HTTP endpoint for Prometheus (and whatever scrapes its
  * formats): GET /metrics, in the format the Accept header asks for
  * (exposition.c). Off unless magnetd.conf's prometheus section enables
- * it; loopback by default.
+ * it; loopback by default. TLS and basic authentication are the web
+ * configuration's (webauth.h): a request without what it asks for is
+ * answered 401 before anything else is looked at.
  *
  * HTTP is libmicrohttpd's (Debian's libmicrohttpd), run inside magnetd's
  * one libev loop: the library polls its sockets with an epoll set of its
@@ -38,6 +40,7 @@
 
 #include "exposition.h"
 #include "magnetd.h"
+#include "webauth.h"
 
 #define HTTP_HEADER_MAX	16384	/* the request line and headers */
 
@@ -45,6 +48,7 @@ struct http {
 	struct daemon *d;
 	bool started;		/* the library's complaints are not logged */
 	struct MHD_Daemon *mhd;
+	struct webauth *auth;	/* TLS, basic authentication */
 	bool per_cpu;
 	ev_io io;		/* the library's epoll set */
 	ev_timer timer;		/* its next timeout */
@@ -90,6 +94,7 @@ static enum MHD_Result answer(struct http *h, struct MHD_Connection *c,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	webauth_decorate(h->auth, r, status);
 	if (status >= 400)
 		h->refused++;
 	ret = MHD_queue_response(c, status, r);
@@ -147,6 +152,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 {
 	static int seen, had_body;
 	struct http *h = cls;
+	const char *why;
+	int status;
 
 	(void)version;
 	(void)upload;
@@ -159,6 +166,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		*state = &had_body;
 		return MHD_YES;
 	}
+	status = webauth_check(h->auth, c, &why);
+	if (status)
+		return status < 0 ? MHD_NO : refuse(h, c, status, why);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return refuse(h, c, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -248,12 +258,19 @@ struct http *http_new(struct daemon *d, const struct config_prometheus *cp)
 	}
 	h->d = d;
 	h->per_cpu = cp->per_cpu;
+	h->auth = webauth_new(d->web);
+	if (!h->auth) {
+		http_free(h);
+		return NULL;
+	}
+	flags |= webauth_mhd_flags(h->auth);
 	h->mhd = MHD_start_daemon(flags, cp->port, NULL, NULL, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, http_logger, h,
 		MHD_OPTION_SOCK_ADDR, &addr.sa,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cp->max_clients,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cp->timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_HEADER_MAX,
+		MHD_OPTION_ARRAY, webauth_mhd_options(h->auth),
 		MHD_OPTION_END);
 	info = h->mhd ? MHD_get_daemon_info(h->mhd,
 					    MHD_DAEMON_INFO_EPOLL_FD) : NULL;
@@ -271,7 +288,8 @@ struct http *http_new(struct daemon *d, const struct config_prometheus *cp)
 	ev_io_start(d->loop, &h->io);
 	ev_init(&h->timer, on_timer);
 	h->timer.data = h;
-	log_info("prometheus: serving http://%s%s%s:%u/metrics",
+	log_info("prometheus: serving %s://%s%s%s:%u/metrics",
+		 webauth_tls(h->auth) ? "https" : "http",
 		 flags & MHD_USE_IPv6 ? "[" : "", cp->address,
 		 flags & MHD_USE_IPv6 ? "]" : "", cp->port);
 	return h;
@@ -286,5 +304,11 @@ void http_free(struct http *h)
 		ev_timer_stop(h->d->loop, &h->timer);
 		MHD_stop_daemon(h->mhd);
 	}
+	webauth_free(h->auth);
 	free(h);
+}
+
+int http_web_update(struct http *h, struct webconfig *wc)
+{
+	return webauth_update(h->auth, wc);
 }
