@@ -7,7 +7,9 @@
 #                         given), checkpatch --strict: any finding fails; and
 #                         check-host: magnet-read on made-up trace files
 #                         (its timeline in Chromium: scripts/install-deps),
-#                         magnetd's parts, libmagnet, magnet-supermon, the
+#                         magnetd's parts (its Prometheus endpoint scraped
+#                         by Prometheus, over TLS with basic auth too),
+#                         libmagnet, magnet-supermon, the
 #                         module's filter gate against its full rules; the
 #                         host tests again under ASan and UBSan, and each
 #                         fuzz target for FUZZ_SECS (5) seconds (clang)
@@ -318,6 +320,12 @@ build/test-bin/http-host: $(HTTP_HOST_SRC) $(wildcard magnetd/*.h) libmagnet/lib
 check-prometheus: build/test-bin/http-host
 	/usr/bin/python3 tests/host/prometheus-test.py $(CURDIR)
 
+# Its TLS and basic authentication (magnetd/webconfig.c, webauth.c): bad web
+# configurations by magnetd -n, the endpoint by clients and by Prometheus
+# (tests/host/webconfig-test.py; certificates made by openssl at test time).
+check-webconfig: build/test-bin/http-host build/bin/magnetd
+	/usr/bin/python3 tests/host/webconfig-test.py $(CURDIR)
+
 # clang, with libFuzzer: said plainly when it is not there
 build/fuzz/.clang:
 	@mkdir -p $(@D)
@@ -385,8 +393,8 @@ fuzz-soak-%: build/fuzz/fuzz-%
 check-fuzz: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 fuzz-soak: $(addprefix fuzz-soak-,$(FUZZ_TARGETS))
 
-check-host: check-server-unit check-prometheus check-sanitize check-fuzz
-.PHONY: check-server-unit check-prometheus check-sanitize check-fuzz fuzz fuzz-soak
+check-host: check-server-unit check-prometheus check-webconfig check-sanitize check-fuzz
+.PHONY: check-server-unit check-prometheus check-webconfig check-sanitize check-fuzz fuzz fuzz-soak
 
 # The kernel checks run against each series magnet supports (Debian's
 # 6.1 and 6.12 headers), or only against KDIR when it is given.
