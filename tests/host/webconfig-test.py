@@ -27,7 +27,9 @@ magnetd.conf; build/bin/magnetd -n checks files as an administrator would.
     port: down; with and without a client certificate: up and down;
   - SIGHUP: a bad file changes nothing; new users apply to open connections;
     new TLS settings (a rotated certificate) to new connections, old ones
-    closed at their next request; turning TLS off takes a restart.
+    closed at their next request; turning TLS off takes a restart;
+  - magnetd itself (its web-config and reload, magnetd.c), which without
+    the module serves its endpoint and waits (skipped where it cannot).
 
 usage: tests/host/webconfig-test.py TOP
 Prints "ok - ..." / "not ok - ..." lines and a tally; exits 1 on a failure.
@@ -577,6 +579,71 @@ def test_reload(a, pki, users):
           "SIGHUP turning TLS off: refused (a restart's), TLS still served")
 
 
+def test_magnetd(tmp, pki):
+    """magnetd itself (its reload, magnetd.c), on the host: without the
+    module it serves its endpoint and waits, configuring nothing."""
+    port = free_ports(1)[0]
+    web = write(os.path.join(tmp, "md.yml"), f"""tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+basic_auth_users:
+  prom: {bcrypt("s3cret", 4)}
+""")
+    # no probe: were the module loaded here, magnetd would install nothing
+    conf = node_conf(tmp, "md", port, "md.yml")
+    write(conf, open(conf).read().replace("probe exits", "# probe exits"))
+    log_path = os.path.join(tmp, "md.log")
+
+    def wait_log(text, n):
+        """The log once @text is in it @n times (5 s at most)."""
+        for _ in range(50):
+            log = open(log_path).read()
+            if log.count(text) >= n:
+                break
+            time.sleep(0.1)
+        return log
+
+    p = subprocess.Popen([MAGNETD, "-c", conf], stdout=subprocess.DEVNULL,
+                         stderr=open(log_path, "w"))
+    try:
+        log = ""
+        for _ in range(50):
+            log = open(log_path).read()
+            if "serving " + tmp in log or p.poll() is not None:
+                break
+            time.sleep(0.1)
+        if "serving https://" not in log:
+            print("ok - magnetd on the host # SKIP it did not start here: "
+                  + " / ".join(log.strip().splitlines()[-2:]))
+            return
+        ctx = tls_context(pki)
+        st1, _, _ = fetch(port, ctx, "/", "prom", "s3cret")
+        st2, _, _ = fetch(port, ctx, "/", "prom", "wrong")
+        check(st1 == 200 and st2 == 401,
+              "magnetd with magnetd.conf's web-config: TLS, the password "
+              "served, a wrong one 401")
+        write(web, open(web).read() + "  prom: again\n")
+        p.send_signal(signal.SIGHUP)
+        log = wait_log("reload: ", 1)
+        st1, _, _ = fetch(port, ctx, "/", "prom", "s3cret")
+        check(st1 == 200 and "keeping the running configuration" in log and
+              web + ":6: " in log and "prom is given twice" in log,
+              "magnetd's SIGHUP with a bad web configuration: refused, "
+              "FILE:LINE: logged, the old password still served")
+        write(web, f"tls_server_config:\n  cert_file: server.crt\n"
+              f"  key_file: server.key\nbasic_auth_users:\n"
+              f"  prom: {bcrypt('n3w', 4)}\n")
+        p.send_signal(signal.SIGHUP)
+        wait_log("reload: ", 2)
+        st1, _, _ = fetch(port, ctx, "/", "prom", "s3cret")
+        st2, _, _ = fetch(port, ctx, "/", "prom", "n3w")
+        check(st1 == 401 and st2 == 200,
+              "magnetd's SIGHUP with new users: in force at once")
+    finally:
+        p.terminate()
+        p.wait()
+
+
 def main():
     for prog in ("openssl", "prometheus", "promtool"):
         if not shutil.which(prog):
@@ -620,7 +687,8 @@ http_server_config:
                 ("TLS and basic auth", test_tls_auth, (a, pki)),
                 ("client certificates", test_client_certs, (b, pki)),
                 ("Prometheus", test_prometheus, (tmp, pki, a, b)),
-                ("reload", test_reload, (a, pki, users))]:
+                ("reload", test_reload, (a, pki, users)),
+                ("magnetd", test_magnetd, (tmp, pki))]:
             phases.append((name, time.monotonic()))
             fn(*args)
         phases.append(("", time.monotonic()))
