@@ -56,7 +56,7 @@ TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
 	     build/bin/magnet-adaptive build/lib/modmagnet.so build/bin/magnet-supermon
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
-	     build/test-bin/magnetd-client
+	     build/test-bin/magnetd-client build/test-bin/pcap-diff
 
 all: modules tools
 
@@ -73,6 +73,8 @@ $(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_
 	ln -s $(addprefix $(CURDIR)/,$(SAMPLE_SRC)) $(KOUT)/kmod/sample/
 	ln -s $(addprefix $(CURDIR)/,$(FILTER_SRC)) $(KOUT)/filters/
 	ln -s $(CURDIR)/tests/kmod/*.c $(CURDIR)/tests/kmod/Kbuild $(KOUT)/tests/kmod/
+	ln -s $(addprefix $(CURDIR)/filters/,pcap_vm.c pcap_vm.h pcap_native.c pcap_native.h) \
+		$(KOUT)/tests/kmod/
 	ln -s $(CURDIR)/tests/bin/stress_format.h $(KOUT)/tests/bin/
 	touch $@
 
@@ -127,7 +129,7 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $
 # magnetd: the daemon (libev, libmnl, libconfuse, libmicrohttpd; its web
 # configuration: libyaml, GnuTLS, libcrypt's bcrypt)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
-	       reader.c server.c http.c exposition.c webconfig.c webauth.c)
+	       reader.c server.c nofile.c http.c exposition.c webconfig.c webauth.c)
 WEB_LIBS  := -lmicrohttpd -lgnutls -lyaml -lcrypt
 MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
@@ -200,7 +202,7 @@ build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libma
 
 # The packet filter's interpreter, built from its own source in user
 # space, against libpcap's.
-build/test-bin/pcap-vm: tests/host/pcap-vm.c tests/harness.h filters/pcap_vm.c filters/pcap_vm.h \
+build/test-bin/pcap-vm: tests/host/pcap-vm.c tests/host/pcap-host.h tests/harness.h filters/pcap_vm.c filters/pcap_vm.h \
 		lib/pcapfilter.c lib/pcapfilter.h $(wildcard tests/host/kshim/linux/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wall -Wextra -Itests -Itests/host/kshim -Iinclude -Iinclude/uapi -Ifilters -Ilib \
@@ -224,6 +226,12 @@ build/test-bin/nl-attrs: tests/host/nl-attrs.c $(LIB_A) $(LIB_HDR)
 build/test-bin/magnetd-client: tests/bin/magnetd-client.c
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $<
+
+# The packet filter's every way of running a program against libpcap, in
+# the VM (with the test module magnet_pcapdiff).
+build/test-bin/pcap-diff: tests/bin/pcap-diff.c tests/host/pcap-gen.h lib/pcapfilter.c lib/pcapfilter.h
+	@mkdir -p $(@D)
+	$(CC) $(TOOL_CFLAGS) -Itests/host -o $@ tests/bin/pcap-diff.c lib/pcapfilter.c -lpcap
 
 build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c tests/harness.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
@@ -269,7 +277,7 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 
 FUZZ_CC      ?= clang
 FUZZ_SECS    ?= 5
-FUZZ_ALL     := trace expr config request reply webconfig
+FUZZ_ALL     := trace expr config request reply webconfig pcapvm
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 SAN_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -Wall -Wextra -Werror=implicit-function-declaration \
@@ -288,6 +296,10 @@ FUZZ_request := tests/fuzz/request.c tests/host/daemon-stubs.c magnetd/server.c 
 # (reply.c includes libmagnet.c, to make a client on a socket pair)
 FUZZ_reply   := tests/fuzz/reply.c
 FUZZ_webconfig := tests/fuzz/webconfig.c magnetd/webconfig.c
+# (the packet filter's kernel code, built with the kernel's headers stood in for)
+FUZZ_pcapvm  := tests/fuzz/pcapvm.c filters/pcap_vm.c
+FUZZ_INC_pcapvm   := -Itests/host/kshim -Iinclude -Ifilters -Itests/host
+FUZZ_LIBS_pcapvm  := -lpcap
 FUZZ_LIBS_trace   := -lmnl -lpcap
 FUZZ_LIBS_expr    := -lmnl -lpcap
 FUZZ_LIBS_config  := -lconfuse -lmnl -lpcap
@@ -310,7 +322,7 @@ check-server-unit: build/test-bin/server-unit
 # magnetd's HTTP endpoint on the host, scraped by Prometheus
 # (tests/host/prometheus-test.py, tests/host/http-host.c).
 HTTP_HOST_SRC := tests/host/http-host.c tests/host/daemon-stubs.c \
-		 $(addprefix magnetd/,server.c metrics.c config.c http.c exposition.c \
+		 $(addprefix magnetd/,server.c metrics.c config.c nofile.c http.c exposition.c \
 		 webconfig.c webauth.c)
 build/test-bin/http-host: $(HTTP_HOST_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -370,9 +382,12 @@ build/fuzz/fuzz-config: $(FUZZ_config)
 build/fuzz/fuzz-request: $(FUZZ_request)
 build/fuzz/fuzz-reply: $(FUZZ_reply) libmagnet/libmagnet.c
 build/fuzz/fuzz-webconfig: $(FUZZ_webconfig)
+build/fuzz/fuzz-pcapvm: $(FUZZ_pcapvm) filters/pcap_vm.h tests/host/pcap-gen.h tests/host/pcap-host.h \
+		$(wildcard tests/host/kshim/linux/*.h)
 $(addprefix build/fuzz/fuzz-,$(FUZZ_ALL)): $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(SAN_CFLAGS) -fsanitize=fuzzer -Itools/magnet-read -Imagnetd -Ilibmagnet \
+	$(FUZZ_CC) $(FUZZ_INC_$(@F:fuzz-%=%)) $(SAN_CFLAGS) -fsanitize=fuzzer \
+		-Itools/magnet-read -Imagnetd -Ilibmagnet \
 		-Ilib -Itests -o $@ $(FUZZ_$(@F:fuzz-%=%)) $(FUZZ_LIBS_$(@F:fuzz-%=%))
 
 fuzz: $(addprefix build/fuzz/fuzz-,$(FUZZ_TARGETS))

@@ -21,27 +21,13 @@
  * excludes, and the hit is counted (PACKET_UNDECIDED).
  *
  * Where the layer holds a real, linear sk_buff whose packet starts at its
- * network header, the kernel's own BPF runs the program instead: at
- * creation it is rewritten to read the packet from the network header
- * (loads at SKF_NET_OFF) with the cooked header's protocol a constant,
- * one copy for IPv4 and one for IPv6, and bpf_prog_create() translates
- * each to eBPF and JIT-compiles it where the kernel JITs (and a copy of
- * each with its loads from skb->data, for layers whose data starts at
- * the network header, and one for layers whose data starts ETH_HLEN
- * before it, as an Ethernet device's transmit does: the translation
- * makes those loads inline, where loads below the data pointer are
- * helper calls). There every byte is known, so its answer is pcap_vm's.
- * For IPv4 each copy has a twin for headers without options, which
- * nearly all are (pcap_vm_ihl5()): the header's length is 20 there, so
- * a load past it ("udp port 5001"'s) is at a constant offset and inline
- * too, where the translation makes a load at X + k a helper call.
- * A program that reads the length (ld len: tcpdump's, not the sk_buff's)
- * or the cooked header
- * other than its protocol stays with pcap_vm; so do hits with user bytes
- * or paged data (the kernel's loads below the data pointer read linear
- * data only). Such a hit is found through magnet_packet_skb(), before any
- * view of the packet is built, so the program runs on the skb with no
- * work of magnet's in front of it.
+ * network header, the kernel's own BPF runs a copy of the program
+ * instead (pcap_native.c: which programs may, and which copy). Such a
+ * hit is found through magnet_packet_skb(), before any view of the
+ * packet is built, so the program runs on the skb with no work of
+ * magnet's in front of it; hits with user bytes or paged data stay with
+ * pcap_vm (the kernel's loads below the data pointer read linear data
+ * only).
  *
  * At a send call there is no skb: the probe builds the headers, and does
  * not know some of their bits. There too the kernel's BPF runs the
@@ -75,30 +61,15 @@
 #include <net/genetlink.h>
 
 #include "compat.h"
+#include "pcap_native.h"
 #include "pcap_vm.h"
-
-/* The copies of a program for the kernel's BPF: where its loads start. */
-enum { NATIVE_NET, NATIVE_DATA, NATIVE_ETH, NATIVE_COPIES };
 
 struct pcap_rule {
 	bool undecided_match;		/* an include rule */
 	u64 __percpu *undecided;
-	u64 __percpu *native;		/* hits the kernel's BPF ran */
+	u64 __percpu *native_hits;	/* hits the kernel's BPF ran */
 	u64 __percpu *fields;		/* hits run on a send call's fields */
-	/*
-	 * The kernel's, or NULL: pcap_vm. [NATIVE_NET]: loads from the
-	 * network header (SKF_NET_OFF); [NATIVE_DATA]: from skb->data, for
-	 * an skb whose data starts at its network header; [NATIVE_ETH]:
-	 * from ETH_HLEN past skb->data, for one whose data starts at an
-	 * Ethernet header (both: inline loads, no helper calls).
-	 */
-	struct bpf_prog *ip[NATIVE_COPIES], *ip6[NATIVE_COPIES];
-	/*
-	 * For an IPv4 header without options, the copies of @ip written
-	 * again (pcap_vm_ihl5()), its loads past the header inline too; or
-	 * none (the program has no such loads): @ip.
-	 */
-	struct bpf_prog *ip5[NATIVE_COPIES];
+	struct pcap_native native;	/* the kernel's copies, or none */
 	/*
 	 * [IPv6][shape - 1][what of the source is not known]: the program
 	 * written again for a send call's headers of that shape, to run on
@@ -115,22 +86,6 @@ struct pcap_rule {
 	unsigned int len;
 	struct sock_filter insns[];
 };
-
-/*
- * The kernel's BPF on a send call's built headers: an sk_buff of this
- * stack whose data are the headers. The translated program reads no
- * other field of it (data, len, data_len), and pcap_vm_native_ok() has
- * found that it loads nothing past the headers.
- */
-static bool run_built(const struct bpf_prog *prog, struct magnet_pkt_view *v)
-{
-	struct sk_buff skb __uninitialized;
-
-	skb.data = v->built;
-	skb.len = v->nbuilt;
-	skb.data_len = 0;
-	return bpf_prog_run(prog, &skb);
-}
 
 /*
  * A send call's hit, where the program can run without the interpreter:
@@ -159,8 +114,8 @@ static __always_inline int run_sent(struct pcap_rule *r,
 		return pcap_vm_run_sent(sp, &s);
 	}
 	if (r->built[ip6][shape - 1][unk] && magnet_packet_built(hit, v, &unk)) {
-		this_cpu_inc(*r->native);
-		return run_built(ip6 ? r->ip6[NATIVE_DATA] : r->ip[NATIVE_DATA], v);
+		this_cpu_inc(*r->native_hits);
+		return pcap_native_run_built(&r->native, ip6, v);
 	}
 	return -1;
 }
@@ -179,7 +134,7 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 	int ret;
 
 	/* Without the interpreter first: neither needs a view of the packet. */
-	if (r->ip[0]) {
+	if (r->native.ip[0]) {
 		/*
 		 * A probe's hits are all send calls, or none are: where the
 		 * last one decided was, try that first.
@@ -190,21 +145,14 @@ static bool pcap_match(void *state, const struct magnet_hit *hit)
 				return ret;
 		}
 		skb = magnet_packet_skb(hit, &proto);
-		if (skb && !skb_is_nonlinear(skb) &&
-		    (proto == ETH_P_IP || proto == ETH_P_IPV6)) {
-			const u8 *nh = skb_network_header(skb);
-			int off = skb_network_offset(skb);
-			unsigned int c = !off ? NATIVE_DATA :
-					 off == ETH_HLEN ? NATIVE_ETH : NATIVE_NET;
-			const struct bpf_prog *prog = r->ip6[c];
+		if (skb && !skb_is_nonlinear(skb)) {
+			const struct bpf_prog *prog;
 
-			if (proto == ETH_P_IP) {
-				/* the byte the program reads the length from */
-				prog = r->ip5[c] && nh < skb_tail_pointer(skb) &&
-				       (*nh & 0xf) == 5 ? r->ip5[c] : r->ip[c];
+			prog = pcap_native_pick(&r->native, skb, proto);
+			if (prog) {
+				this_cpu_inc(*r->native_hits);
+				return bpf_prog_run(prog, (void *)skb);
 			}
-			this_cpu_inc(*r->native);
-			return bpf_prog_run(prog, (void *)skb);
 		}
 		if (r->any_built && !READ_ONCE(r->sends)) {
 			ret = run_sent(r, hit, &v);
@@ -255,117 +203,6 @@ static const struct nla_policy pcap_policy[MAGNET_PACKET_MAX + 1] = {
 	[MAGNET_PACKET_FIELDS] = { .type = NLA_REJECT },
 };
 
-/*
- * The program for the kernel's BPF on an sk_buff whose packet is @proto
- * (ETH_P_IP or ETH_P_IPV6), its loads from the network header (@copy
- * NATIVE_NET), or from skb->data, which the caller has at the network
- * header (NATIVE_DATA) or ETH_HLEN before it (NATIVE_ETH): the kernel's
- * translation makes those inline loads. NULL where it cannot run there
- * (see the top of the file).
- */
-static struct bpf_prog *native_prog(const struct sock_filter *f,
-				    unsigned int len, u16 proto,
-				    unsigned int copy)
-{
-	struct sock_fprog_kern fp = { .len = len };
-	struct bpf_prog *prog = NULL;
-	struct sock_filter *g;
-	unsigned int i;
-
-	g = kmemdup(f, len * sizeof(*f), GFP_KERNEL);
-	if (!g)
-		return NULL;
-	for (i = 0; i < len; i++) {
-		u16 code = g[i].code;
-
-		if (BPF_CLASS(code) != BPF_LD && BPF_CLASS(code) != BPF_LDX)
-			continue;
-		switch (BPF_MODE(code)) {
-		case BPF_ABS:
-			if (code == (BPF_LD | BPF_H | BPF_ABS) && g[i].k == 0) {
-				/* the cooked header's protocol */
-				g[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_IMM,
-								    proto);
-				continue;
-			}
-			fallthrough;
-		case BPF_IND:
-		case BPF_MSH:
-			if (g[i].k < SLL2_LEN || g[i].k > INT_MAX)
-				goto out;
-			if (copy == NATIVE_NET)
-				g[i].k = (u32)(SKF_NET_OFF + (int)(g[i].k - SLL2_LEN));
-			else
-				g[i].k = g[i].k - SLL2_LEN +
-					 (copy == NATIVE_ETH ? ETH_HLEN : 0);
-			break;
-		case BPF_LEN:
-			goto out;
-		default:	/* IMM, MEM */
-			break;
-		}
-	}
-	fp.filter = g;
-	if (bpf_prog_create(&prog, &fp))
-		prog = NULL;
-out:
-	kfree(g);
-	return prog;
-}
-
-/* No copies for IPv4 headers without options: @ip runs them. */
-static void drop_ihl5(struct pcap_rule *r)
-{
-	unsigned int i;
-
-	for (i = 0; i < NATIVE_COPIES; i++) {
-		if (r->ip5[i])
-			bpf_prog_destroy(r->ip5[i]);
-		r->ip5[i] = NULL;
-	}
-}
-
-/*
- * The copies for IPv4 headers without options, all three, where the
- * program written again for them (pcap_vm_ihl5()) differs; or none.
- */
-static void make_ihl5(struct pcap_rule *r)
-{
-	struct sock_filter *g;
-	unsigned int i;
-	s64 *x;
-
-	g = kmemdup(r->insns, r->len * sizeof(*g), GFP_KERNEL);
-	x = kmalloc_array(r->len, sizeof(*x), GFP_KERNEL);
-	if (g && x && pcap_vm_ihl5(g, r->len, x)) {
-		for (i = 0; i < NATIVE_COPIES; i++) {
-			r->ip5[i] = native_prog(g, r->len, ETH_P_IP, i);
-			if (!r->ip5[i]) {
-				drop_ihl5(r);
-				break;
-			}
-		}
-	}
-	kfree(x);
-	kfree(g);
-}
-
-/* No program for the kernel's BPF: pcap_vm runs every hit. */
-static void drop_native(struct pcap_rule *r)
-{
-	unsigned int i;
-
-	for (i = 0; i < NATIVE_COPIES; i++) {
-		if (r->ip[i])
-			bpf_prog_destroy(r->ip[i]);
-		if (r->ip6[i])
-			bpf_prog_destroy(r->ip6[i]);
-		r->ip[i] = NULL;
-		r->ip6[i] = NULL;
-	}
-	drop_ihl5(r);
-}
-
 static void pcap_destroy(void *state)
 {
 	struct pcap_rule *r = state;
@@ -373,8 +210,8 @@ static void pcap_destroy(void *state)
 
 	for (i = 0; i < sizeof(r->sent) / sizeof(r->sent[0][0][0]); i++)
 		kfree((&r->sent[0][0][0])[i]);
-	drop_native(r);
-	free_percpu(r->native);
+	pcap_native_free(&r->native);
+	free_percpu(r->native_hits);
 	free_percpu(r->fields);
 	free_percpu(r->undecided);
 	kfree(r->ops);
@@ -422,7 +259,7 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 {
 	struct nlattr *prog = tb[MAGNET_PACKET_PROGRAM];
 	struct pcap_rule *r;
-	unsigned int len, i;
+	unsigned int len;
 	int err;
 
 	switch (magnet_event_object_type(ctx->event)) {
@@ -455,12 +292,12 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 	if (!r)
 		return ERR_PTR(-ENOMEM);
 	r->undecided = alloc_percpu(u64);
-	r->native = alloc_percpu(u64);
+	r->native_hits = alloc_percpu(u64);
 	r->fields = alloc_percpu(u64);
 	r->ops = kcalloc(len, sizeof(*r->ops), GFP_KERNEL);
 	if (tb[MAGNET_PACKET_TEXT])
 		r->text = nla_strdup(tb[MAGNET_PACKET_TEXT], GFP_KERNEL);
-	if (!r->undecided || !r->native || !r->fields || !r->ops ||
+	if (!r->undecided || !r->native_hits || !r->fields || !r->ops ||
 	    (tb[MAGNET_PACKET_TEXT] && !r->text)) {
 		pcap_destroy(r);
 		return ERR_PTR(-ENOMEM);
@@ -469,19 +306,9 @@ static void *pcap_create(struct magnet_filter_ctx *ctx, struct nlattr **tb,
 	memcpy(r->insns, nla_data(prog), nla_len(prog));
 	pcap_vm_decode(r->insns, len, r->ops);
 	r->undecided_match = ctx->action == MAGNET_FILTER_INCLUDE;
-	/* all six, or none (a failure here is no error: pcap_vm runs it) */
-	for (i = 0; i < NATIVE_COPIES; i++) {
-		r->ip[i] = native_prog(r->insns, len, ETH_P_IP, i);
-		r->ip6[i] = native_prog(r->insns, len, ETH_P_IPV6, i);
-		if (!r->ip[i] || !r->ip6[i])
-			break;
-	}
-	if (i < NATIVE_COPIES) {
-		drop_native(r);
-	} else {
-		make_ihl5(r);
+	/* (a failure here is no error: pcap_vm runs it) */
+	if (pcap_native_make(&r->native, r->insns, len))
 		find_built(r);
-	}
 	return r;
 }
 
@@ -512,8 +339,8 @@ static int pcap_fill_stats(struct sk_buff *msg, void *state)
 
 	if (nla_put_u64_64bit(msg, MAGNET_PACKET_UNDECIDED, sum(r->undecided),
 			      MAGNET_PACKET_PAD) ||
-	    (r->ip[0] && (nla_put_u64_64bit(msg, MAGNET_PACKET_NATIVE,
-					     sum(r->native), MAGNET_PACKET_PAD) ||
+	    (r->native.ip[0] && (nla_put_u64_64bit(msg, MAGNET_PACKET_NATIVE,
+					     sum(r->native_hits), MAGNET_PACKET_PAD) ||
 			   nla_put_u64_64bit(msg, MAGNET_PACKET_FIELDS,
 					     sum(r->fields), MAGNET_PACKET_PAD))))
 		return -EMSGSIZE;

@@ -52,6 +52,16 @@ enum pcap_verdict pcap_vm_run(const struct sock_filter *insns,
 /* @f written again for IPv4 headers without options: pcap_vm.c */
 bool pcap_vm_ihl5(struct sock_filter *f, unsigned int len, s64 *x);
 
+/*
+ * Does the kernel's BPF answer @f as libpcap does (pcap_vm.c)? Offsets
+ * from the cooked header's end below PCAP_NATIVE_REACH: see there.
+ */
+#define PCAP_NATIVE_REACH	0xfffff
+struct pcap_range;	/* pcap_vm_native_safe()'s room, one per instruction */
+size_t pcap_vm_range_size(void);
+bool pcap_vm_native_safe(const struct sock_filter *f, unsigned int len,
+			 struct pcap_range *st);
+
 struct pcap_astate;	/* pcap_vm_native_ok()'s room, one per instruction */
 size_t pcap_vm_astate_size(void);
 bool pcap_vm_native_ok(const struct sock_filter *f, unsigned int len,
@@ -70,15 +80,15 @@ bool pcap_vm_native_ok(const struct sock_filter *f, unsigned int len,
 
 struct pcap_sop {
 	u16 code;
-	u8 jt, jf;
+	u16 jt, jf;	/* (MAGNET_PACKET_INSNS_MAX steps: not a u8) */
+	u8 shift;
 	u32 k;
 	u32 mask;
-	u8 shift;
 };
 
 struct pcap_sent {
-	u8 start;	/* the first step */
-	u8 len;
+	u16 start;	/* the first step */
+	u16 len;	/* (up to MAGNET_PACKET_INSNS_MAX: not a u8) */
 	bool mem;	/* it uses the scratch memory */
 	struct pcap_sop op[];
 };

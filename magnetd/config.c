@@ -620,6 +620,7 @@ static cfg_opt_t prometheus_opts[] = {
 	OPT_INT("port", MAGNETD_HTTP_PORT, v_http_port),
 	OPT_INT("max-clients", 8, v_http_clients),
 	OPT_INT("timeout", 10, v_http_timeout),
+	OPT_INT("request-timeout", 10, v_http_timeout),
 	{ .name = "per-cpu", .type = CFGT_BOOL, .def.boolean = cfg_false,
 	  .validcb = v_note },
 	OPT_STR("web-config", "", v_web_config),
@@ -978,6 +979,7 @@ static void build_prometheus(cfg_t *sec, struct config_prometheus *p)
 	p->port = cfg_getint(sec, "port");
 	p->max_clients = cfg_getint(sec, "max-clients");
 	p->timeout_s = cfg_getint(sec, "timeout");
+	p->request_timeout_s = cfg_getint(sec, "request-timeout");
 	p->per_cpu = cfg_getbool(sec, "per-cpu");
 }
 

@@ -19,6 +19,9 @@
  *		port = 9737
  *		max-clients = 8			# connections at once
  *		timeout = 10			# s a connection may idle
+ *		request-timeout = 10		# s a request may take, answer
+ *					#  included (from the connection's
+ *					#  opening or previous answer)
  *		per-cpu = false			# per-CPU event counters
  *		web-config = ""			# TLS, basic auth (webconfig.h);
  *	}					#  relative: to this file's dir
@@ -97,7 +100,8 @@ struct config_prometheus {
 	char address[64];		/* numeric */
 	unsigned int port;
 	unsigned int max_clients;
-	unsigned int timeout_s;
+	unsigned int timeout_s;		/* silent this long: closed */
+	unsigned int request_timeout_s;	/* a request, whole answer included */
 	bool per_cpu;
 	char web_config[256];		/* "": none */
 };

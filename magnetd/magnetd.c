@@ -325,7 +325,9 @@ static bool prometheus_changed(const struct config_prometheus *a,
 {
 	return a->enable != b->enable || strcmp(a->address, b->address) ||
 	       a->port != b->port || a->max_clients != b->max_clients ||
-	       a->timeout_s != b->timeout_s || a->per_cpu != b->per_cpu;
+	       a->timeout_s != b->timeout_s ||
+	       a->request_timeout_s != b->request_timeout_s ||
+	       a->per_cpu != b->per_cpu;
 }
 
 /*
@@ -462,6 +464,9 @@ static int setup(struct daemon *d)
 		.max_tgids = d->cfg->metrics.max_tgids,
 		.max_cpus = 1024,
 	};
+	/* as the file says, or fewer clients if descriptors are short */
+	struct config_socket cs = d->cfg->socket;
+	struct config_prometheus cp = d->cfg->prometheus;
 
 	d->metrics = metrics_new(&lim);
 	if (!d->metrics) {
@@ -469,12 +474,14 @@ static int setup(struct daemon *d)
 		return -1;
 	}
 	declare_metrics(d, d->cfg);
+	if (nofile_fit(d->cfg->nbuffers, &cs, &cp))
+		return -1;
 	/* The socket first: a second magnetd stops here, touching nothing. */
-	d->server = server_new(d, &d->cfg->socket);
+	d->server = server_new(d, &cs);
 	if (!d->server)
 		return -1;
-	if (d->cfg->prometheus.enable) {
-		d->http = http_new(d, &d->cfg->prometheus);
+	if (cp.enable) {
+		d->http = http_new(d, &cp);
 		if (!d->http)
 			return -1;
 	}

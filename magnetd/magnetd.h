@@ -8,6 +8,7 @@
  *   kernel.c	installing a configuration in the module and removing it
  *   reader.c	draining the module's buffers into the metrics
  *   server.c	the Unix socket: snapshots, subscriptions, pushes
+ *   nofile.c	descriptors: RLIMIT_NOFILE against max-clients
  *   http.c	the HTTP endpoint for Prometheus (exposition.c: its formats;
  *		webconfig.c, webauth.c: its TLS and basic authentication)
  *   config.c	magnetd.conf
@@ -128,6 +129,15 @@ void server_foreach_own(const struct server *s, metrics_cb cb, void *ctx);
 /* magnetd's own metrics, for snapshots. */
 void server_metrics(const struct server *s, unsigned int *clients,
 		    uint64_t *pushes_dropped, uint64_t *clients_dropped);
+
+/*
+ * nofile.c: make room for @cs's and @cp's max-clients clients and
+ * magnetd's own descriptors (@nbuffers buffers read): raise the soft
+ * RLIMIT_NOFILE, or, under a hard limit too low, lower the max-clients
+ * (logged). -1 (logged) if not even one client would fit.
+ */
+int nofile_fit(unsigned int nbuffers, struct config_socket *cs,
+		    struct config_prometheus *cp);
 
 /*
  * http.c: the Prometheus endpoint of magnetd.conf's prometheus section,

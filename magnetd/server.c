@@ -33,6 +33,8 @@
 #define SUBS_PER_CLIENT	64
 #define WORDS_MAX	12
 #define REPLY_BACKLOG	4	/* x client-queue: unread output a request may find */
+#define ACCEPT_PAUSE	0.25	/* s: no accept() after one failed ... */
+#define ACCEPT_SAY_EVERY 60.	/* s: ... and one line about it at most per */
 
 struct outq {
 	char *buf;
@@ -78,6 +80,9 @@ struct server {
 	int lfd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	ev_io lio;
+	ev_timer accept_pause;		/* running: lio stopped */
+	ev_tstamp accept_said;		/* when a failure was last logged */
+	uint64_t accept_failures;	/* since then, not logged */
 	ev_prepare reaper;
 	size_t limit;
 	unsigned int max_clients;
@@ -777,6 +782,44 @@ static void client_free(struct client *c)
 	free(c);
 }
 
+/*
+ * accept() failed, for want of descriptors (EMFILE, ENFILE) or memory:
+ * the client stays in the listen queue, so the socket stays readable and
+ * the next try would fail at once, over and over. Accepts rest for
+ * ACCEPT_PAUSE instead, or until a client is freed; the log gets a line
+ * per ACCEPT_SAY_EVERY at most, counting the failures it did not tell.
+ */
+static void accept_failed(struct server *s, int err)
+{
+	ev_tstamp now = ev_now(s->d->loop);
+
+	if (!s->accept_said || now - s->accept_said >= ACCEPT_SAY_EVERY) {
+		log_warn("accept: %s; clients wait, accepts pause %g s after each failure (%llu more failed since the last line)",
+			 strerror(err), ACCEPT_PAUSE,
+			 (unsigned long long)s->accept_failures);
+		s->accept_said = now;
+		s->accept_failures = 0;
+	} else {
+		s->accept_failures++;
+	}
+	ev_io_stop(s->d->loop, &s->lio);
+	ev_timer_set(&s->accept_pause, ACCEPT_PAUSE, 0.);
+	ev_timer_start(s->d->loop, &s->accept_pause);
+}
+
+static void accept_resume(struct server *s)
+{
+	ev_timer_stop(s->d->loop, &s->accept_pause);
+	ev_io_start(s->d->loop, &s->lio);
+}
+
+static void on_accept_pause(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	accept_resume(w->data);
+}
+
 /* Free the dead clients, between loop iterations. */
 static void on_reap(struct ev_loop *loop, ev_prepare *w, int revents)
 {
@@ -794,6 +837,9 @@ static void on_reap(struct ev_loop *loop, ev_prepare *w, int revents)
 		}
 	}
 	ev_prepare_stop(loop, w);
+	/* descriptors were freed: a paused accept may work now */
+	if (ev_is_active(&s->accept_pause))
+		accept_resume(s);
 }
 
 static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
@@ -807,8 +853,9 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 	fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warn("accept: %s", strerror(errno));
+		if (errno != EAGAIN && errno != EINTR &&
+		    errno != ECONNABORTED)
+			accept_failed(s, errno);
 		return;
 	}
 	if (s->nclients >= s->max_clients) {
@@ -927,6 +974,8 @@ struct server *server_new(struct daemon *d, const struct config_socket *cs)
 	ev_io_init(&s->lio, on_accept, s->lfd, EV_READ);
 	s->lio.data = s;
 	ev_io_start(d->loop, &s->lio);
+	ev_init(&s->accept_pause, on_accept_pause);
+	s->accept_pause.data = s;
 	ev_prepare_init(&s->reaper, on_reap);
 	s->reaper.data = s;
 	return s;
@@ -944,6 +993,7 @@ void server_free(struct server *s)
 	if (!s)
 		return;
 	ev_io_stop(s->d->loop, &s->lio);
+	ev_timer_stop(s->d->loop, &s->accept_pause);
 	ev_prepare_stop(s->d->loop, &s->reaper);
 	while ((c = s->clients)) {
 		s->clients = c->next;

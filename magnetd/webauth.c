@@ -5,10 +5,14 @@
  *
  * Lifetimes. A TLS connection's GnuTLS session points at the credentials
  * of the configuration in force when it was accepted, and GnuTLS takes no
- * reference: the connection holds one (struct conn, its socket context),
- * dropped after libmicrohttpd has closed it and freed its session, i.e.
- * at the next call into this file (bury()), never from inside the close
- * notification, which libmicrohttpd sends before gnutls_deinit().
+ * reference: the connection holds one (struct conn, kept by http.c in the
+ * connection's slot from webauth_opened() to webauth_closed(), however
+ * the connection ends: answered, timed out, evicted for a newcomer or
+ * past its request-timeout), dropped after libmicrohttpd has closed it
+ * and freed its session, i.e. at the next call into this file (bury();
+ * webauth_idle() after each run of the library), never from inside the
+ * close notification, which libmicrohttpd may send before gnutls_deinit()
+ * (0.9.75 does when it cannot watch a new connection).
  */
 #define _GNU_SOURCE
 #include <crypt.h>
@@ -42,7 +46,7 @@ struct remembered {
 struct webauth {
 	struct webconfig *wc;		/* in force; NULL: plain, no auth */
 	struct webconfig *first;	/* libmicrohttpd keeps its PEM pointers */
-	struct MHD_OptionItem opts[5];
+	struct MHD_OptionItem opts[4];
 	struct conn *closed;		/* to release (see the top) */
 
 	struct remembered *passwords;	/* per user of wc */
@@ -89,9 +93,7 @@ static void bury(struct webauth *a)
  * priorities) and starts the handshake at the connection's first read:
  * the configuration in force replaces them here.
  */
-static void on_connection(void *cls, struct MHD_Connection *c,
-			  void **socket_context,
-			  enum MHD_ConnectionNotificationCode code)
+void webauth_opened(struct webauth *a, struct MHD_Connection *c, void **state)
 {
 	static const gnutls_certificate_request_t request[] = {
 		[WEB_NO_CLIENT_CERT] = GNUTLS_CERT_IGNORE,
@@ -100,20 +102,11 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 		[WEB_VERIFY_CLIENT_CERT_IF_GIVEN] = GNUTLS_CERT_REQUEST,
 		[WEB_REQUIRE_AND_VERIFY_CLIENT_CERT] = GNUTLS_CERT_REQUIRE,
 	};
-	struct webauth *a = cls;
 	const union MHD_ConnectionInfo *info;
 	gnutls_session_t s;
 	struct conn *conn;
 
-	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-		conn = *socket_context;
-		if (conn) {
-			conn->next = a->closed;
-			a->closed = conn;
-			*socket_context = NULL;
-		}
-		return;
-	}
+	*state = NULL;
 	bury(a);
 	info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 	s = info ? info->tls_session : NULL;
@@ -130,19 +123,34 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 	}
 	gnutls_certificate_server_set_request(s, request[a->wc->client_auth]);
 	conn->wc = webconfig_get(a->wc);
-	*socket_context = conn;
+	*state = conn;
+}
+
+/* Its session may not be freed yet: released at the next bury(). */
+void webauth_closed(struct webauth *a, void **state)
+{
+	struct conn *conn = *state;
+
+	if (conn) {
+		conn->next = a->closed;
+		a->closed = conn;
+		*state = NULL;
+	}
+}
+
+void webauth_idle(struct webauth *a)
+{
+	bury(a);
 }
 
 /* 0: the connection may go on; -1: close it. */
-static int check_tls(struct webauth *a, struct MHD_Connection *c)
+static int check_tls(struct webauth *a, struct MHD_Connection *c,
+		     struct conn *conn)
 {
 	const union MHD_ConnectionInfo *info;
 	gnutls_session_t s;
-	struct conn *conn;
 	void *cred = NULL;
 
-	info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	conn = info ? info->socket_context : NULL;
 	if (!conn)
 		return -1;	/* never given the configuration's credentials */
 	if (!webconfig_same_tls(conn->wc, a->wc))
@@ -263,14 +271,14 @@ out:
 	return status;
 }
 
-int webauth_check(struct webauth *a, struct MHD_Connection *c,
+int webauth_check(struct webauth *a, struct MHD_Connection *c, void *state,
 		  const char **why)
 {
 	*why = "";
 	bury(a);
 	if (!a->wc)
 		return 0;
-	if (a->wc->tls && check_tls(a, c))
+	if (a->wc->tls && check_tls(a, c, state))
 		return -1;
 	return a->wc->nusers ? check_user(a, c, why) : 0;
 }
@@ -382,8 +390,6 @@ struct MHD_OptionItem *webauth_mhd_options(struct webauth *a)
 						a->wc->cert_pem };
 		*o++ = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
 						a->wc->priorities };
-		*o++ = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION,
-						(intptr_t)on_connection, a };
 	}
 	*o = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	return a->opts;

@@ -50,9 +50,28 @@ struct webauth *webauth_new(struct webconfig *wc);
 void webauth_free(struct webauth *a);
 
 bool webauth_tls(const struct webauth *a);
-/* For MHD_start_daemon(): flags to add, and an MHD_OPTION_ARRAY. */
+/*
+ * For MHD_start_daemon(): flags to add, and an MHD_OPTION_ARRAY (no
+ * notifier: the library has one, http.c's, which calls the two below).
+ */
 unsigned int webauth_mhd_flags(const struct webauth *a);
 struct MHD_OptionItem *webauth_mhd_options(struct webauth *a);
+
+/*
+ * Connection @c accepted (the library's STARTED notice, before any TLS
+ * handshake): under TLS its session gets the credentials and priorities
+ * in force, and *@state (kept by the caller for the connection, passed to
+ * webauth_check()) what they are checked against later; NULL if it could
+ * not (its first request closes it).
+ */
+void webauth_opened(struct webauth *a, struct MHD_Connection *c, void **state);
+/*
+ * Its CLOSED notice, however it ended: *@state is released (at the next
+ * call into webauth, once the library has freed the session) and NULLed.
+ */
+void webauth_closed(struct webauth *a, void **state);
+/* After each run of the library: what closed connections held is freed. */
+void webauth_idle(struct webauth *a);
 
 /*
  * @wc (or NULL) in force from now on, for every later request. -1
@@ -66,7 +85,7 @@ int webauth_update(struct webauth *a, struct webconfig *wc);
  * @why saying why in a line for the body (401 no or bad credentials, 503
  * bcrypt's share used up); or -1: close the connection unanswered.
  */
-int webauth_check(struct webauth *a, struct MHD_Connection *c,
+int webauth_check(struct webauth *a, struct MHD_Connection *c, void *state,
 		  const char **why);
 
 /* The configured headers, and what goes with @status (WWW-Authenticate). */

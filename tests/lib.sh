@@ -53,7 +53,7 @@ load_magnet() {
 }
 
 unload_all() {
-	for m in magnet_stress magnet_sample magnet_pairs magnet_pktfilter \
+	for m in magnet_stress magnet_sample magnet_pairs magnet_pcapdiff magnet_pktfilter \
 		 magnet_pcap magnet_correlate; do
 		rmmod $m 2>/dev/null
 	done

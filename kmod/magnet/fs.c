@@ -342,7 +342,13 @@ static long data_consume(struct magnet_reader *reader,
 	struct magnet_ring *ring;
 	int err;
 
-	if (copy_from_user(&c, arg, sizeof(c)))
+	/*
+	 * The answer must reach the caller, or nothing is consumed: an
+	 * argument it cannot write is refused before anything moves (the
+	 * bytes written back are the ones read).
+	 */
+	if (copy_from_user(&c, arg, sizeof(c)) ||
+	    copy_to_user(arg, &c, sizeof(c)))
 		return -EFAULT;
 	ring = slot_ring(buf, c.slot);
 	if (c.flags || !ring)
@@ -352,15 +358,24 @@ static long data_consume(struct magnet_reader *reader,
 	if (mutex_lock_interruptible(&reader->lock))
 		return -ERESTARTSYS;
 	err = magnet_ring_consume(ring, c.pos, &c);
+	if (!err && copy_to_user(arg, &c, sizeof(c))) {
+		/*
+		 * Unmapped since (another thread's): the records are gone,
+		 * but the losses stay to be reported by the next call.
+		 */
+		if (c.lost)
+			WRITE_ONCE(ring->pub->lost_seen, c.lost_total - c.lost);
+		err = -EFAULT;
+	}
 	mutex_unlock(&reader->lock);
-	if (err)
+	if (err && err != -EFAULT)
 		return err;
 	/* SIGIO owner: as after a read(). */
 	if (READ_ONCE(buf->fasync)) {
 		reader_watermarks(reader, &wm);
 		magnet_buffer_wait_prepare(buf, &wm);
 	}
-	return copy_to_user(arg, &c, sizeof(c)) ? -EFAULT : 0;
+	return err;
 }
 
 static long data_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

@@ -1835,12 +1835,60 @@ static int churn(long n, const char *symbol)
 	return harness_summary();
 }
 
+/*
+ * A packet rule of a program made by hand on @probe (include: its hits
+ * pass where the program matches): each argument one instruction,
+ * "CODE,JT,JF,K", or "N*CODE,JT,JF,K" for N of them. For programs no
+ * compiler writes (the hardening issue's: a jump whose targets are
+ * equal, 256 instructions, a load at X + k with X near 2^32).
+ */
+static int packet_program(const char *probe, int argc, char **argv)
+{
+	static struct { uint16_t code; uint8_t jt, jf; uint32_t k; }
+		f[MAGNET_PACKET_INSNS_MAX];
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	unsigned int n = 0, times, code, jt, jf, k;
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+	struct reply r = { 0 };
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		times = 1;
+		if (strchr(a, '*'))
+			times = strtoul(a, (char **)&a, 0), a++;
+		if (sscanf(a, "%i,%i,%i,%i", &code, &jt, &jf, &k) != 4) {
+			fprintf(stderr, "magnet-nltest: %s: not CODE,JT,JF,K\n", argv[i]);
+			return 2;
+		}
+		while (times-- && n < MAGNET_PACKET_INSNS_MAX)
+			f[n++] = (typeof(f[0])){ code, jt, jf, k };
+	}
+	nlh = genl_start(buf, family_id, MAGNET_CMD_FILTER_NEW, NLM_F_ACK);
+	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
+	mnl_attr_put_strz(nlh, MAGNET_A_FILTER_TYPE, "packet");
+	nest = mnl_attr_nest_start(nlh, MAGNET_A_FILTER_CONFIG);
+	mnl_attr_put(nlh, MAGNET_PACKET_PROGRAM, n * sizeof(f[0]), f);
+	mnl_attr_nest_end(nlh, nest);
+	transact(nlh, &r);
+	if (r.err) {
+		printf("%s: %u instructions refused: %s (%s)\n", probe, n,
+		       strerror(r.err), r.msg);
+		return 1;
+	}
+	printf("%s: a rule of %u instructions\n", probe, n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr,
 			"usage: magnet-nltest badinput | unpriv | faults | churn N SYMBOL |\n"
-			"       fuzz N SEED PROBE BUFFER | probestats | owned\n");
+			"       fuzz N SEED PROBE BUFFER | probestats | owned |\n"
+			"       program PROBE [N*]CODE,JT,JF,K...\n");
 		return 2;
 	}
 	open_family();
@@ -1859,6 +1907,8 @@ int main(int argc, char **argv)
 		return probe_stats_agree();
 	if (!strcmp(argv[1], "owned"))
 		return owned();
+	if (!strcmp(argv[1], "program") && argc > 3)
+		return packet_program(argv[2], argc - 3, argv + 3);
 	fprintf(stderr, "magnet-nltest: unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -2104,6 +2104,19 @@ static int cmd_mapping(int argc, char **argv)
 		       consume_at(fd, 1, 0, commit, &c) == EINVAL,
 		       "consume: CPU 0's position on another CPU: EINVAL", "");
 	}
+	{
+		/* an argument it can read and not write: the answer would be lost */
+		struct magnet_consume *ro = mmap(NULL, page, PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		memset(ro, 0, sizeof(*ro));
+		ro->pos = commit;
+		mprotect(ro, page, PROT_READ);
+		result(ioctl(fd, MAGNET_IOC_CONSUME, ro) && errno == EFAULT,
+		       "consume: an argument that cannot be written: EFAULT",
+		       "%s", strerror(errno));
+		munmap(ro, page);
+	}
 	read_stats(argv[1], after, &ncpu);
 	result(pub->tail == tail && after[0].read == before[0].read,
 	       "... and nothing changed", "tail %llu -> %llu, read %lu -> %lu",

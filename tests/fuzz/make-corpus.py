@@ -189,6 +189,14 @@ basic_auth_users: !!map {? k : v}
         b"snapshot 1 0\nend\n"
     yield "reply", "bad", b"\x00" + greet + b"snapshot 1 1\nmetric a bogus s 1 x\nend\n"
 
+    # pcapvm: bytes that tests/host/pcap-gen.h makes a program and a
+    # packet of; any bytes are an input, so random ones (fixed seeds)
+    import random
+    for n in range(12):
+        r = random.Random(n)
+        yield "pcapvm", "random-%02d" % n, bytes(r.randrange(256)
+                                                for _ in range(64 + 32 * n))
+
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "tests", "fuzz",

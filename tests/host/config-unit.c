@@ -392,9 +392,10 @@ static void test_defaults(void)
 		      cfg->prometheus.port == 9737 &&
 		      cfg->prometheus.max_clients == 8 &&
 		      cfg->prometheus.timeout_s == 10 &&
+		      cfg->prometheus.request_timeout_s == 10 &&
 		      !cfg->prometheus.per_cpu &&
 		      !cfg->prometheus.web_config[0],
-		      "defaults: prometheus off, 127.0.0.1:9737, 8 clients, 10 s, "
+		      "defaults: prometheus off, 127.0.0.1:9737, 8 clients, 10 s, 10 s, "
 		      "no web configuration");
 		check(!cfg->nbuffers && !cfg->nsets && !cfg->nprobes &&
 		      !cfg->nlatencies && !cfg->buffers && !cfg->probes,
@@ -505,12 +506,15 @@ static void test_prometheus(void)
 
 	cfg = load("prom.conf", "prometheus {\n\tenable = true\n"
 		   "\taddress = \"::\"\n\tport = 9100\n\tmax-clients = 2\n"
-		   "\ttimeout = 30\n\tper-cpu = yes\n}\n");
+		   "\ttimeout = 30\n\trequest-timeout = 60\n"
+		   "\tper-cpu = yes\n}\n");
 	check(cfg && cfg->prometheus.enable &&
 	      !strcmp(cfg->prometheus.address, "::") &&
 	      cfg->prometheus.port == 9100 &&
 	      cfg->prometheus.max_clients == 2 &&
-	      cfg->prometheus.timeout_s == 30 && cfg->prometheus.per_cpu,
+	      cfg->prometheus.timeout_s == 30 &&
+	      cfg->prometheus.request_timeout_s == 60 &&
+	      cfg->prometheus.per_cpu,
 	      "prometheus: every option read (an IPv6 address)");
 	config_free(cfg);
 	expect_error("prometheus: a host name", "prometheus {\n"
@@ -524,6 +528,12 @@ static void test_prometheus(void)
 	expect_error("prometheus: no clients",
 		     "prometheus {\n\tmax-clients = 0\n}\n", 2,
 		     "max-clients 0 out of range 1..1024");
+	expect_error("prometheus: no time for a request",
+		     "prometheus {\n\trequest-timeout = 0\n}\n", 2,
+		     "request-timeout 0 out of range 1..3600");
+	expect_error("prometheus: request-timeout over an hour",
+		     "prometheus {\n\trequest-timeout = 3601\n}\n", 2,
+		     "request-timeout 3601 out of range 1..3600");
 	expect_error("prometheus: enable is a boolean",
 		     "prometheus {\n\tenable = maybe\n}\n", 2, "enable");
 	test_web_config();

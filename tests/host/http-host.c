@@ -222,6 +222,9 @@ int main(int argc, char **argv)
 	}
 	fclose(times);
 	metrics_tick(d.metrics, now_ns());
+	/* as magnetd's setup(): max-clients within RLIMIT_NOFILE */
+	if (nofile_fit(d.cfg->nbuffers, &d.cfg->socket, &d.cfg->prometheus))
+		return 1;
 	d.server = server_new(&d, &d.cfg->socket);
 	if (!d.server)
 		return 1;

@@ -28,37 +28,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "pcap-host.h"
 #include "pcap_vm.h"
 #include "pcapfilter.h"
-
-/*
- * The core's magnet_pkt_view_load(), for the views made here: built
- * headers, then the application's bytes at @ubuf; or the packet in
- * memory at @linear (the kernel's is an skb's linear data).
- */
-int magnet_pkt_view_load(const struct magnet_pkt_view *v, u32 off, u32 size,
-			 u32 *val, u32 *unk)
-{
-	const u8 *p;
-	u32 rel, i;
-
-	*val = 0;
-	*unk = 0;
-	for (i = 0; i < size; i++, off++) {
-		if (off < v->nbuilt) {
-			*val = *val << 8 | v->built[off];
-			*unk = *unk << 8 | v->unknown[off];
-			continue;
-		}
-		rel = off - v->nbuilt;
-		if (rel >= v->avail || (!v->ubuf && !v->linear))
-			return -34;	/* ERANGE */
-		p = (v->ubuf ? (const u8 *)v->ubuf : v->linear) + rel;
-		*val = *val << 8 | *p;
-		*unk <<= 8;
-	}
-	return 0;
-}
 
 static const char *const expressions[] = {
 	"", "udp", "tcp", "ip", "ip6", "icmp", "udp port 5001", "tcp port 80",
@@ -80,14 +52,6 @@ static const char *const expressions[] = {
 	"ip[12:4] - ip[16:4] > 0", "udp[3] & 0x08 != 0", "ip[17] = 9 and ip[19] > 1",
 	"ip6[8:2] = 0xfd09 and ip6[40] = 0x13", "udp[4] = 0",
 };
-
-static unsigned long long rng;
-
-static u32 rnd(void)
-{
-	rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-	return rng >> 33;
-}
 
 static u32 pick(const u32 *set, unsigned int n)
 {
@@ -165,135 +129,6 @@ static unsigned int make_packet(u8 *b, unsigned int *len)
 	}
 	*len = n;
 	return n;
-}
-
-/* The view of the packet at @b (cooked header first), as the core fills
- * it: the header's fields, then @built bytes built and the rest after. */
-static void make_view(struct magnet_pkt_view *v, const u8 *b, unsigned int len,
-		      unsigned int built)
-{
-	memset(v, 0, sizeof(*v));
-	v->protocol = b[0] << 8 | b[1];
-	v->ifindex_known = true;
-	v->ifindex = b[4] << 24 | b[5] << 16 | b[6] << 8 | b[7];
-	v->hatype = b[8] << 8 | b[9];
-	v->pkttype = b[10];
-	v->len = len - SLL2_LEN;
-	v->len_known = true;
-	if (!built) {
-		v->linear = b + SLL2_LEN;
-		v->nlinear = v->len;
-		v->avail = v->len;
-		return;
-	}
-	if (built > v->len)
-		built = v->len;
-	v->nbuilt = built;
-	memcpy(v->built, b + SLL2_LEN, built);
-	v->ubuf = b + SLL2_LEN + built;
-	v->avail = v->len - built;
-}
-
-/*
- * A send call's headers, as the core builds them (kmod/magnet/packet.c,
- * view_build()): IPv4 with UDP (its length known), IPv6 with TCP (not).
- * Bits the same in every hit: the version and header length, the
- * protocol, IPv4's fragment offset; known: addresses, ports, UDP's
- * lengths; the rest (ToS, id, flags, TTL, checksums, flow label, hop
- * limit, TCP's other fields) unknown.
- */
-static void make_template(struct magnet_pkt_template *t, int v6,
-			  unsigned int unk)
-{
-	memset(t, 0, sizeof(*t));
-	t->protocol = v6 ? 0x86dd : 0x0800;
-	if (!v6) {
-		t->nbuilt = 28;
-		memset(t->known, 0xff, 28);
-		t->known[1] = t->known[4] = t->known[5] = t->known[8] = 0;
-		t->known[10] = t->known[11] = t->known[26] = t->known[27] = 0;
-		t->known[6] = 0x1f;
-		t->konst[0] = t->konst[9] = t->konst[7] = 0xff;
-		t->konst[6] = 0x1f;
-		t->val[0] = 0x45;
-		t->val[9] = 17;
-	} else {
-		t->nbuilt = 60;
-		memset(t->known + 8, 0xff, 36);	/* addresses, ports */
-		t->known[0] = t->konst[0] = 0xf0;
-		t->known[6] = t->konst[6] = 0xff;
-		t->val[0] = 0x60;
-		t->val[6] = 6;
-	}
-	/* a source not chosen yet (MAGNET_BUILT_*_UNKNOWN) */
-	if (unk & MAGNET_BUILT_SADDR_UNKNOWN)
-		memset(t->known + (v6 ? 8 : 12), 0, v6 ? 16 : 4);
-	if (unk & MAGNET_BUILT_SPORT_UNKNOWN)
-		memset(t->known + (v6 ? 40 : 20), 0, 2);
-	/* the fields each byte is built from (struct magnet_sent's) */
-	for (unsigned int i = 0; i < (v6 ? 16u : 4u); i++) {
-		t->field[(v6 ? 8 : 12) + i] = MAGNET_SENT_SADDR + i / 4;
-		t->field[(v6 ? 24 : 16) + i] = MAGNET_SENT_DADDR + i / 4;
-	}
-	t->field[v6 ? 4 : 2] = t->field[v6 ? 5 : 3] = MAGNET_SENT_IPLEN;
-	t->field[v6 ? 40 : 20] = t->field[v6 ? 41 : 21] = MAGNET_SENT_SPORT;
-	t->field[v6 ? 42 : 22] = t->field[v6 ? 43 : 23] = MAGNET_SENT_DPORT;
-	if (!v6)
-		t->field[24] = t->field[25] = MAGNET_SENT_UDPLEN;
-}
-
-/*
- * A random send call of template @tp's shape: its record in @pk (and
- * @s), and its headers built into @v as the core builds them (its
- * view_build()): the template's constant bits, the fields from @pk, the
- * unknown bits zero.
- */
-static void make_sent(const struct magnet_pkt_template *tp,
-		      struct magnet_packet *pk, struct magnet_sent *s,
-		      struct magnet_pkt_view *v)
-{
-	static const u8 some[] = { 0, 1, 5, 17, 53, 80, 0x13, 0x89, 10, 9, 0xfd };
-	static const u16 ports[] = { 53, 80, 5001, 6000 };
-	int v6 = tp->protocol == 0x86dd;
-	unsigned int ip = v6 ? 40 : 20;
-	u16 be;
-
-	memset(pk, 0, sizeof(*pk));
-	memset(v, 0, sizeof(*v));
-	pk->family = v6 ? AF_INET6 : AF_INET;
-	pk->proto = v6 ? 6 : 17;
-	for (unsigned int i = 0; i < 16; i++) {
-		pk->saddr[i] = rnd() % 2 ? rnd() : some[rnd() % sizeof(some)];
-		pk->daddr[i] = rnd() % 2 ? rnd() : some[rnd() % sizeof(some)];
-	}
-	pk->sport = htons(rnd() % 2 ? rnd() : ports[rnd() % 4]);
-	pk->dport = htons(rnd() % 2 ? rnd() : ports[rnd() % 4]);
-	pk->len = rnd() % 1500;
-	s->pk = pk;
-	s->iphlen = ip;
-	s->len = v6 ? 0 : ip + 8 + pk->len;	/* TCP's is not known */
-
-	v->protocol = tp->protocol;
-	v->nbuilt = tp->nbuilt;
-	v->len = s->len;
-	v->len_known = !v6;
-	for (unsigned int i = 0; i < tp->nbuilt; i++) {
-		v->built[i] = tp->val[i] & tp->konst[i];
-		v->unknown[i] = ~tp->known[i];
-	}
-	memcpy(v->built + (v6 ? 8 : 12), pk->saddr, v6 ? 16 : 4);
-	memcpy(v->built + (v6 ? 24 : 16), pk->daddr, v6 ? 16 : 4);
-	memcpy(v->built + ip, &pk->sport, 2);
-	memcpy(v->built + ip + 2, &pk->dport, 2);
-	if (!v6) {
-		be = htons(s->len);
-		memcpy(v->built + 2, &be, 2);
-		be = htons(s->len - ip);
-		memcpy(v->built + ip + 4, &be, 2);
-	}
-	/* what the template does not know: zero, as built */
-	for (unsigned int i = 0; i < tp->nbuilt; i++)
-		v->built[i] &= tp->known[i];
 }
 
 /*
@@ -726,6 +561,166 @@ next:
 	}
 }
 
+/*
+ * Programs made by hand that once broke the kernel (hardening issue):
+ *   - a conditional jump whose two targets are equal, decided false by
+ *     the template: the analysis took the rest of the program as never
+ *     reached, and the rewrite jumped to a step that did not exist;
+ *   - 255 loads and a return: 256 steps, which a u8 length wrapped to 0.
+ * Written again for every shape, each must answer as pcap_vm on random
+ * records of it; in the kernel (pcapfilter suite) they are added as
+ * rules on the debug kernel.
+ */
+static void reproducers(void)
+{
+	static struct sock_filter loads[MAGNET_PACKET_INSNS_MAX];
+	const struct sock_filter equal[] = {
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0xffff),
+	};
+	struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS];
+	struct pcap_astate *st = calloc(MAGNET_PACKET_INSNS_MAX,
+					pcap_vm_astate_size());
+	struct pcap_sent *sp = malloc(sizeof(*sp) + MAGNET_PACKET_INSNS_MAX *
+				      sizeof(sp->op[0]));
+	struct {
+		const char *what;
+		const struct sock_filter *f;
+		unsigned int len;
+	} progs[] = {
+		{ "a jump whose targets are equal", equal, 2 },
+		{ "255 loads of the destination port and ret a", loads,
+		  MAGNET_PACKET_INSNS_MAX },
+	};
+
+	for (unsigned int i = 0; i + 1 < MAGNET_PACKET_INSNS_MAX; i++)
+		loads[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS,
+							SLL2_LEN + 22);
+	loads[MAGNET_PACKET_INSNS_MAX - 1] =
+		(struct sock_filter)BPF_STMT(BPF_RET | BPF_A, 0);
+	for (unsigned int u = 0; u < MAGNET_BUILT_UNKNOWNS; u++) {
+		make_template(&t[0][u], 0, u);
+		make_template(&t[1][u], 1, u);
+	}
+	for (unsigned int i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct pcap_op ops[MAGNET_PACKET_INSNS_MAX];
+		unsigned int at, shapes = 0, bad = 0, steps = 0;
+
+		if (!harness_check(!pcap_vm_check(progs[i].f, progs[i].len, &at),
+				   "%s: taken by the check", progs[i].what))
+			continue;
+		pcap_vm_decode(progs[i].f, progs[i].len, ops);
+		for (int tn = 0; tn < 2 * MAGNET_BUILT_UNKNOWNS; tn++) {
+			const struct magnet_pkt_template *tp =
+				&t[tn / MAGNET_BUILT_UNKNOWNS][tn % MAGNET_BUILT_UNKNOWNS];
+
+			if (!pcap_vm_specialize(progs[i].f, progs[i].len, tp, st, sp))
+				continue;
+			shapes++;
+			steps += sp->len;
+			for (unsigned int n = 0; n < 500; n++) {
+				struct magnet_packet pk;
+				struct magnet_pkt_view v;
+				struct magnet_sent s;
+				int want;
+
+				make_sent(tp, &pk, &s, &v);
+				want = pcap_vm_run(progs[i].f, ops, &v);
+				bad += want == PCAP_UNDECIDED ||
+				       pcap_vm_run_sent(sp, &s) != (want == PCAP_MATCH);
+			}
+		}
+		harness_check(shapes > 0 && !bad,
+			      "%s: written again for %u shapes (%u steps in all), on 500 records each it answers as pcap_vm (wrong %u)",
+			      progs[i].what, shapes, steps, bad);
+	}
+	free(sp);
+	free(st);
+}
+
+/*
+ * pcap_vm_native_safe(): the programs the kernel's translation answers
+ * differently from libpcap have no copies for it (a shift by X that can
+ * reach 32: the kernel's takes X's low five bits; a load whose X + k can
+ * pass 2^20: the kernel's reads the network header below it, or wraps),
+ * and every expression of the list that reads neither the length nor the
+ * cooked header keeps them.
+ */
+static void native_safe(void)
+{
+	static const struct { const char *expr; bool safe; } exprs[] = {
+		{ "udp[8] << udp[9] = 0", false },
+		{ "udp[8] >> udp[9] = 0", false },
+		{ "udp[8] << (udp[9] & 31) = 0", true },
+		{ "udp[8] >> (udp[9] % 32) = 0", true },
+		{ "udp[8] << 31 = 0", true },
+		{ "ip[udp[8] * 65536] = 1", false },
+		{ "tcp[((tcp[12:1] & 0xf0) >> 2):1] != 0", true },
+		{ "ip[2:2] - ((ip[0] & 0xf) << 2) > 100", true },
+	};
+	const struct sock_filter far[] = {	/* ldx #0xfff00014; ldb [x+20] */
+		BPF_STMT(BPF_LDX | BPF_IMM, 0xfff00014),
+		BPF_STMT(BPF_LD | BPF_B | BPF_IND, SLL2_LEN),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	const struct sock_filter wraps[] = {	/* X + k past 2^32 */
+		BPF_STMT(BPF_LDX | BPF_IMM, 0xfffffff0),
+		BPF_STMT(BPF_LD | BPF_B | BPF_IND, SLL2_LEN + 0x24),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	const struct sock_filter abs_far[] = {	/* ldb [2^20 + 40] */
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, SLL2_LEN + 0x100028),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	unsigned int nexpr = sizeof(expressions) / sizeof(expressions[0]);
+	struct pcap_range *st = calloc(MAGNET_PACKET_INSNS_MAX,
+				       pcap_vm_range_size());
+	unsigned int eligible = 0, kept = 0;
+
+	for (unsigned int e = 0; e < nexpr + sizeof(exprs) / sizeof(exprs[0]); e++) {
+		const char *text = e < nexpr ? expressions[e] : exprs[e - nexpr].expr;
+		struct bpf_program prog;
+		char err[PCAP_ERRBUF_SIZE];
+		const struct sock_filter *f;
+		bool plain = true, safe;
+
+		if (pcapfilter_compile(text, &prog, err, sizeof(err)))
+			continue;
+		f = (const struct sock_filter *)prog.bf_insns;
+		/* what native_prog() takes: no length, no cooked header but its protocol */
+		for (unsigned int i = 0; i < prog.bf_len; i++) {
+			u16 c = f[i].code;
+
+			if ((BPF_CLASS(c) == BPF_LD || BPF_CLASS(c) == BPF_LDX) &&
+			    (BPF_MODE(c) == BPF_LEN ||
+			     (BPF_MODE(c) != BPF_IMM && BPF_MODE(c) != BPF_MEM &&
+			      f[i].k < SLL2_LEN &&
+			      !(c == (BPF_LD | BPF_H | BPF_ABS) && !f[i].k))))
+				plain = false;
+		}
+		safe = pcap_vm_native_safe(f, prog.bf_len, st);
+		if (e < nexpr) {
+			eligible += plain;
+			kept += plain && safe;
+		} else {
+			harness_check(safe == exprs[e - nexpr].safe,
+				      "copies for the kernel's BPF: '%s': %s",
+				      text, safe ? "made" : "none");
+		}
+		pcap_freecode(&prog);
+	}
+	harness_check(eligible > 30 && kept == eligible,
+		      "copies for the kernel's BPF: every one of the %u expressions that read neither the length nor the cooked header keeps them (%u)",
+		      eligible, kept);
+	harness_check(!pcap_vm_native_safe(far, 3, st),
+		      "copies for the kernel's BPF: none for ldx #0xfff00014; ldb [x+20] (the kernel's reads below the network header)");
+	harness_check(!pcap_vm_native_safe(wraps, 3, st),
+		      "copies for the kernel's BPF: none for ldx #0xfffffff0; ldb [x+56] (X + k wraps)");
+	harness_check(!pcap_vm_native_safe(abs_far, 2, st),
+		      "copies for the kernel's BPF: none for ldb [2^20 + 40] (SKF_NET_OFF + it is a load at 40)");
+	free(st);
+}
+
 static void refused(const char *what, const struct sock_filter *f,
 		    unsigned int len, unsigned int want_at)
 {
@@ -837,6 +832,8 @@ int main(int argc, char **argv)
 			      at, why ? why : "taken");
 	}
 	native_on_built();
+	reproducers();
+	native_safe();
 	ihl5_copies(npackets);
 	refused("unknown opcode",
 		(struct sock_filter[]){ { 0xff, 0, 0, 0 }, BPF_STMT(BPF_RET | BPF_K, 1) },

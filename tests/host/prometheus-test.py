@@ -11,8 +11,17 @@ would see them:
     answers; content negotiation by Accept;
   - HTTP: 404, 405 (with Allow), 413, 431, HEAD, the index page; each bad
     request changes nothing and is counted; a stalled client does not hold
-    up a scrape and is closed after the timeout; connections beyond
-    max-clients are not served while the others are open;
+    up a scrape and is closed after the timeout; a connection beyond
+    max-clients is served, the one that waited longest for a request
+    closed to make room;
+  - attacks: slowloris (max-clients connections trickling their headers
+    under the idle timeout: a scrape is served meanwhile, each is closed
+    by request-timeout), 2000 silent connections (a scrape right after
+    them is served within request-timeout), long query strings (answered
+    at once: ignored, or 414 past the header limit, never a silent close),
+    and more connections than descriptors (a node under RLIMIT_NOFILE 64
+    with max-clients 1024: no spin, a bounded log, its Unix socket's
+    clients served, nothing left in CLOSE-WAIT);
   - a real Prometheus (Debian's) scrapes both: both targets up, the event
     counts are what was fed, and histogram_quantile(0.99, sum by (le) ...)
     over both nodes is within the stated 12.5 % of the exact p99 of all
@@ -26,11 +35,13 @@ Prints "ok - ..." / "not ok - ..." lines and a tally; exits 1 on a failure.
 import json
 import math
 import os
+import resource
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -43,6 +54,11 @@ TOP = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
 HOST = os.path.join(TOP, "build/test-bin/http-host")
 PAIRS = 20000
 STATED_ERROR = 0.125        # exposition.h, metrics.h: one bucket's width
+DEADLINE = 3                # s: request-timeout of the nodes
+PROM = f"""	max-clients = 4
+	timeout = 2
+	request-timeout = {DEADLINE}
+	per-cpu = true"""
 PROM_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
                "application/openmetrics-text;version=0.0.1;q=0.75,"
                "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
@@ -74,15 +90,25 @@ def free_ports(n):
     return ports
 
 
-def get(url, headers=None, method="GET", data=None):
+def get(url, headers=None, method="GET", data=None, timeout=10):
     """(status, headers, body) of a request; errors are answers too."""
     req = urllib.request.Request(url, headers=headers or {}, method=method,
                                  data=data)
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
             return r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read()
+
+
+def status(url, timeout):
+    """The status of a GET, or the exception's name; and how long it took."""
+    t0 = time.monotonic()
+    try:
+        st = get(url, timeout=timeout)[0]
+    except (OSError, urllib.error.URLError) as e:
+        st = type(getattr(e, "reason", e)).__name__
+    return st, time.monotonic() - t0
 
 
 def raw(port, data, wait=5.0):
@@ -96,7 +122,7 @@ def raw(port, data, wait=5.0):
             if not b:
                 break
             out += b
-    except socket.timeout:
+    except OSError:             # a timeout, or a reset: what came, came
         pass
     s.close()
     return out
@@ -117,15 +143,13 @@ def exact_quantile(values, q):
     return v[max(0, math.ceil(q * len(v)) - 1)]
 
 
-def node_config(path, port, extra=""):
+def node_config(path, port, extra="", prom=PROM):
     with open(path, "w") as f:
         f.write(f"""socket {{ path = "{path}.sock" }}
 prometheus {{
 	enable = true
 	port = {port}
-	max-clients = 4
-	timeout = 2
-	per-cpu = true
+{prom}
 }}
 probe-set udp-send {{ }}
 probe exits {{ predef = "process_exit" }}
@@ -137,14 +161,20 @@ latency send {{
 {extra}""")
 
 
-def start_node(tmp, name, port, seed, low, high, extra=""):
+def start_node(tmp, name, port, seed, low, high, extra="", prom=PROM,
+               nofile=None):
+    """An http-host; @nofile: its RLIMIT_NOFILE, soft and hard."""
     conf = os.path.join(tmp, name + ".conf")
     times = os.path.join(tmp, name + ".times")
-    node_config(conf, port, extra)
+    node_config(conf, port, extra, prom)
+
+    def limit():
+        if nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     p = subprocess.Popen([HOST, conf, str(seed), str(PAIRS), str(low),
                           str(high), times], stdout=subprocess.PIPE,
                          stderr=open(os.path.join(tmp, name + ".log"), "w"),
-                         text=True)
+                         text=True, preexec_fn=limit)
     line = p.stdout.readline()
     if line.strip() != "ready":
         p.kill()
@@ -289,15 +319,22 @@ def test_http(base, port):
           % waited)
     stall.close()
 
-    # max-clients = 4: a fifth connection is not served while 4 are open
-    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+    # max-clients = 4: a fifth connection is served, and the one of 4 idle
+    # ones that waited longest for a request is closed to make room
+    idle = []
+    for _ in range(4):
+        idle.append(socket.create_connection(("127.0.0.1", port)))
+        time.sleep(0.05)
     time.sleep(0.3)
     try:
         ans = raw(port, b"GET /metrics HTTP/1.0\r\n\r\n", wait=1.0)
     except OSError:
         ans = b""
-    check(not ans.startswith(b"HTTP/1.1 200"),
-          "max-clients 4: a fifth connection is not served (%r)" % ans[:16])
+    time.sleep(0.1)
+    ended = [not is_open(s) for s in idle]
+    check(ans.startswith(b"HTTP/1.1 200") and ended == [True] + [False] * 3,
+          "max-clients 4: a fifth connection is served (%r), the oldest "
+          "idle one closed to make room (ended: %s)" % (ans[:16], ended))
     for s in idle:
         s.close()
     time.sleep(0.3)
@@ -310,6 +347,198 @@ def test_http(base, port):
           "scrapes are served again")
     for s in idle:
         s.close()
+
+
+def is_open(s):
+    """Whether the server has not ended connection @s (nothing to read)."""
+    s.setblocking(False)
+    try:
+        return s.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        s.setblocking(True)
+
+
+def test_slowloris(base, port):
+    """max-clients (4) connections send their headers a byte a second, under
+    the idle timeout (2 s): a scrape is served while they trickle, and each
+    is closed by the deadline (request-timeout, 3 s) after it opened."""
+    conns = []
+    for _ in range(4):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        conns.append({"s": s, "opened": time.monotonic(), "sent": 0,
+                      "ended": None})
+        time.sleep(0.05)
+    scrape = []
+    scraper = threading.Timer(1.2, lambda: scrape.append(
+        status(base + "/metrics", 2)))
+    scraper.start()
+    t0 = time.monotonic()
+    while (time.monotonic() - t0 < DEADLINE + 3 and
+           any(c["ended"] is None for c in conns)):
+        now = time.monotonic()
+        for c in conns:
+            if c["ended"] is not None:
+                continue
+            if not is_open(c["s"]):
+                c["ended"] = now
+            elif now - c["opened"] >= c["sent"] + 1:
+                try:
+                    c["s"].send(b"a")
+                    c["sent"] += 1
+                except OSError:
+                    c["ended"] = now
+        time.sleep(0.05)
+    scraper.join()
+    st, took = scrape[0]
+    check(st == 200, "slowloris: a scrape while max-clients connections "
+          "trickle their headers is served (%s in %.2f s)" % (st, took))
+    lived = [c["ended"] - c["opened"] if c["ended"] else None for c in conns]
+    check(all(x is not None and x <= DEADLINE + 0.5 for x in lived),
+          "slowloris: each trickling connection is closed by the deadline "
+          "(%d s), sending a byte a second: after %s s" % (DEADLINE, ", ".join(
+              "%.1f" % x if x is not None else "never" for x in lived)))
+    for c in conns:
+        c["s"].close()
+
+
+def test_flood(base, port):
+    """2000 connections that send nothing, held open: a scrape right after
+    them is served within the deadline."""
+    silent = []
+    for _ in range(2000):
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        silent.append(s)
+    st, took = status(base + "/metrics", DEADLINE + 1)
+    check(st == 200 and took < DEADLINE,
+          "silent flood: a scrape after 2000 silent connections is served "
+          "within the deadline (%s in %.2f s)" % (st, took))
+    for s in silent:
+        s.close()
+    time.sleep(0.3)
+
+
+def test_long_query(port):
+    """Query strings are ignored: any request line within the header limit
+    is answered at once, a longer one gets 414; none is closed silently."""
+    for query, want in [(b"a=1&" * 236, 200), (b"a=1&" * 1000, 200),
+                        (b"a=1&" * 3000, 200), (b"&" * 12000, 200),
+                        (b"a=1&" * 5000, 414)]:
+        t0 = time.monotonic()
+        ans = raw(port, b"GET /metrics?" + query + b" HTTP/1.1\r\nHost: x"
+                  b"\r\nConnection: close\r\n\r\n", wait=DEADLINE + 1)
+        took = time.monotonic() - t0
+        check(ans.startswith(b"HTTP/1.1 %d" % want) and took < 1,
+              "a query of %d bytes (%d '&'): %d at once (%r in %.2f s)"
+              % (len(query), query.count(b"&"), want, ans[:24], took))
+    st, took = status(f"http://127.0.0.1:{port}/?" + "x=1&" * 2000, 2)
+    check(st == 200, "... / with 2000 arguments: the index page (%s in "
+          "%.2f s)" % (st, took))
+
+
+def cpu_seconds(pid):
+    """User and system time of process @pid so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def close_wait(port):
+    """Sockets on local port @port in CLOSE-WAIT (/proc/net/tcp)."""
+    n = 0
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            local, st = line.split()[1], line.split()[3]
+            n += int(local.split(":")[1], 16) == port and st == "08"
+    return n
+
+
+def unix_snapshot(path):
+    """Whether magnetd's socket greets a client and answers a snapshot."""
+    u = socket.socket(socket.AF_UNIX)
+    u.settimeout(2)
+    out = b""
+    try:
+        u.connect(path)
+        u.sendall(b"snapshot\n")
+        while not out.endswith(b"\nend\n"):
+            b = u.recv(65536)
+            if not b:
+                break
+            out += b
+    except OSError:
+        pass
+    u.close()
+    return out.startswith(b"magnetd ") and out.endswith(b"\nend\n")
+
+
+def test_descriptors(tmp):
+    """A node with RLIMIT_NOFILE 64 (soft and hard) and max-clients 1024
+    holds 200 idle connections from one client: it does not spin, logs a
+    few lines, serves its Unix socket's clients and a scrape, and leaves
+    nothing in CLOSE-WAIT once the clients close."""
+    port = free_ports(1)[0]
+    prom = "\tmax-clients = 1024\n\ttimeout = 30\n\trequest-timeout = 30"
+    p, _ = start_node(tmp, "nofile", port, 3, 1000, 100000, prom=prom,
+                      nofile=64)
+    log = os.path.join(tmp, "nofile.log")
+    conns = []
+    try:
+        for _ in range(200):
+            s = socket.socket()
+            s.setblocking(False)
+            try:
+                s.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            conns.append(s)
+        time.sleep(0.5)
+        c0, t0 = cpu_seconds(p.pid), time.monotonic()
+        served = sum(unix_snapshot(os.path.join(tmp, "nofile.conf.sock"))
+                     for _ in range(3))
+        st, took = status(f"http://127.0.0.1:{port}/metrics", 2)
+        time.sleep(max(0, 3 - (time.monotonic() - t0)))
+        used = cpu_seconds(p.pid) - c0
+        wall = time.monotonic() - t0
+        check(used < 0.3, "RLIMIT_NOFILE 64, 200 connections held: "
+              "%.2f s of CPU in %.1f s (no spin)" % (used, wall))
+        check(served == 3, "... the Unix socket's clients are served "
+              "(%d of 3 snapshots)" % served)
+        check(st == 200, "... and a scrape (%s in %.2f s)" % (st, took))
+        with open(log, errors="replace") as f:
+            lines = f.read().splitlines()
+        check(len(lines) <= 10 and
+              any("max-clients" in x and "descriptors" in x for x in lines),
+              "... its log: %d lines, saying max-clients was lowered to fit "
+              "the descriptors (%s)" % (len(lines), " | ".join(
+                  x[:160] for x in lines[:4])))
+        for s in conns[100:]:
+            s.close()
+        time.sleep(0.5)
+        n = close_wait(port)
+        check(n == 0, "... 100 of the connections closed by the client: "
+              "none left in CLOSE-WAIT after 0.5 s (%d)" % n)
+        for s in conns[:100]:
+            s.close()
+        conns = []
+        time.sleep(0.5)
+        n = close_wait(port)
+        check(n == 0, "... all closed: none in CLOSE-WAIT after 0.5 s (%d)"
+              % n)
+    finally:
+        for s in conns:
+            s.close()
+        p.terminate()
+        p.wait()
 
 
 def prom_query(port, q):
@@ -435,9 +664,13 @@ def main():
         procs.append(n2)
         test_formats(f"http://127.0.0.1:{p1}")
         test_http(f"http://127.0.0.1:{p1}", p1)
+        test_slowloris(f"http://127.0.0.1:{p1}", p1)
+        test_flood(f"http://127.0.0.1:{p1}", p1)
+        test_long_query(p1)
         test_prometheus(tmp, [("n1", p1), ("n2", p2)],
                         {"n1": lat1, "n2": lat2})
         test_large(tmp)
+        test_descriptors(tmp)
     finally:
         for p in procs:
             p.terminate()

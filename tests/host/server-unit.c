@@ -12,10 +12,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -34,9 +36,12 @@
 /* --- the rest of the daemon ------------------------------------------------ */
 
 static unsigned int warnings;
+static bool quiet;		/* count the warnings, print nothing */
 
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
+	if (quiet)
+		return;
 	printf("# magnetd %s: ", level);
 	vprintf(fmt, ap);
 	putchar('\n');
@@ -301,6 +306,72 @@ static void test_not_reading(const char *path)
 	warnings = 0;
 }
 
+static void on_stop(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ONE);
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/*
+ * Out of descriptors: a client waits in the listen queue while accept()
+ * fails with EMFILE for a second. The server neither spins nor floods the
+ * log meanwhile, and takes the client once descriptors are free.
+ */
+static void test_out_of_descriptors(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	unsigned int said = warnings;
+	int filler[1024], nfill = 0, fd;
+	struct rlimit was, low;
+	double cpu, t;
+	ev_timer stop;
+	struct conn c;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	c.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ok(c.fd >= 0 && !connect(c.fd, (struct sockaddr *)&sa, sizeof(sa)),
+	   "out of descriptors: a client connects");
+	getrlimit(RLIMIT_NOFILE, &was);
+	low = was;
+	low.rlim_cur = 64;
+	setrlimit(RLIMIT_NOFILE, &low);
+	while (nfill < 1024 &&
+	       (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		filler[nfill++] = fd;
+	ok(nfill < 1024 && errno == EMFILE,
+	   "... and then every descriptor is taken (%d more)", nfill);
+	quiet = true;
+	ev_timer_init(&stop, on_stop, 1., 0.);
+	ev_timer_start(d.loop, &stop);
+	cpu = cpu_seconds();
+	ev_run(d.loop, 0);
+	cpu = cpu_seconds() - cpu;
+	quiet = false;
+	ok(cpu < 0.1, "... accept() failing for a second: %.3f s of CPU (no spin)",
+	   cpu);
+	ok(warnings - said == 1, "... and one line logged (%u)", warnings - said);
+	while (nfill)
+		close(filler[--nfill]);
+	setrlimit(RLIMIT_NOFILE, &was);
+	t = now_ns() / 1e9;
+	ok(wait_for(&c, "magnetd ") && now_ns() / 1e9 - t < 1,
+	   "... the client is served once descriptors are free (%.2f s)",
+	   now_ns() / 1e9 - t);
+	disconnect(&c);
+	warnings = said;
+}
+
 int main(void)
 {
 	struct metrics_limits lim = {
@@ -331,6 +402,7 @@ int main(void)
 
 	test_large_reply(cs.path);
 	test_not_reading(cs.path);
+	test_out_of_descriptors(cs.path);
 
 	server_free(d.server);
 	metrics_free(d.metrics);

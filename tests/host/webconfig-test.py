@@ -28,6 +28,10 @@ magnetd.conf; build/bin/magnetd -n checks files as an administrator would.
   - SIGHUP: a bad file changes nothing; new users apply to open connections;
     new TLS settings (a rotated certificate) to new connections, old ones
     closed at their next request; turning TLS off takes a restart;
+  - the endpoint's limits under TLS: connections stalled before or inside
+    their handshake make room for a scrape beyond max-clients and are
+    closed by request-timeout however they trickle (the handshake counts
+    as waiting for a request); query strings are ignored over TLS too;
   - magnetd itself (its web-config and reload, magnetd.c), which without
     the module serves its endpoint and waits (skipped where it cannot).
 
@@ -129,23 +133,22 @@ def make_pki(tmp):
     return {n: os.path.join(tmp, n) for n in os.listdir(tmp)}
 
 
-def node_conf(tmp, name, port, web):
+def node_conf(tmp, name, port, web, limits="\tmax-clients = 8\n"):
     return write(os.path.join(tmp, name + ".conf"), f"""socket {{ path = "{tmp}/{name}.sock" }}
 prometheus {{
 	enable = true
 	port = {port}
-	max-clients = 8
 	timeout = 5
-	web-config = "{web}"
+{limits}	web-config = "{web}"
 }}
 probe exits {{ predef = "process_exit" }}
 """)
 
 
 class Node:
-    def __init__(self, tmp, name, port, web):
+    def __init__(self, tmp, name, port, web, limits="\tmax-clients = 8\n"):
         self.name, self.port, self.web = name, port, web
-        self.conf = node_conf(tmp, name, port, os.path.basename(web))
+        self.conf = node_conf(tmp, name, port, os.path.basename(web), limits)
         self.log = os.path.join(tmp, name + ".log")
         self.p = subprocess.Popen([HOST, self.conf, "1", "10", "1000",
                                    "100000", os.path.join(tmp, name + ".t")],
@@ -579,6 +582,94 @@ def test_reload(a, pki, users):
           "SIGHUP turning TLS off: refused (a restart's), TLS still served")
 
 
+# --- max-clients and request-timeout under TLS ---------------------------------
+
+C_CLIENTS, C_DEADLINE = 2, 2     # node c's max-clients, request-timeout (s)
+
+
+def is_open(s):
+    """Whether the server has not ended connection @s (nothing to read)."""
+    s.setblocking(False)
+    try:
+        return s.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        s.setblocking(True)
+
+
+def test_limits(c, pki):
+    """Node c: max-clients 2, timeout 5 s, request-timeout 2 s, TLS and a
+    password. A TLS connection still in its handshake waits for a request,
+    as one still sending its headers does."""
+    ctx = tls_context(pki)
+    # max-clients connections that never start their handshake, then a
+    # scrape: the one that waited longest makes room
+    silent = []
+    for _ in range(C_CLIENTS):
+        silent.append((socket.create_connection(("127.0.0.1", c.port)),
+                       time.monotonic()))
+        time.sleep(0.1)
+    st, _, body = fetch(c.port, ctx, user="prom", password="s3cret")
+    time.sleep(0.2)
+    check(st == 200 and b"magnet_events_total" in body and
+          not is_open(silent[0][0]) and is_open(silent[1][0]),
+          "TLS, max-clients (%d) connections that never start their "
+          "handshake: a scrape is served (%s), the one that waited "
+          "longest closed to make room, the other still open"
+          % (C_CLIENTS, st))
+
+    # a handshake trickled a byte at a time, under the idle timeout (5 s):
+    # closed by request-timeout, as the silent one left is
+    t = socket.create_connection(("127.0.0.1", c.port))
+    opened = time.monotonic()
+    t.sendall(b"\x16\x03\x01\x02\x00\x01")   # a ClientHello of 512 bytes
+    ended = {}
+    while time.monotonic() - opened < C_DEADLINE + 3 and len(ended) < 2:
+        now = time.monotonic()
+        for name, sock, since in (("trickle", t, opened),
+                                  ("silent", *silent[1])):
+            if name not in ended and not is_open(sock):
+                ended[name] = now - since
+        if "trickle" not in ended:
+            try:
+                t.send(b"\x00")
+            except OSError:
+                ended["trickle"] = time.monotonic() - opened
+        time.sleep(0.25)
+    check(all(0 < ended.get(n, 99) <= C_DEADLINE + 0.6
+              for n in ("trickle", "silent")),
+          "TLS handshakes, trickled a byte per 0.25 s or silent: closed by "
+          "request-timeout (%d s; idle timeout 5 s) after %s" % (
+              C_DEADLINE, ", ".join("%s %.1f s" % (n, ended[n]) if n in ended
+                                    else n + " never"
+                                    for n in ("trickle", "silent"))))
+    t.close()
+    for s, _ in silent:
+        s.close()
+
+    # the query string is ignored over TLS too (on_uri() sees the
+    # decrypted request line as it sees a plain one)
+    conn = http.client.HTTPSConnection("127.0.0.1", c.port, context=ctx,
+                                       timeout=C_DEADLINE + 1)
+    for query, want in [("a=1&" * 236, 200), ("a=1&" * 3000, 200),
+                        ("a=1&" * 5000, 414)]:
+        t0 = time.monotonic()
+        try:
+            st, _, body = request(conn, "/metrics?" + query, "prom", "s3cret")
+        except (OSError, http.client.HTTPException) as e:
+            st, body = repr(e)[:40], b""
+            conn.close()
+        took = time.monotonic() - t0
+        check(st == want and took < 1 and
+              (want != 200 or b"magnet_events_total" in body),
+              "TLS, a query of %d bytes (%d '&'): %d at once (%s in %.2f s)"
+              % (len(query), query.count("&"), want, st, took))
+    conn.close()
+
+
 def test_magnetd(tmp, pki):
     """magnetd itself (its reload, magnetd.c), on the host: without the
     module it serves its endpoint and waits, configuring nothing."""
@@ -680,6 +771,16 @@ http_server_config:
 """)
         a = Node(tmp, "a", pa, web_a)
         nodes.append(a)
+        web_c = write(os.path.join(tmp, "c.yml"), f"""tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+basic_auth_users:
+  prom: {bcrypt('s3cret', 4)}
+""")
+        c = Node(tmp, "c", free_ports(1)[0], web_c,
+                 f"\tmax-clients = {C_CLIENTS}\n"
+                 f"\trequest-timeout = {C_DEADLINE}\n")
+        nodes.append(c)
         b = Node(tmp, "b", pb, web_b)
         nodes.append(b)
         phases = [("certificates, bad configurations", t0)]
@@ -688,6 +789,7 @@ http_server_config:
                 ("client certificates", test_client_certs, (b, pki)),
                 ("Prometheus", test_prometheus, (tmp, pki, a, b)),
                 ("reload", test_reload, (a, pki, users)),
+                ("limits", test_limits, (c, pki)),
                 ("magnetd", test_magnetd, (tmp, pki))]:
             phases.append((name, time.monotonic()))
             fn(*args)

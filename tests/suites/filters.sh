@@ -385,6 +385,34 @@ magnet-test udp 127.0.0.1 5001 10 > /dev/null
 drain
 logged_us; check_count "send call: exclude src host 127.0.0.1 (a socket bound to any address: not chosen yet): all 10 go on" 10 "$got"
 clear_rules
+
+# --- programs made by hand, each of which once broke the kernel --------------------------
+# On the send call (written again for each shape of call), the device's
+# receive and its transmit (the kernel's BPF on an skb): then UDP through
+# them. On the debug kernel a KASAN report or a lockup fails the run.
+# hand WHAT WANT INSN...: WANT of 20 datagrams pass the send call's rule
+hand() {
+	what=$1; want=$2; shift 2
+	clear_rules
+	for p in us rx tx; do
+		if ! magnet-nltest program $p "$@" > /tmp/hand.txt 2>&1; then
+			fail "made by hand: $what: a rule on $p" "$(cat /tmp/hand.txt)"
+			return
+		fi
+	done
+	magnet-test udp 127.0.0.1 5001 20 > /dev/null
+	drain
+	logged_us; check_count "made by hand: $what: $want of 20 pass the send call" $want "$got"
+}
+hand "a jump whose two targets are equal (jeq #1, 0, 0; ret #0xffff)" 20 \
+	0x15,0,0,1 0x06,0,0,0xffff
+hand "256 instructions: 255 loads of the destination port and ret a" 20 \
+	255*0x28,0,0,42 0x16,0,0,0
+hand "a load at X + k past 2^32 (ldx #0xfffffff0; ldb [x+36]; ret a)" 0 \
+	0x01,0,0,0xfffffff0 0x50,0,0,0x24 0x16,0,0,0
+hand "a load at X + k below the network header (ldx #0xfff00014; ldb [x+20])" 0 \
+	0x01,0,0,0xfff00014 0x50,0,0,20 0x16,0,0,0
+clear_rules
 magnetctl probe del us
 
 # --- the correlating filter: journeys of known length -------------------------------------

@@ -285,6 +285,8 @@ live_compare 'net 10.9.0.0/24 and not port 53' some
 live_compare 'tcp[((tcp[12:1] & 0xf0) >> 2):1] != 0'
 live_compare 'port 6000 or portrange 5200-5201' some
 live_compare 'ip6 protochain 17' some
+# a shift by X: 32 or more gives 0 in libpcap, not in the kernel's BPF
+live_compare 'udp[8] << udp[9] = 0'
 
 live inbound and udp
 check "an expression on the direction runs here only, and says why" \
@@ -314,6 +316,24 @@ check "... and captures as before: the 5 datagrams to port 5001" \
 	[ "$(grep -c 'UDP' /tmp/pf-z.txt)" -eq 5 ]
 check "magnet-read's probes and their rules are gone" \
 	sh -c "[ -z \"\$(magnetctl filter list)\" ] && ! magnetctl probe list | grep -q udp-send"
+
+# --- every way of running a program, against libpcap ---------------------------------
+# Random programs (made to reach what libpcap's compiler does not: loads
+# at X + k with X near 2^32, shifts by X, jumps whose targets are equal)
+# and tcpdump expressions with random operands, each on 40 random
+# packets (IPv4 with and without options, IPv6, bytes of any kind): the
+# interpreter and every copy for the kernel's BPF (at the network
+# header, from skb->data, past an Ethernet header, and the twins for
+# IPv4 without options), on real sk_buffs, must answer what libpcap's
+# bpf_filter() answers (tests/bin/pcap-diff.c, tests/kmod/pcapdiff.c).
+# PCAP_DIFF programs (kernel command line; 4000 by default), seeded by
+# the boot.
+n=${PCAP_DIFF:-4000}
+seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+insmod $M/magnet_pcapdiff.ko
+check "every way of running a program answers as libpcap: $n programs x 40 packets (seed $seed)" \
+	run_nl pcap-diff $n 40 $seed
+rmmod magnet_pcapdiff
 
 kill $A $B
 unload_all

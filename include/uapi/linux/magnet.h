@@ -254,7 +254,11 @@ struct magnet_ring_pub {
  * @lost_total: out: the CPU's loss total, when @lost is not 0
  * @timestamp:	out: the timestamp of the last record consumed on this CPU
  * A @slot that does not exist, a @pos outside [tail, commit] or inside a
- * record, or @flags not 0 fail with EINVAL and change nothing.
+ * record, or @flags not 0 fail with EINVAL and change nothing; so does an
+ * argument the caller cannot write (EFAULT). Only if it stops being
+ * writable during the call (another thread unmaps it) are the records
+ * consumed with EFAULT; a drained ring's @lost is then kept for the next
+ * call to report.
  */
 struct magnet_consume {
 	__u32 slot;
