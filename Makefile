@@ -7,7 +7,9 @@
 #                         given), checkpatch --strict: any finding fails; and
 #                         check-host: magnet-read on made-up trace files
 #                         (its timeline in Chromium: scripts/install-deps),
-#                         magnetd's parts, libmagnet, magnet-supermon, the
+#                         magnetd's parts (its Prometheus endpoint scraped
+#                         by Prometheus, over TLS with basic auth too),
+#                         libmagnet, magnet-supermon, the
 #                         module's filter gate against its full rules; the
 #                         host tests again under ASan and UBSan, and each
 #                         fuzz target for FUZZ_SECS (5) seconds (clang)
@@ -15,7 +17,8 @@
 #   make fuzz-soak FUZZ_SECS=3600
 #                         each fuzz target for an hour, what it finds kept
 #                         in build/fuzz/corpus/ (FUZZ_TARGETS="trace expr"
-#                         picks some: trace expr config request reply)
+#                         picks some: trace expr config request reply
+#                         webconfig)
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
@@ -123,14 +126,16 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $
 	@mkdir -p $(@D)
 	$(CC) $(TOOL_CFLAGS) -Ilibmagnet -o $@ $(MAGNETCTL_SRC) $(LIB_A) build/lib/libmagnet.a -lmnl -lpcap
 
-# magnetd: the daemon (libev, libmnl, libconfuse, libmicrohttpd)
+# magnetd: the daemon (libev, libmnl, libconfuse, libmicrohttpd; its web
+# configuration: libyaml, GnuTLS, libcrypt's bcrypt)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
-	       reader.c server.c nofile.c http.c exposition.c)
+	       reader.c server.c nofile.c http.c exposition.c webconfig.c webauth.c)
+WEB_LIBS  := -lmicrohttpd -lgnutls -lyaml -lcrypt
 MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
 build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lpcap -lconfuse -lmicrohttpd -lm
+	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lpcap -lconfuse $(WEB_LIBS) -lm
 
 # libmagnet: the client library, its pkg-config file and the example
 LIBMAGNET_SOVER := 1
@@ -261,7 +266,8 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 # and UndefinedBehaviorSanitizer, where any finding fails, and a libFuzzer
 # target for each parser of outside input (tests/fuzz/TARGET.c): trace
 # files as magnet-read -r reads them, its filter expression, magnetd.conf,
-# magnetd's request lines, libmagnet's side of the protocol. check-host runs
+# magnetd's request lines, libmagnet's side of the protocol, magnetd's web
+# configuration. check-host runs
 # each from its seed corpus (tests/fuzz/corpus/TARGET/, made by
 # tests/fuzz/make-corpus.py) with a fixed seed for FUZZ_SECS seconds; any
 # crash, leak, sanitizer finding or hang fails it, leaving the input in
@@ -271,7 +277,7 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 
 FUZZ_CC      ?= clang
 FUZZ_SECS    ?= 5
-FUZZ_ALL     := trace expr config request reply pcapvm
+FUZZ_ALL     := trace expr config request reply webconfig pcapvm
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 SAN_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -Wall -Wextra -Werror=implicit-function-declaration \
@@ -289,6 +295,7 @@ FUZZ_config  := tests/fuzz/config.c magnetd/config.c $(LIB_SRC)
 FUZZ_request := tests/fuzz/request.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c
 # (reply.c includes libmagnet.c, to make a client on a socket pair)
 FUZZ_reply   := tests/fuzz/reply.c
+FUZZ_webconfig := tests/fuzz/webconfig.c magnetd/webconfig.c
 # (the packet filter's kernel code, built with the kernel's headers stood in for)
 FUZZ_pcapvm  := tests/fuzz/pcapvm.c filters/pcap_vm.c
 FUZZ_INC_pcapvm   := -Itests/host/kshim -Iinclude -Ifilters -Itests/host
@@ -297,6 +304,7 @@ FUZZ_LIBS_trace   := -lmnl -lpcap
 FUZZ_LIBS_expr    := -lmnl -lpcap
 FUZZ_LIBS_config  := -lconfuse -lmnl -lpcap
 FUZZ_LIBS_request := -lev -lm
+FUZZ_LIBS_webconfig := -lgnutls -lyaml
 FUZZ_HDRS    := $(MR_HEADERS) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
 		include/uapi/linux/magnet.h
 
@@ -314,14 +322,21 @@ check-server-unit: build/test-bin/server-unit
 # magnetd's HTTP endpoint on the host, scraped by Prometheus
 # (tests/host/prometheus-test.py, tests/host/http-host.c).
 HTTP_HOST_SRC := tests/host/http-host.c tests/host/daemon-stubs.c \
-		 $(addprefix magnetd/,server.c metrics.c config.c nofile.c http.c exposition.c)
+		 $(addprefix magnetd/,server.c metrics.c config.c nofile.c http.c exposition.c \
+		 webconfig.c webauth.c)
 build/test-bin/http-host: $(HTTP_HOST_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ $(HTTP_HOST_SRC) $(LIB_A) -lev -lconfuse -lmnl -lpcap \
-		-lmicrohttpd -lm
+		$(WEB_LIBS) -lm
 
 check-prometheus: build/test-bin/http-host
 	/usr/bin/python3 tests/host/prometheus-test.py $(CURDIR)
+
+# Its TLS and basic authentication (magnetd/webconfig.c, webauth.c): bad web
+# configurations by magnetd -n, the endpoint by clients and by Prometheus
+# (tests/host/webconfig-test.py; certificates made by openssl at test time).
+check-webconfig: build/test-bin/http-host build/bin/magnetd
+	/usr/bin/python3 tests/host/webconfig-test.py $(CURDIR)
 
 # clang, with libFuzzer: said plainly when it is not there
 build/fuzz/.clang:
@@ -366,6 +381,7 @@ build/fuzz/fuzz-expr: $(FUZZ_expr)
 build/fuzz/fuzz-config: $(FUZZ_config)
 build/fuzz/fuzz-request: $(FUZZ_request)
 build/fuzz/fuzz-reply: $(FUZZ_reply) libmagnet/libmagnet.c
+build/fuzz/fuzz-webconfig: $(FUZZ_webconfig)
 build/fuzz/fuzz-pcapvm: $(FUZZ_pcapvm) filters/pcap_vm.h tests/host/pcap-gen.h tests/host/pcap-host.h \
 		$(wildcard tests/host/kshim/linux/*.h)
 $(addprefix build/fuzz/fuzz-,$(FUZZ_ALL)): $(FUZZ_HDRS) | build/fuzz/.clang
@@ -392,8 +408,8 @@ fuzz-soak-%: build/fuzz/fuzz-%
 check-fuzz: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 fuzz-soak: $(addprefix fuzz-soak-,$(FUZZ_TARGETS))
 
-check-host: check-server-unit check-prometheus check-sanitize check-fuzz
-.PHONY: check-server-unit check-prometheus check-sanitize check-fuzz fuzz fuzz-soak
+check-host: check-server-unit check-prometheus check-webconfig check-sanitize check-fuzz
+.PHONY: check-server-unit check-prometheus check-webconfig check-sanitize check-fuzz fuzz fuzz-soak
 
 # The kernel checks run against each series magnet supports (Debian's
 # 6.1 and 6.12 headers), or only against KDIR when it is given.

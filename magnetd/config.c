@@ -343,6 +343,19 @@ DEFINE_RANGE(v_http_port, 1, 65535)
 DEFINE_RANGE(v_http_clients, 1, HTTP_CLIENTS_MAX)
 DEFINE_RANGE(v_http_timeout, 1, HTTP_TIMEOUT_MAX_S)
 
+/* The web configuration's file name; read by webconfig.c, not here. */
+static int v_web_config(cfg_t *sec, cfg_opt_t *opt)
+{
+	size_t len = strlen(cfg_opt_getnstr(opt, 0));
+
+	note(loading, sec, opt->name);
+	if (len >= FIELD_SIZE(struct config_prometheus, web_config))
+		parse_error(sec, "web-config is %zu bytes long, at most %zu",
+			    len, FIELD_SIZE(struct config_prometheus,
+					    web_config) - 1);
+	return 0;
+}
+
 /* A numeric IPv4 or IPv6 address: the endpoint binds to it, resolves nothing. */
 static int v_address(cfg_t *sec, cfg_opt_t *opt)
 {
@@ -610,6 +623,7 @@ static cfg_opt_t prometheus_opts[] = {
 	OPT_INT("request-timeout", 10, v_http_timeout),
 	{ .name = "per-cpu", .type = CFGT_BOOL, .def.boolean = cfg_false,
 	  .validcb = v_note },
+	OPT_STR("web-config", "", v_web_config),
 	CFG_END()
 };
 
@@ -935,6 +949,27 @@ static void build_socket(cfg_t *sec, struct config_socket *s)
 	copy_str(s->group, sizeof(s->group), cfg_getstr(sec, "group"));
 	s->max_clients = cfg_getint(sec, "max-clients");
 	s->client_queue = cfg_getint(sec, "client-queue");
+}
+
+/* A relative web-config is taken from the directory of @file. */
+static void build_web_config(struct loader *ld, cfg_t *sec,
+			     struct config_prometheus *p)
+{
+	const char *name = str_or_empty(cfg_getstr(sec, "web-config"));
+	const char *slash = strrchr(ld->file, '/');
+	int n;
+
+	if (!*name || name[0] == '/' || !slash) {
+		copy_str(p->web_config, sizeof(p->web_config), name);
+		return;
+	}
+	n = snprintf(p->web_config, sizeof(p->web_config), "%.*s/%s",
+		     (int)(slash - ld->file), ld->file, name);
+	if (n < 0 || (size_t)n >= sizeof(p->web_config))
+		report(ld, opt_line(ld, sec, "web-config"), "prometheus",
+		       "web-config %s in %.*s is more than %zu bytes long",
+		       name, (int)(slash - ld->file), ld->file,
+		       sizeof(p->web_config) - 1);
 }
 
 static void build_prometheus(cfg_t *sec, struct config_prometheus *p)
@@ -1465,6 +1500,7 @@ static struct config *build_config(struct loader *ld, cfg_t *root)
 	build_socket(cfg_getsec(root, "socket"), &cfg->socket);
 	build_metrics(ld, cfg_getsec(root, "metrics"), &cfg->metrics);
 	build_prometheus(cfg_getsec(root, "prometheus"), &cfg->prometheus);
+	build_web_config(ld, cfg_getsec(root, "prometheus"), &cfg->prometheus);
 	for (i = 0; i < cfg->nbuffers; i++)
 		build_buffer(ld, cfg_getnsec(root, "buffer", i),
 			     &cfg->buffers[i]);

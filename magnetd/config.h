@@ -23,7 +23,8 @@
  *					#  included (from the connection's
  *					#  opening or previous answer)
  *		per-cpu = false			# per-CPU event counters
- *	}
+ *		web-config = ""			# TLS, basic auth (webconfig.h);
+ *	}					#  relative: to this file's dir
  *	metrics {
  *		interval = 1			# s between ticks (thresholds)
  *		window = 10			# s covered by rates, percentiles
@@ -102,6 +103,7 @@ struct config_prometheus {
 	unsigned int timeout_s;		/* silent this long: closed */
 	unsigned int request_timeout_s;	/* a request, whole answer included */
 	bool per_cpu;
+	char web_config[256];		/* "": none */
 };
 
 struct config_metrics {

@@ -3,7 +3,9 @@
  * magnetd's HTTP endpoint for Prometheus (and whatever scrapes its
  * formats): GET /metrics, in the format the Accept header asks for
  * (exposition.c). Off unless magnetd.conf's prometheus section enables
- * it; loopback by default.
+ * it; loopback by default. TLS and basic authentication are the web
+ * configuration's (webauth.h): a request without what it asks for is
+ * answered 401 before anything else is looked at.
  *
  * HTTP is libmicrohttpd's (Debian's libmicrohttpd), run inside magnetd's
  * one libev loop: the library polls its sockets with an epoll set of its
@@ -17,10 +19,13 @@
  * only silence, so that deadline is kept here (struct slot). At most
  * `max-clients` connections are served at once. One more is accepted
  * into a spare slot, and the connection that has waited longest for a
- * request (still sending its headers, or idle between requests) is
- * closed to make room, or the newcomer if all the others are being
- * answered: clients that send nothing, or trickle, hold the slots only
- * until the next client comes. Each connection has at most
+ * request (in its TLS handshake, still sending its headers, or idle
+ * between requests) is closed to make room, or the newcomer if all the
+ * others are being answered: clients that send nothing, or trickle, hold
+ * the slots only until the next client comes. The deadline counts from
+ * the TCP connection, so under TLS the handshake is within it; whatever
+ * webauth keeps for a connection is released when the library closes it,
+ * however it ended. Each connection has at most
  * HTTP_HEADER_MAX bytes of request line and headers (more: 414 or 431)
  * and at most one rendered page; a query string is ignored (on_uri()).
  *
@@ -47,24 +52,29 @@
 
 #include "exposition.h"
 #include "magnetd.h"
+#include "webauth.h"
 
 #define HTTP_HEADER_MAX	16384	/* the request line and headers */
 
 /*
- * A connection, from the library's STARTED notice to its CLOSED one: when
- * its current request began (the connection's opening, or the end of its
- * previous answer), for the deadline.
+ * A connection, from the library's STARTED notice to its CLOSED one (its
+ * socket context): when its current request began (the connection's
+ * opening, or the end of its previous answer), for the deadline, and what
+ * webauth keeps for it (its TLS session's configuration), released at
+ * CLOSED however the connection ends.
  */
 struct slot {
 	struct MHD_Connection *c;	/* NULL: free */
 	ev_tstamp since;
 	bool closing;			/* shut down; the library closes it */
+	void *auth;			/* webauth_opened()'s */
 };
 
 struct http {
 	struct daemon *d;
 	bool started;		/* the library's complaints are not logged */
 	struct MHD_Daemon *mhd;
+	struct webauth *auth;	/* TLS, basic authentication */
 	bool per_cpu;
 	ev_io io;		/* the library's epoll set */
 	ev_timer timer;		/* its next timeout */
@@ -114,6 +124,7 @@ static enum MHD_Result answer(struct http *h, struct MHD_Connection *c,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	webauth_decorate(h->auth, r, status);
 	if (status >= 400)
 		h->refused++;
 	ret = MHD_queue_response(c, status, r);
@@ -171,6 +182,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 {
 	static int seen, had_body;
 	struct http *h = cls;
+	const union MHD_ConnectionInfo *i;
+	struct slot *s;
+	const char *why;
+	int status;
 
 	(void)version;
 	(void)upload;
@@ -183,6 +198,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		*state = &had_body;
 		return MHD_YES;
 	}
+	i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	s = i ? i->socket_context : NULL;
+	status = webauth_check(h->auth, c, s ? s->auth : NULL, &why);
+	if (status)
+		return status < 0 ? MHD_NO : refuse(h, c, status, why);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return refuse(h, c, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -222,6 +242,8 @@ static void turn(struct http *h)
 	MHD_run(h->mhd);
 	if (connections(h) < before)
 		MHD_run(h->mhd);
+	/* the library has freed the closed connections' TLS sessions */
+	webauth_idle(h->auth);
 	ev_timer_stop(h->d->loop, &h->timer);
 	if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
 		ev_timer_set(&h->timer, ms / 1000.0, 0.);
@@ -246,23 +268,31 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 /* --- the deadline, and room for a newcomer ------------------------------- */
 
 /*
- * Close @s's connection: shutdown() makes its socket report an end, and
+ * Close connection @c: shutdown() makes its socket report an end, and
  * the library closes it at its next run (there is no call to close one
  * that has not sent its headers).
  */
-static void slot_close(struct slot *s)
+static void shut(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *i;
 
-	if (s->closing)
-		return;
-	s->closing = true;
-	i = MHD_get_connection_info(s->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	if (i)
 		shutdown(i->connect_fd, SHUT_RDWR);
 }
 
-/* Whether @s waits for a request: its headers are not all in. */
+static void slot_close(struct slot *s)
+{
+	if (s->closing)
+		return;
+	s->closing = true;
+	shut(s->c);
+}
+
+/*
+ * Whether @s waits for a request: its headers are not all in (or, under
+ * TLS, its handshake is not done: the library is reading nothing yet).
+ */
 static bool slot_waiting(const struct slot *s)
 {
 	return !MHD_get_connection_info(s->c,
@@ -295,8 +325,11 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
 		s = *socket_context;
-		if (s)
+		if (s) {
+			webauth_closed(h->auth, &s->auth);
 			s->c = NULL;
+		}
+		*socket_context = NULL;
 		return;
 	}
 	for (s = h->slots; s <= h->slots + h->max_clients; s++)
@@ -304,12 +337,19 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 			free_slot = free_slot ? free_slot : s;
 		else if (!s->closing)
 			open++;
-	/* The library's limit is the number of slots: one is free. */
+	/*
+	 * The library's limit is the number of slots: one is free. (If not,
+	 * nothing would bound the connection: it goes.)
+	 */
 	s = free_slot;
-	if (!s)
+	if (!s) {
+		shut(c);
 		return;
+	}
 	*s = (struct slot){ .c = c, .since = ev_now(h->d->loop) };
 	*socket_context = s;
+	/* its TLS session gets the web configuration in force */
+	webauth_opened(h->auth, c, &s->auth);
 	if (open >= h->max_clients)
 		make_room(h, s);
 	if (!ev_is_active(&h->expiry)) {
@@ -413,14 +453,20 @@ struct http *http_new(struct daemon *d, const struct config_prometheus *cp)
 	h->per_cpu = cp->per_cpu;
 	h->max_clients = cp->max_clients;
 	h->deadline = cp->request_timeout_s;
+	ev_init(&h->expiry, on_expiry);
+	h->expiry.data = h;
 	h->slots = calloc(h->max_clients + 1, sizeof(*h->slots));
 	if (!h->slots) {
 		log_error("out of memory");
-		free(h);
+		http_free(h);
 		return NULL;
 	}
-	ev_init(&h->expiry, on_expiry);
-	h->expiry.data = h;
+	h->auth = webauth_new(d->web);
+	if (!h->auth) {
+		http_free(h);
+		return NULL;
+	}
+	flags |= webauth_mhd_flags(h->auth);
 	h->mhd = MHD_start_daemon(flags, cp->port, NULL, NULL, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, http_logger, h,
 		MHD_OPTION_SOCK_ADDR, &addr.sa,
@@ -430,6 +476,7 @@ struct http *http_new(struct daemon *d, const struct config_prometheus *cp)
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 		MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
+		MHD_OPTION_ARRAY, webauth_mhd_options(h->auth),
 		MHD_OPTION_END);
 	info = h->mhd ? MHD_get_daemon_info(h->mhd,
 					    MHD_DAEMON_INFO_EPOLL_FD) : NULL;
@@ -447,7 +494,8 @@ struct http *http_new(struct daemon *d, const struct config_prometheus *cp)
 	ev_io_start(d->loop, &h->io);
 	ev_init(&h->timer, on_timer);
 	h->timer.data = h;
-	log_info("prometheus: serving http://%s%s%s:%u/metrics",
+	log_info("prometheus: serving %s://%s%s%s:%u/metrics",
+		 webauth_tls(h->auth) ? "https" : "http",
 		 flags & MHD_USE_IPv6 ? "[" : "", cp->address,
 		 flags & MHD_USE_IPv6 ? "]" : "", cp->port);
 	return h;
@@ -463,6 +511,13 @@ void http_free(struct http *h)
 		MHD_stop_daemon(h->mhd);
 	}
 	ev_timer_stop(h->d->loop, &h->expiry);
+	/* after MHD_stop_daemon(): its connections' slots are free */
+	webauth_free(h->auth);
 	free(h->slots);
 	free(h);
+}
+
+int http_web_update(struct http *h, struct webconfig *wc)
+{
+	return webauth_update(h->auth, wc);
 }

@@ -31,6 +31,7 @@
 
 #include "magnetd.h"
 #include "nl.h"
+#include "webconfig.h"
 
 #define DEFAULT_CONFIG	"/etc/magnet/magnetd.conf"
 /* After the family appears, the module may still be setting up. */
@@ -329,18 +330,48 @@ static bool prometheus_changed(const struct config_prometheus *a,
 	       a->per_cpu != b->per_cpu;
 }
 
+/*
+ * The web configuration @cfg names, or the command line's (which wins):
+ * 0 and *@wc (NULL: none), or -1 with the problems in @err.
+ */
+static int load_web(const struct daemon *d, const struct config *cfg,
+		    struct webconfig **wc, char *err, size_t errlen)
+{
+	const char *file = d->web_config_arg ?: cfg->prometheus.web_config;
+
+	*wc = NULL;
+	if (!*file)
+		return 0;
+	*wc = webconfig_load(file, err, errlen);
+	return *wc ? 0 : -1;
+}
+
 static void reload(struct daemon *d)
 {
 	char err[4096];
 	struct config *cfg = config_load(d->config_file, err, sizeof(err));
 	struct config *old = d->cfg;
 	bool was_attached = d->attached;
+	struct webconfig *web;
 
 	d->reloads++;
 	if (!cfg) {
 		log_error("reload: %s has errors; keeping the running configuration:\n%s",
 			  d->config_file, err);
 		return;
+	}
+	if (load_web(d, cfg, &web, err, sizeof(err))) {
+		log_error("reload: the web configuration has errors; keeping the running configuration:\n%s",
+			  err);
+		config_free(cfg);
+		return;
+	}
+	/* both valid: the web configuration is in force from the next request */
+	if (d->http && http_web_update(d->http, web)) {
+		webconfig_put(web);
+	} else {
+		webconfig_put(d->web);
+		d->web = web;
 	}
 	if (socket_changed(&old->socket, &cfg->socket))
 		log_warn("reload: socket settings change only at restart");
@@ -390,7 +421,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: magnetd [-c FILE] [-n] [-h] [-V]\n"
+"Usage: magnetd [-c FILE] [--web.config.file=FILE] [-n] [-h] [-V]\n"
 "\n"
 "The magnet daemon: installs the probes, buffers, filters and sampling of\n"
 "its configuration in the magnet kernel module, drains the buffers into\n"
@@ -401,14 +432,19 @@ static void usage(FILE *f)
 "\n"
 "Options:\n"
 "  -c, --config FILE  configuration file (default " DEFAULT_CONFIG ")\n"
-"  -n, --check        check the configuration file and exit: 0 if it is\n"
-"                     valid, 1 with one line per problem (FILE:LINE: ...)\n"
+"  --web.config.file=FILE\n"
+"                     TLS and basic authentication of the Prometheus\n"
+"                     endpoint, in the format of node_exporter's (wins over\n"
+"                     the prometheus section's web-config; \"\" for none)\n"
+"  -n, --check        check the configuration file (and the web\n"
+"                     configuration's) and exit: 0 if valid, 1 with one\n"
+"                     line per problem (FILE:LINE: ...)\n"
 "  -h, --help         this help\n"
 "  -V, --version      print the version and exit\n"
 "\n"
-"Signals: SIGHUP reloads the configuration (a file with errors is refused\n"
-"and the running configuration stays; metrics are kept); SIGTERM and SIGINT\n"
-"remove what magnetd installed and exit.\n"
+"Signals: SIGHUP reloads the configuration and the web configuration (a\n"
+"file with errors is refused and the running configuration stays; metrics\n"
+"are kept); SIGTERM and SIGINT remove what magnetd installed and exit.\n"
 "\n"
 "If the module is not loaded, magnetd waits for it, and it installs its\n"
 "configuration again whenever the module is loaded again. To unload the\n"
@@ -466,6 +502,7 @@ static int setup(struct daemon *d)
 static void teardown(struct daemon *d)
 {
 	http_free(d->http);
+	webconfig_put(d->web);
 	server_free(d->server);
 	detach(d);
 	if (d->ctrl) {
@@ -484,6 +521,7 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "web.config.file", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daemon *d = &daemon_state;
@@ -499,6 +537,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			check_only = true;
+			break;
+		case 'W':
+			d->web_config_arg = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -538,8 +579,17 @@ int main(int argc, char **argv)
 			d->config_file);
 		return 1;
 	}
+	if (load_web(d, d->cfg, &d->web, err, sizeof(err))) {
+		fputs(err, stderr);
+		fprintf(stderr, "magnetd: invalid web configuration; not starting\n");
+		config_free(d->cfg);
+		return 1;
+	}
 	if (check_only) {
 		printf("%s: valid\n", d->config_file);
+		if (d->web)
+			printf("%s: valid\n", d->web->file);
+		webconfig_put(d->web);
 		config_free(d->cfg);
 		return 0;
 	}

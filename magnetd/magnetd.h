@@ -9,7 +9,8 @@
  *   reader.c	draining the module's buffers into the metrics
  *   server.c	the Unix socket: snapshots, subscriptions, pushes
  *   nofile.c	descriptors: RLIMIT_NOFILE against max-clients
- *   http.c	the HTTP endpoint for Prometheus (exposition.c: its formats)
+ *   http.c	the HTTP endpoint for Prometheus (exposition.c: its formats;
+ *		webconfig.c, webauth.c: its TLS and basic authentication)
  *   config.c	magnetd.conf
  *   metrics.c	the aggregation
  *
@@ -44,6 +45,7 @@ struct installed {
 };
 
 struct reader;
+struct webconfig;
 
 struct daemon {
 	struct ev_loop *loop;
@@ -52,6 +54,9 @@ struct daemon {
 	struct metrics *metrics;
 	struct server *server;
 	struct http *http;	/* NULL: the endpoint is off */
+	/* --web.config.file (NULL: the prometheus section's web-config) */
+	const char *web_config_arg;
+	struct webconfig *web;	/* in force (NULL: plain HTTP, no auth) */
 	struct nl_ctx *nl;	/* its socket owns what magnetd installs */
 
 	bool attached;		/* configuration installed, buffers read */
@@ -140,5 +145,10 @@ int nofile_fit(unsigned int nbuffers, struct config_socket *cs,
  */
 struct http *http_new(struct daemon *d, const struct config_prometheus *cp);
 void http_free(struct http *h);
+/*
+ * The web configuration @wc (NULL: none) in force for every later request;
+ * -1 (logged, nothing changed) if it would turn TLS on or off.
+ */
+int http_web_update(struct http *h, struct webconfig *wc);
 
 #endif /* MAGNETD_H */

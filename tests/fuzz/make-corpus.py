@@ -7,7 +7,8 @@ Usage: tests/fuzz/make-corpus.py [DIR]   (default: tests/fuzz/corpus)
 The seeds are small valid inputs in the project's own formats: trace
 files from tests/host/magnet-tracegen.py and the head of a real capture
 (tests/host/data/udp-veth.mtr), the expressions magnet-read's tests use,
-conf/magnetd.conf and smaller configurations, request lines as clients
+conf/magnetd.conf and smaller configurations, web configurations (no
+key: those are made at test time), request lines as clients
 send them, magnetd's replies and pushes as libmagnet reads them. Each
 target's first bytes are its options (see tests/fuzz/TARGET.c). Inputs
 that once made a target fail are kept beside them, by hand, under names
@@ -118,6 +119,48 @@ latency send { start = udp-send.socket  end = udp-send.dev-xmit  key = sock }
     yield "config", "errors", b"""probe 123 { predef = "nope" }
 latency l { start = a  end = a }
 /* an unclosed comment
+"""
+
+    vector = b"$2y$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW"
+    yield "webconfig", "empty", b""
+    yield "webconfig", "full", b"""tls_server_config:
+  cert_file: /nonexistent/server.crt
+  key_file: server.key
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: ca.crt
+  min_version: TLS12
+  max_version: TLS13
+  prefer_server_cipher_suites: true
+http_server_config:
+  http2: false
+  headers:
+    X-Content-Type-Options: nosniff
+    X-Frame-Options: sameorigin
+    Strict-Transport-Security: max-age=31536000
+basic_auth_users:
+  prometheus: """ + vector + b"""
+  alice: '""" + vector.replace(b"$2y$", b"$2b$") + b"""'
+"""
+    yield "webconfig", "users", b"basic_auth_users:\n  a: " + vector + \
+        b"\n  b: " + vector.replace(b"$2y$", b"$2a$") + b"\n"
+    yield "webconfig", "flow", b"{basic_auth_users: {u: '" + vector + \
+        b"'}, http_server_config: {headers: {X-XSS-Protection: '1'}}}\n"
+    yield "webconfig", "errors", b"""tls_server_config:
+  cert: |
+    -----BEGIN CERTIFICATE-----
+    MIIB
+    -----END CERTIFICATE-----
+  cipher_suites: [TLS_AES_128_GCM_SHA256]
+  min_version: TLS14
+basic_auth_users:
+  u: secret
+  u: again
+rate_limit: {interval: 1s, burst: 2}
+--- second
+"""
+    yield "webconfig", "anchors", b"""a: &x {cert_file: c}
+tls_server_config: *x
+basic_auth_users: !!map {? k : v}
 """
 
     yield "request", "snapshot", b"\x00snapshot\n"

@@ -393,8 +393,10 @@ static void test_defaults(void)
 		      cfg->prometheus.max_clients == 8 &&
 		      cfg->prometheus.timeout_s == 10 &&
 		      cfg->prometheus.request_timeout_s == 10 &&
-		      !cfg->prometheus.per_cpu,
-		      "defaults: prometheus off, 127.0.0.1:9737, 8 clients, 10 s, 10 s");
+		      !cfg->prometheus.per_cpu &&
+		      !cfg->prometheus.web_config[0],
+		      "defaults: prometheus off, 127.0.0.1:9737, 8 clients, 10 s, 10 s, "
+		      "no web configuration");
 		check(!cfg->nbuffers && !cfg->nsets && !cfg->nprobes &&
 		      !cfg->nlatencies && !cfg->buffers && !cfg->probes,
 		      "defaults: nothing installed, no \"default\" buffer listed");
@@ -472,6 +474,32 @@ static void test_syntax_errors(void)
 	expect_error_len("NUL byte", nul, sizeof(nul) - 1, 3, "NUL byte");
 }
 
+/* web-config: a file name, relative to magnetd.conf's directory */
+static void test_web_config(void)
+{
+	char want[PATH_MAX + 16], text[400];
+	struct config *cfg;
+
+	cfg = load("web.conf", "prometheus {\n\tweb-config = \"web.yml\"\n}\n");
+	snprintf(want, sizeof(want), "%s/web.yml", tmpdir);
+	check(cfg && !strcmp(cfg->prometheus.web_config, want),
+	      "prometheus: a relative web-config is taken from magnetd.conf's "
+	      "directory");
+	config_free(cfg);
+	cfg = load("web.conf", "prometheus {\n\tweb-config = \"/etc/w.yml\"\n}\n");
+	check(cfg && !strcmp(cfg->prometheus.web_config, "/etc/w.yml"),
+	      "prometheus: an absolute web-config as it is");
+	config_free(cfg);
+	snprintf(text, sizeof(text), "prometheus {\n\tweb-config = \"/%0300d\"\n}\n",
+		 0);
+	expect_error("prometheus: web-config too long", text, 2,
+		     "web-config is 301 bytes long, at most 255");
+	snprintf(text, sizeof(text), "prometheus {\n\tweb-config = \"%0250d\"\n}\n",
+		 0);
+	expect_error("prometheus: web-config too long with the directory",
+		     text, 2, "is more than 255 bytes long");
+}
+
 static void test_prometheus(void)
 {
 	struct config *cfg;
@@ -508,6 +536,7 @@ static void test_prometheus(void)
 		     "request-timeout 3601 out of range 1..3600");
 	expect_error("prometheus: enable is a boolean",
 		     "prometheus {\n\tenable = maybe\n}\n", 2, "enable");
+	test_web_config();
 }
 
 static void test_unknown(void)

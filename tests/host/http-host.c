@@ -14,6 +14,9 @@
  *
  * usage: http-host CONFIG SEED PAIRS LOW HIGH TIMES
  * Serves until SIGTERM; prints "ready" on standard output once it listens.
+ * The prometheus section's web-config is read as magnetd reads it, and
+ * read again on SIGHUP: "reload: in force" or "reload: refused" follows on
+ * standard output (refused: the one in force stays, as in magnetd).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 
 #include "magnetd.h"
+#include "webconfig.h"
 
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
@@ -91,6 +95,38 @@ static void on_term(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
+/* What magnetd's reload does with the web configuration (magnetd.c). */
+static void on_hup(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct daemon *d = w->data;
+	const char *file = d->cfg->prometheus.web_config;
+	struct webconfig *wc = NULL;
+	char err[4096];
+
+	(void)loop;
+	(void)revents;
+	if (*file) {
+		wc = webconfig_load(file, err, sizeof(err));
+		if (!wc) {
+			log_error("reload: keeping the web configuration in force:\n%s",
+				  err);
+			goto refused;
+		}
+	}
+	if (http_web_update(d->http, wc)) {
+		webconfig_put(wc);
+		goto refused;
+	}
+	webconfig_put(d->web);
+	d->web = wc;
+	printf("reload: in force\n");
+	fflush(stdout);
+	return;
+refused:
+	printf("reload: refused\n");
+	fflush(stdout);
+}
+
 static void record(struct daemon *d, uint16_t id, uint64_t key, uint64_t ts,
 		   uint32_t cpu)
 {
@@ -111,7 +147,7 @@ int main(int argc, char **argv)
 	char err[4096], name[2 * MAGNET_NAME_LEN];
 	unsigned int i, k;
 	uint64_t pairs, low, high, t0, key = 1;
-	ev_signal term;
+	ev_signal term, hup;
 	FILE *times;
 
 	if (argc != 7) {
@@ -122,6 +158,14 @@ int main(int argc, char **argv)
 	if (!d.cfg) {
 		fputs(err, stderr);
 		return 1;
+	}
+	if (d.cfg->prometheus.web_config[0]) {
+		d.web = webconfig_load(d.cfg->prometheus.web_config, err,
+				       sizeof(err));
+		if (!d.web) {
+			fputs(err, stderr);
+			return 1;
+		}
 	}
 	rng = strtoull(argv[2], NULL, 0) | 1;
 	pairs = strtoull(argv[3], NULL, 0);
@@ -189,11 +233,15 @@ int main(int argc, char **argv)
 		return 1;
 	ev_signal_init(&term, on_term, SIGTERM);
 	ev_signal_start(d.loop, &term);
+	ev_signal_init(&hup, on_hup, SIGHUP);
+	hup.data = &d;
+	ev_signal_start(d.loop, &hup);
 	signal(SIGPIPE, SIG_IGN);
 	printf("ready\n");
 	fflush(stdout);
 	ev_run(d.loop, 0);
 	http_free(d.http);
+	webconfig_put(d.web);
 	server_free(d.server);
 	metrics_free(d.metrics);
 	config_free(d.cfg);
