@@ -18,7 +18,7 @@
 #                         each fuzz target for an hour, what it finds kept
 #                         in build/fuzz/corpus/ (FUZZ_TARGETS="trace expr"
 #                         picks some: trace expr config request reply
-#                         webconfig)
+#                         webconfig pcapvm)
 #   make demo             the demonstration, in the VM
 #   make test             the VM test suites (tests/run does the same after
 #                         installing what they need)
