@@ -23,8 +23,6 @@
 
 #include "mapped.h"
 
-/* Event id of the padding at the end of a ring (the module's own). */
-#define EVENT_PAD 0xffff
 /*
  * Runs in a row from one ring cut short (at its end, at a loss record)
  * before the others get their turn: a sweep finishes each ring's records
@@ -173,7 +171,7 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 			errno = EIO;
 			return -1;
 		}
-		if (rec->event == EVENT_PAD)
+		if (rec->event == MAGNET_EVENT_PAD)
 			continue;
 		if (rec->event == MAGNET_EVENT_LOSS) {
 			const struct magnet_loss *l = (const void *)rec->payload;
@@ -202,7 +200,7 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 	for (; pos < commit; pos += len) {
 		rec = (const void *)(r + (pos & mask));
 		len = MAGNET_RECORD_LEN(rec->size);
-		if (rec->event == EVENT_PAD || rec->event == MAGNET_EVENT_LOSS ||
+		if (rec->event == MAGNET_EVENT_PAD || rec->event == MAGNET_EVENT_LOSS ||
 		    (pos != start && !(pos & mask)))
 			break;
 		if (len < sizeof(*rec) || (pos & mask) + len > m->mi.ring_size) {

@@ -35,9 +35,6 @@
 static_assert(MAGNET_RING_MIN == MAGNET_BUFFER_SIZE_MIN);
 static_assert(MAGNET_RING_MAX == MAGNET_BUFFER_SIZE_MAX);
 
-/* Event id of the padding that fills the end of a ring; never read out. */
-#define MAGNET_EVENT_PAD	0xffff
-
 /*
  * struct magnet_ring - one CPU's circular buffer
  *

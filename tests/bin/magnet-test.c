@@ -2076,7 +2076,7 @@ static int cmd_mapping(int argc, char **argv)
 		rec = (const void *)(base + mi.pub_size + (pos & (mi.ring_size - 1)));
 		if (!first_len)
 			first_len = (rec->size + 7) & ~7ULL;
-		n += rec->event != 0xffff && rec->event != MAGNET_EVENT_LOSS;
+		n += rec->event != MAGNET_EVENT_PAD && rec->event != MAGNET_EVENT_LOSS;
 		pos += (rec->size + 7) & ~7ULL;
 	}
 	result(n == (unsigned long)calls, "the records are in the mapping, in place",

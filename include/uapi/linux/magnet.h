@@ -107,6 +107,8 @@ struct magnet_record {
 /* Event ids. 0 is never used. */
 #define MAGNET_EVENT_ID_MAX	0xfeff	/* highest id an event can have */
 #define MAGNET_EVENT_LOSS	0xfffe	/* payload: struct magnet_loss */
+/* A mapped ring's padding at its end: skip @size bytes (no payload read). */
+#define MAGNET_EVENT_PAD	0xffff
 /* MAGNET_EVENT_JOURNEY (0xfffd, below): records grouped by a correlating
  * filter; payload struct magnet_journey.
  */
