@@ -158,6 +158,7 @@ static ssize_t ring_run(struct mapped *m, unsigned int slot, const char **out)
 	 * are at or below that position, or not yet committed there. */
 	uint64_t now = m->timed ? monotonic_ns() : 0;
 	uint64_t tail = __atomic_load_n(&p->tail, __ATOMIC_RELAXED);
+	/* Pairs with smp_store_release() in the kernel's ring_publish(). */
 	uint64_t commit = __atomic_load_n(&p->commit, __ATOMIC_ACQUIRE);
 	uint64_t mask = m->mi.ring_size - 1, pos = tail, start, len;
 	uint64_t last_ts = 0;
