@@ -94,30 +94,6 @@ static const struct { const struct sock_filter *f; unsigned int len; } fixed[] =
 static unsigned long pairs[2 + 2 * COPIES], wrong[1 + COPIES], undecided,
 	progs_native, progs_ihl5, progs_refused, progs, differ;
 
-/*
- * Can @f read the cooked header's link-layer address (bytes 11 to 19),
- * which magnet's probes do not know? Then the interpreter may leave a
- * hit undecided (pcap_vm.c); nowhere else.
- */
-static int reads_address(const struct sock_filter *f, unsigned int len)
-{
-	unsigned int i;
-
-	for (i = 0; i < len; i++) {
-		uint16_t c = f[i].code;
-		uint32_t size = BPF_SIZE(c) == BPF_W ? 4 : BPF_SIZE(c) == BPF_H ? 2 : 1;
-
-		if (BPF_CLASS(c) != BPF_LD && BPF_CLASS(c) != BPF_LDX)
-			continue;
-		if (BPF_MODE(c) == BPF_IND)
-			return 1;
-		if ((BPF_MODE(c) == BPF_ABS || BPF_MODE(c) == BPF_MSH) &&
-		    f[i].k < PCAP_GEN_SLL2 && f[i].k + size > 11)
-			return 1;
-	}
-	return 0;
-}
-
 static void show(const char *what, const struct sock_filter *f,
 		 unsigned int len, const uint8_t *pkt, unsigned int plen,
 		 int want, int got)
@@ -185,7 +161,7 @@ static int one(int fd, const struct sock_filter *f, unsigned int len,
 		int v = a & 3;
 
 		pairs[0]++;
-		if (v == 2 && reads_address(f, len)) {
+		if (v == 2 && pcap_gen_reads_address(f, len)) {
 			undecided++;
 		} else if (v != want) {
 			wrong[0]++;

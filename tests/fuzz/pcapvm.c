@@ -53,20 +53,6 @@ static void check_steps(const struct pcap_sent *sp)
 		fail("no first step");
 }
 
-static int reads_address(const struct sock_filter *f, unsigned int len)
-{
-	for (unsigned int i = 0; i < len; i++) {
-		uint16_t c = f[i].code;
-
-		if ((BPF_CLASS(c) == BPF_LD || BPF_CLASS(c) == BPF_LDX) &&
-		    (BPF_MODE(c) == BPF_IND ||
-		     ((BPF_MODE(c) == BPF_ABS || BPF_MODE(c) == BPF_MSH) &&
-		      f[i].k < SLL2_LEN && f[i].k + 4 > 11)))
-			return 1;
-	}
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct pcap_astate *st;
@@ -104,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	make_view(&v, pkt, plen, 0);
 	want = pcap_gen_libpcap(f, len, pkt, plen) != 0;
 	got = pcap_vm_run(f, ops, &v);
-	if (got == PCAP_UNDECIDED ? !reads_address(f, len) :
+	if (got == PCAP_UNDECIDED ? !pcap_gen_reads_address(f, len) :
 	    got != (want ? PCAP_MATCH : PCAP_REJECT))
 		fail("the interpreter answers differently from libpcap");
 

@@ -241,6 +241,31 @@ static inline unsigned int pcap_gen_packet(struct pcap_gen *g, uint8_t *b)
 	return n;
 }
 
+/*
+ * Can @f read the cooked header's link-layer address (bytes 11 to 19),
+ * which magnet's probes do not know? Then magnet's interpreter may leave
+ * a hit undecided (filters/pcap_vm.c), and rightly; nowhere else.
+ */
+static inline int pcap_gen_reads_address(const struct sock_filter *f,
+					 unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; i < len; i++) {
+		uint16_t c = f[i].code;
+		uint32_t size = BPF_SIZE(c) == BPF_W ? 4 : BPF_SIZE(c) == BPF_H ? 2 : 1;
+
+		if (BPF_CLASS(c) != BPF_LD && BPF_CLASS(c) != BPF_LDX)
+			continue;
+		if (BPF_MODE(c) == BPF_IND)
+			return 1;
+		if ((BPF_MODE(c) == BPF_ABS || BPF_MODE(c) == BPF_MSH) &&
+		    f[i].k < PCAP_GEN_SLL2 && f[i].k + size > 11)
+			return 1;
+	}
+	return 0;
+}
+
 /* libpcap's answer: the program, its scratch memory stored to first. */
 static inline unsigned int pcap_gen_libpcap(const struct sock_filter *f,
 					    unsigned int len,
