@@ -50,6 +50,8 @@ import urllib.request
 from prometheus_client.openmetrics.parser import \
     text_string_to_metric_families as om_parse
 
+from hostcheck import check, free_ports, is_open, summary
+
 TOP = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
 HOST = os.path.join(TOP, "build/test-bin/http-host")
 PAIRS = 20000
@@ -62,33 +64,6 @@ PROM = f"""	max-clients = 4
 PROM_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
                "application/openmetrics-text;version=0.0.1;q=0.75,"
                "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
-
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok - " + what)
-    else:
-        failed += 1
-        print("not ok - " + what)
-    sys.stdout.flush()
-    return cond
-
-
-def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
-
 
 def get(url, headers=None, method="GET", data=None, timeout=10):
     """(status, headers, body) of a request; errors are answers too."""
@@ -347,19 +322,6 @@ def test_http(base, port):
           "scrapes are served again")
     for s in idle:
         s.close()
-
-
-def is_open(s):
-    """Whether the server has not ended connection @s (nothing to read)."""
-    s.setblocking(False)
-    try:
-        return s.recv(1, socket.MSG_PEEK) != b""
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        s.setblocking(True)
 
 
 def test_slowloris(base, port):
@@ -652,8 +614,7 @@ def main():
     for prog in ("promtool", "prometheus"):
         if not shutil.which(prog):
             check(False, f"{prog} is installed (scripts/install-deps)")
-            print(f"{passed} passed, {failed} failed")
-            return 1
+            return summary()
     tmp = tempfile.mkdtemp(prefix="prometheus-test.")
     procs = []
     try:
@@ -676,8 +637,7 @@ def main():
             p.terminate()
             p.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 sys.exit(main())

@@ -53,38 +53,13 @@ import time
 import urllib.parse
 import urllib.request
 
+from hostcheck import check, free_ports, is_open, summary
+
 TOP = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
 HOST = os.path.join(TOP, "build/test-bin/http-host")
 MAGNETD = os.path.join(TOP, "build/bin/magnetd")
 # bcrypt's known answer (Openwall's crypt_blowfish tests): "U*U"
 VECTOR = "$2y$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW"
-
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok - " + what)
-    else:
-        failed += 1
-        print("not ok - " + what)
-    sys.stdout.flush()
-    return cond
-
-
-def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
-
 
 def write(path, text):
     with open(path, "w") as f:
@@ -587,19 +562,6 @@ def test_reload(a, pki, users):
 C_CLIENTS, C_DEADLINE = 2, 2     # node c's max-clients, request-timeout (s)
 
 
-def is_open(s):
-    """Whether the server has not ended connection @s (nothing to read)."""
-    s.setblocking(False)
-    try:
-        return s.recv(1, socket.MSG_PEEK) != b""
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        s.setblocking(True)
-
-
 def test_limits(c, pki):
     """Node c: max-clients 2, timeout 5 s, request-timeout 2 s, TLS and a
     password. A TLS connection still in its handshake waits for a request,
@@ -739,8 +701,7 @@ def main():
     for prog in ("openssl", "prometheus", "promtool"):
         if not shutil.which(prog):
             check(False, f"{prog} is installed (scripts/install-deps)")
-            print(f"{passed} passed, {failed} failed")
-            return 1
+            return summary()
     tmp = tempfile.mkdtemp(prefix="webconfig-test.")
     nodes = []
     try:
@@ -801,8 +762,7 @@ basic_auth_users:
         for n in nodes:
             n.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 sys.exit(main())
