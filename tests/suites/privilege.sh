@@ -130,7 +130,7 @@ cat $GLOG
 check "... and the log says why, naming gmond's user" \
 	grep -q "\[magnet\] magnetd at $S cannot be reached (Permission denied): its socket's mode and group (magnetd.conf) do not admit gmond's user ganglia" $GLOG
 
-# The group the README says, ganglia: the running gmond recovers by itself.
+# The group docs/usage.md says, ganglia: the running gmond recovers by itself.
 stop_magnetd
 conf '	group = "ganglia"'
 check "socket group ganglia: magnetd restarts" start_magnetd
