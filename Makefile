@@ -49,6 +49,9 @@ KMOD_SRC  := $(wildcard kmod/magnet/*.c kmod/magnet/*.h) kmod/magnet/Kbuild
 KBUILD_COMMON := kmod/kernels.mk
 SAMPLE_SRC := kmod/sample/magnet_sample.c kmod/sample/Kbuild
 FILTER_SRC := $(wildcard filters/*.c filters/*.h) filters/Kbuild
+# The packet filter's programs: check, run, copies and analyses (filters/pcap_vm.h),
+# also built into a test module, a host test and a fuzz target.
+PCAP_VM_SRC := $(addprefix filters/,pcap_vm.c pcap_check.c pcap_template.c pcap_ihl5.c pcap_bounds.c)
 TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_format.h
 HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
@@ -73,7 +76,7 @@ $(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_
 	ln -s $(addprefix $(CURDIR)/,$(SAMPLE_SRC)) $(KOUT)/kmod/sample/
 	ln -s $(addprefix $(CURDIR)/,$(FILTER_SRC)) $(KOUT)/filters/
 	ln -s $(CURDIR)/tests/kmod/*.c $(CURDIR)/tests/kmod/Kbuild $(KOUT)/tests/kmod/
-	ln -s $(addprefix $(CURDIR)/filters/,pcap_vm.c pcap_vm.h pcap_native.c pcap_native.h) \
+	ln -s $(addprefix $(CURDIR)/,$(PCAP_VM_SRC)) $(addprefix $(CURDIR)/filters/,pcap_vm.h pcap_native.c pcap_native.h) \
 		$(KOUT)/tests/kmod/
 	ln -s $(CURDIR)/tests/bin/stress_format.h $(KOUT)/tests/bin/
 	touch $@
@@ -202,11 +205,11 @@ build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libma
 
 # The packet filter's interpreter, built from its own source in user
 # space, against libpcap's.
-build/test-bin/pcap-vm: tests/host/pcap-vm.c tests/host/pcap-host.h tests/harness.h filters/pcap_vm.c filters/pcap_vm.h \
+build/test-bin/pcap-vm: tests/host/pcap-vm.c tests/host/pcap-host.h tests/harness.h $(PCAP_VM_SRC) filters/pcap_vm.h \
 		lib/pcapfilter.c lib/pcapfilter.h $(wildcard tests/host/kshim/linux/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wall -Wextra -Itests -Itests/host/kshim -Iinclude -Iinclude/uapi -Ifilters -Ilib \
-		-o $@ tests/host/pcap-vm.c filters/pcap_vm.c lib/pcapfilter.c -lpcap
+		-o $@ tests/host/pcap-vm.c $(PCAP_VM_SRC) lib/pcapfilter.c -lpcap
 
 # The module's filter gate, built from its own source in user space.
 build/test-bin/rules-unit: tests/host/rules-unit.c tests/harness.h kmod/magnet/rules.c kmod/magnet/rules.h \
@@ -297,7 +300,7 @@ FUZZ_request := tests/fuzz/request.c tests/host/daemon-stubs.c magnetd/server.c 
 FUZZ_reply   := tests/fuzz/reply.c
 FUZZ_webconfig := tests/fuzz/webconfig.c magnetd/webconfig.c
 # (the packet filter's kernel code, built with the kernel's headers stood in for)
-FUZZ_pcapvm  := tests/fuzz/pcapvm.c filters/pcap_vm.c
+FUZZ_pcapvm  := tests/fuzz/pcapvm.c $(PCAP_VM_SRC)
 FUZZ_INC_pcapvm   := -Itests/host/kshim -Iinclude -Ifilters -Itests/host
 FUZZ_LIBS_pcapvm  := -lpcap
 FUZZ_LIBS_trace   := -lmnl -lpcap

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * magnet_pcap's classic BPF interpreter (pcap_vm.c): the check of a
- * program, its decoded form, and its run on a packet's view.
+ * magnet_pcap's classic BPF programs: their check (pcap_check.c), their
+ * decoded form and their run on a packet's view (pcap_vm.c), the copies
+ * written for the kernel's BPF (pcap_ihl5.c), the bounds that say where
+ * the kernel's BPF answers as libpcap (pcap_bounds.c), and programs run
+ * over a send call's header template (pcap_template.c).
  */
 #ifndef _MAGNET_PCAP_VM_H
 #define _MAGNET_PCAP_VM_H
 
 #include <linux/filter.h>
+#include <linux/string.h>
 #include <linux/magnet.h>
 
 #define SLL2_LEN	20	/* LINKTYPE_LINUX_SLL2's header */
@@ -49,11 +53,11 @@ enum pcap_verdict pcap_vm_run(const struct sock_filter *insns,
 			      const struct pcap_op *ops,
 			      const struct magnet_pkt_view *v);
 
-/* @f written again for IPv4 headers without options: pcap_vm.c */
+/* @f written again for IPv4 headers without options: pcap_ihl5.c */
 bool pcap_vm_ihl5(struct sock_filter *f, unsigned int len, s64 *x);
 
 /*
- * Does the kernel's BPF answer @f as libpcap does (pcap_vm.c)? Offsets
+ * Does the kernel's BPF answer @f as libpcap does (pcap_bounds.c)? Offsets
  * from the cooked header's end below PCAP_NATIVE_REACH: see there.
  */
 #define PCAP_NATIVE_REACH	0xfffff
