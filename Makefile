@@ -484,8 +484,8 @@ install: install-modules install-user install-dkms
 
 install-modules: modules
 	install -D -m 644 $(KOUT)/kmod/magnet/magnet.ko $(MODDIR)/magnet.ko
-	install -D -m 644 -t $(MODDIR) $(KOUT)/filters/magnet_pktfilter.ko \
-		$(KOUT)/filters/magnet_correlate.ko $(KOUT)/filters/magnet_pcap.ko
+	install -D -m 644 -t $(MODDIR) $(KOUT)/filters/magnet_header.ko \
+		$(KOUT)/filters/magnet_correlate.ko $(KOUT)/filters/magnet_packet.ko
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KREL); fi
 
 install-user: tools
@@ -557,8 +557,8 @@ install-wireshark:
 	install -D -m 644 wireshark/magnet.lua $(DESTDIR)$(WIRESHARK_LUADIR)/magnet.lua
 
 uninstall:
-	rm -f $(MODDIR)/magnet.ko $(MODDIR)/magnet_pktfilter.ko \
-	      $(MODDIR)/magnet_correlate.ko $(MODDIR)/magnet_pcap.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
+	rm -f $(MODDIR)/magnet.ko $(MODDIR)/magnet_header.ko \
+	      $(MODDIR)/magnet_correlate.ko $(MODDIR)/magnet_packet.ko $(DESTDIR)$(PREFIX)/bin/magnet-read \
 	      $(DESTDIR)$(WIRESHARK_LUADIR)/magnet.lua \
 	      $(DESTDIR)$(PREFIX)/include/linux/magnet.h \
 	      $(DESTDIR)$(PREFIX)/sbin/magnetctl \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnet_pcap: filter type "packet" -- tcpdump's filter language in the
+ * magnet_packet: filter type "packet" -- tcpdump's filter language in the
  * kernel. User space compiles the expression with libpcap for
  * LINKTYPE_LINUX_SLL2, as tcpdump -i any does, and gives the classic BPF
  * program here; it runs on each hit's packet before any buffer space is
@@ -374,3 +374,5 @@ module_exit(pcap_exit);
 MODULE_DESCRIPTION("magnet filter type \"packet\": tcpdump's filter language, compiled by libpcap, in the kernel");
 MODULE_AUTHOR("magnet developers");
 MODULE_LICENSE("GPL");
+/* the module's name before it was named after its filter type */
+MODULE_ALIAS("magnet_pcap");

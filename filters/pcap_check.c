@@ -2,7 +2,7 @@
 /*
  * The packet filter's check of a program, as the kernel's
  * bpf_check_classic() does it (which is not exported): which programs
- * pcap_vm_run() may run. magnet_pcap checks each program it is given.
+ * pcap_vm_run() may run. magnet_packet checks each program it is given.
  */
 #include "pcap_vm.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnet_pcap's copies of a program for the kernel's own BPF: where a
+ * magnet_packet's copies of a program for the kernel's own BPF: where a
  * layer holds a real, linear sk_buff whose packet starts at its network
  * header, bpf_prog_create() translates the program to eBPF and JITs it
  * where the kernel JITs, and it runs there instead of pcap_vm.

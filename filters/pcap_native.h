@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * magnet_pcap's copies of a program for the kernel's own BPF
+ * magnet_packet's copies of a program for the kernel's own BPF
  * (pcap_native.c): which programs may have them, making them, and which
  * one runs a packet.
  */

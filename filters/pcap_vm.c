@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnet_pcap's classic BPF interpreter: the program libpcap compiled, run
+ * magnet_packet's classic BPF interpreter: the program libpcap compiled, run
  * (pcap_vm_run(): decoded by pcap_vm_decode() into fused steps, and the
  * steps it cannot run fast by run()) on a packet as tcpdump -i any would
  * see it (a cooked header, built here,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * magnet_pcap's classic BPF programs: their check (pcap_check.c), their
+ * magnet_packet's classic BPF programs: their check (pcap_check.c), their
  * decoded form and their run on a packet's view (pcap_vm.c), the copies
  * written for the kernel's BPF (pcap_ihl5.c), the bounds that say where
  * the kernel's BPF answers as libpcap (pcap_bounds.c), and programs run

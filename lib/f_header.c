@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Filter type "header" (the kernel's magnet_pktfilter module): a packet
+ * Filter type "header" (the kernel's magnet_header module): a packet
  * probe's hits by the fixed fields of a header rule, protocol, addresses
  * and ports. The filter type "packet" (f_packet.c) takes tcpdump's whole
  * language; this one stays for the rules written in these words.
@@ -255,7 +255,7 @@ static void print(const struct nlattr *config, const struct nlattr *stats)
 
 const struct filter_type filter_header = {
 	.name		= "header",
-	.module		= "magnet_pktfilter",
+	.module		= "magnet_header",
 	.words		= words,
 	.default_action	= MAGNET_FILTER_INCLUDE,
 	.parse		= parse,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Filter type "packet" (the kernel's magnet_pcap module): tcpdump's filter
+ * Filter type "packet" (the kernel's magnet_packet module): tcpdump's filter
  * language. Every word after "packet" is the expression; libpcap compiles
  * it (pcapfilter.c) and the kernel runs the program on each hit's packet
  * before anything is logged.
@@ -163,7 +163,7 @@ static void print(const struct nlattr *config, const struct nlattr *stats)
 
 const struct filter_type filter_packet = {
 	.name		= "packet",
-	.module		= "magnet_pcap",
+	.module		= "magnet_packet",
 	.words		= words,
 	.rest		= true,
 	.default_action	= MAGNET_FILTER_INCLUDE,

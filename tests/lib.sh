@@ -53,8 +53,8 @@ load_magnet() {
 }
 
 unload_all() {
-	for m in magnet_stress magnet_sample magnet_pairs magnet_pcapdiff magnet_pktfilter \
-		 magnet_pcap magnet_correlate; do
+	for m in magnet_stress magnet_sample magnet_pairs magnet_pcapdiff magnet_header \
+		 magnet_packet magnet_correlate; do
 		rmmod $m 2>/dev/null
 	done
 	rmmod magnet 2>/dev/null

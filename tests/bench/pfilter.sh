@@ -42,8 +42,8 @@ R=${BENCH_RUNS:-5}
 N=$((N / 4))
 unload_all
 load_magnet buffers=default:4M:overwrite
-insmod $M/magnet_pktfilter.ko
-insmod $M/magnet_pcap.ko
+insmod $M/magnet_header.ko
+insmod $M/magnet_packet.ko
 ip link set lo up
 ip route add blackhole 10.99.0.0/16
 insmod $M/kmods/dummy.ko

@@ -39,7 +39,7 @@ fi
 LEN=8000
 unload_all
 load_magnet buffers=default:4M
-insmod $M/magnet_pcap.ko
+insmod $M/magnet_packet.ko
 netns_pair
 inA $IP link set va mtu 9000
 inB $IP link set vb mtu 9000

@@ -113,7 +113,7 @@ sleep 2
 check "gmond runs" kill -0 $G
 
 # The receives' journeys, from before the first datagram.
-insmod $M/magnet_pcap.ko
+insmod $M/magnet_packet.ko
 magnet-read -n -P udp-recv 'ip6 and udp dst port 5001' > /tmp/cap.txt 2> /tmp/cap.err &
 CAP=$!
 check "magnet-read captures the receives, its expression in the kernel" \

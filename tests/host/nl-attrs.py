@@ -20,7 +20,7 @@ SPACES = {  # space: (uapi enum, policy files)
     "stat": ("magnet_stat_attr", []),
     "cpu": ("magnet_cpu_attr", []),
     "packet": ("magnet_packet_attr", ["filters/pcap.c"]),
-    "header": ("magnet_header_attr", ["filters/magnet_pktfilter.c"]),
+    "header": ("magnet_header_attr", ["filters/magnet_header.c"]),
     "correlate": ("magnet_correlate_attr", ["filters/magnet_correlate.c"]),
 }
 TYPE_WORDS = {"u8", "u16", "u32", "u64", "string", "flag", "nest", "binary"}

@@ -4,7 +4,7 @@
  * packets a test gives, so that user space (tests/bin/pcap-diff.c) can
  * hold each against libpcap's bpf_filter(). Built from the filter's own
  * sources (filters/pcap_vm.c, filters/pcap_native.c: the same check,
- * analysis and copies as magnet_pcap's rules, and the kernel's own
+ * analysis and copies as magnet_packet's rules, and the kernel's own
  * bpf_prog_create() and bpf_prog_run()).
  *
  * A write() to /sys/kernel/debug/magnet_pcapdiff is one request:

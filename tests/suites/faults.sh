@@ -17,8 +17,8 @@ echo 11 > $DBG/fail_page_alloc/min-order
 
 unload_all
 load_magnet
-insmod $M/magnet_pktfilter.ko
-insmod $M/magnet_pcap.ko
+insmod $M/magnet_header.ko
+insmod $M/magnet_packet.ko
 insmod $M/magnet_correlate.ko
 magnetctl probe add fi_rx netif_receive
 magnetctl probe add fi_tx net_start_xmit
@@ -42,7 +42,7 @@ echo "magnet-rig: injected allocation failures end" > /dev/kmsg
 echo 11 > $DBG/fail_page_alloc/min-order
 magnetctl probe del fi_rx
 magnetctl probe del fi_tx
-rmmod magnet_pktfilter magnet_pcap magnet_correlate
+rmmod magnet_header magnet_packet magnet_correlate
 check_fails "no kprobe left behind" grep -q vfs_read $DBG/kprobes/list
 check "magnet unloads" rmmod magnet
 

@@ -9,7 +9,7 @@
 
 unload_all
 load_magnet buffers=default:1M
-for m in magnet_sample magnet_pktfilter magnet_pcap magnet_correlate magnet_pairs; do
+for m in magnet_sample magnet_header magnet_packet magnet_correlate magnet_pairs; do
 	check "load $m" insmod $M/$m.ko
 done
 FIRE=$DBG/magnet_sample/fire
@@ -503,8 +503,8 @@ udp=$!
 (while :; do echo "100 0 0" > $DBG/magnet_pairs/run; done) &
 pairs=$!
 sleep 1
-check "rmmod magnet_pktfilter while packets flow" rmmod magnet_pktfilter
-check "rmmod magnet_pcap while packets flow" rmmod magnet_pcap
+check "rmmod magnet_header while packets flow" rmmod magnet_header
+check "rmmod magnet_packet while packets flow" rmmod magnet_packet
 check "rmmod magnet_correlate while journeys flow" rmmod magnet_correlate
 check_count "their rules are gone" "" "$(magnetctl filter list)"
 # (The default buffer is full by now: hits count, and nothing is filtered.)
@@ -514,7 +514,7 @@ check "rx hits go on ($hits, then $(stat_of rx hits))" test "$(stat_of rx hits)"
 check_count "and none is filtered any more" "$filtered" "$(stat_of rx filtered)"
 kill $udp $pairs
 wait $udp $pairs
-check "reload the filter modules" sh -c "insmod $M/magnet_pktfilter.ko && insmod $M/magnet_pcap.ko && insmod $M/magnet_correlate.ko"
+check "reload the filter modules" sh -c "insmod $M/magnet_header.ko && insmod $M/magnet_packet.ko && insmod $M/magnet_correlate.ko"
 check "a rule again" magnetctl filter add rx packet udp
 magnetctl filter add pair_begin correlate end pair_end
 check "rmmod magnet_pairs: its events and their rules go" rmmod magnet_pairs

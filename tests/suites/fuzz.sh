@@ -13,8 +13,8 @@ N=${FUZZ_N:-100000}
 SEED=${FUZZ_SEED:-$(date +%s)}
 unload_all
 load_magnet buffers=default:64K,fz_read:256K
-insmod $M/magnet_pktfilter.ko
-insmod $M/magnet_pcap.ko
+insmod $M/magnet_header.ko
+insmod $M/magnet_packet.ko
 insmod $M/magnet_correlate.ko
 magnetctl probe add fz_load kprobe __x64_sys_getppid args 2 buffer fz_read > /dev/null
 magnet-read -b fz_read --trace /dev/null 2> /tmp/fz-read.err &
@@ -50,6 +50,6 @@ check "the reader's count is the kernel's (read $3, lost $4)" \
 check "the load probe is intact" sh -c "magnetctl probe show fz_load | grep -q 'yes'"
 magnetctl probe del fz_load
 check_fails "no kprobe left behind" grep -qE 'vfs_fsync|do_sys_openat2|getppid' $DBG/kprobes/list
-check "filter modules unload" rmmod magnet_pktfilter magnet_pcap magnet_correlate
+check "filter modules unload" rmmod magnet_header magnet_packet magnet_correlate
 check "magnet unloads" rmmod magnet
 summary

@@ -46,7 +46,7 @@ check "... and nothing installed" sh -c '! magnetctl probe list | grep -q p1'
 check "... and no socket" [ ! -e /tmp/bad.sock ]
 
 # --- every filter the kernel has, from magnetd.conf's words ---------------------------
-check "load the filter modules" sh -c "insmod $M/magnet_pktfilter.ko && insmod $M/magnet_pcap.ko && insmod $M/magnet_correlate.ko"
+check "load the filter modules" sh -c "insmod $M/magnet_header.ko && insmod $M/magnet_packet.ko && insmod $M/magnet_correlate.ko"
 cat > /tmp/filters.conf <<'EOF'
 socket {
 	path = "/tmp/filters.sock"
@@ -80,7 +80,7 @@ check "magnetd.conf: a correlate rule, its end probe by id" \
 kill -TERM $FD
 wait $FD
 check "magnetd stopped: its rules went with its probes" [ -z "$(magnetctl filter list)" ]
-check "unload the filter modules" sh -c "rmmod magnet_correlate && rmmod magnet_pktfilter && rmmod magnet_pcap"
+check "unload the filter modules" sh -c "rmmod magnet_correlate && rmmod magnet_header && rmmod magnet_packet"
 
 check "two namespaces joined by a veth pair" netns_pair
 

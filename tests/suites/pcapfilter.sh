@@ -19,7 +19,7 @@
 
 unload_all
 load_magnet buffers=default:4M
-insmod $M/magnet_pcap.ko
+insmod $M/magnet_packet.ko
 
 check "two namespaces joined by a veth pair" netns_pair
 inA sysctl -qw net.ipv4.tcp_autocorking=0

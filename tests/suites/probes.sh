@@ -185,11 +185,11 @@ magnetctl probe del ppn
 magnetctl probe add nl_keep sched_switch disabled
 magnetctl probe add nl_rx netif_receive disabled
 check "nl_keep is there" sh -c 'magnetctl probe list | grep -q nl_keep'
-insmod $M/magnet_pktfilter.ko
-insmod $M/magnet_pcap.ko
+insmod $M/magnet_header.ko
+insmod $M/magnet_packet.ko
 insmod $M/magnet_correlate.ko
 check "malformed requests: errors with reasons, nothing changed" run_nl magnet-nltest badinput
-rmmod magnet_pktfilter magnet_pcap magnet_correlate
+rmmod magnet_header magnet_packet magnet_correlate
 magnetctl probe del nl_rx
 check "unprivileged: refused, nothing changed" run_nl su nobody -s /bin/sh -c "/magnet/bin/magnet-nltest unpriv"
 su nobody -s /bin/sh -c "/magnet/bin/magnetctl probe del nl_keep" 2> /tmp/err.txt

@@ -847,7 +847,7 @@ enum magnet_probe_dispatch {
  *
  * Filter modules (filters/ in the source) add predicate types:
  *
- * "packet" (module magnet_pcap), on events that concern a packet or a
+ * "packet" (module magnet_packet), on events that concern a packet or a
  * socket (the packet probes; netif_receive, net_start_xmit, skb_free,
  * tcp_send): runs a classic BPF program, as libpcap compiles tcpdump's
  * filter language for LINKTYPE_LINUX_SLL2, on the packet as tcpdump -i
@@ -866,7 +866,7 @@ enum magnet_probe_dispatch {
  * A load past the packet's end makes the program reject the hit, as it
  * does in tcpdump. Configured by enum magnet_packet_attr.
  *
- * "header" (module magnet_pktfilter), on the same events: matches the
+ * "header" (module magnet_header), on the same events: matches the
  * IPv4 or IPv6 packet's protocol, addresses and ports, fixed fields of
  * the rule (enum magnet_header_attr in FILTER_CONFIG).
  *

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnet_pktfilter: filter type "header" -- match the packets (or
+ * magnet_header: filter type "header" -- match the packets (or
  * sockets) of network events by protocol, address prefix and port, the
- * fixed fields of a header rule. (Filter type "packet", magnet_pcap,
+ * fixed fields of a header rule. (Filter type "packet", magnet_packet,
  * takes tcpdump's whole language.)
  *
  *   magnetctl filter add rx header proto udp dport 5001
@@ -311,3 +311,5 @@ module_exit(pktfilter_exit);
 MODULE_DESCRIPTION("magnet filter type \"header\": protocol, address prefix and port");
 MODULE_AUTHOR("magnet developers");
 MODULE_LICENSE("GPL");
+/* the module's name before it was named after its filter type */
+MODULE_ALIAS("magnet_pktfilter");
