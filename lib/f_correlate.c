@@ -242,7 +242,6 @@ static void refs(const struct filter_rule *r,
 
 const struct filter_type filter_correlate = {
 	.name		= "correlate",
-	.module		= "magnet_correlate",
 	.words		= words,
 	.default_action	= MAGNET_FILTER_EXCLUDE,
 	.parse		= parse,

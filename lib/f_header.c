@@ -255,7 +255,6 @@ static void print(const struct nlattr *config, const struct nlattr *stats)
 
 const struct filter_type filter_header = {
 	.name		= "header",
-	.module		= "magnet_header",
 	.words		= words,
 	.default_action	= MAGNET_FILTER_INCLUDE,
 	.parse		= parse,

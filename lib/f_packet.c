@@ -163,7 +163,6 @@ static void print(const struct nlattr *config, const struct nlattr *stats)
 
 const struct filter_type filter_packet = {
 	.name		= "packet",
-	.module		= "magnet_packet",
 	.words		= words,
 	.rest		= true,
 	.default_action	= MAGNET_FILTER_INCLUDE,

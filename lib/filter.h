@@ -58,7 +58,6 @@ struct filter_rule {
 
 struct filter_type {
 	const char *name;		/* MAGNET_A_FILTER_TYPE */
-	const char *module;		/* the kernel module that adds it */
 	const char *const *words;	/* its words, NULL-terminated */
 	/*
 	 * It takes every word after its name, joined by spaces, as one

@@ -18,7 +18,6 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "filter.h"
 #include "nl.h"
 
 /* The kernel sizes dump messages to the largest buffer we read with. */
@@ -509,19 +508,11 @@ static void append_attr(struct nl_error *e, const struct exchange *ex,
 	append(e->text, sizeof(e->text), ")");
 }
 
-/* Filter types are added by modules of their own (filter.h). */
-static const char *filter_type_module(const char *name)
-{
-	const struct filter_type *type = filter_type_find(name);
-
-	return type ? type->module : NULL;
-}
-
 /* What an exchange that failed met, as the context's error. */
 static void exchange_error(const struct exchange *ex)
 {
 	struct nl_error *e = &ex->nl->err;
-	const char *module;
+	const char *type;
 
 	memset(e, 0, sizeof(*e));
 	if (!ex->error) {
@@ -542,12 +533,13 @@ static void exchange_error(const struct exchange *ex)
 		    ex->missing_nest);
 	if (ex->error == EPERM && !ex->msg[0])
 		append(e->text, sizeof(e->text), " (" CAP_HINT ")");
-	module = filter_type_module(request_filter_type(ex->req));
+	/* the type NAME is the module magnet_NAME's (linux/magnet.h) */
+	type = request_filter_type(ex->req);
 	if (ex->error == ENOENT && ex->bad_attr == MAGNET_A_FILTER_TYPE &&
-	    ex->bad_nest < 0 && module)
+	    ex->bad_nest < 0 && *type)
 		snprintf(e->hint, sizeof(e->hint),
-			 "filter type \"%s\" needs module %s loaded (modprobe %s)",
-			 request_filter_type(ex->req), module, module);
+			 "filter type \"%s\" needs module magnet_%s loaded (modprobe magnet_%s)",
+			 type, type, type);
 }
 
 int nl_fail(struct nl_ctx *nl, int error, const char *fmt, ...)

@@ -514,6 +514,11 @@ check "rx hits go on ($hits, then $(stat_of rx hits))" test "$(stat_of rx hits)"
 check_count "and none is filtered any more" "$filtered" "$(stat_of rx filtered)"
 kill $udp $pairs
 wait $udp $pairs
+for t in "header proto" "packet"; do
+	check "a ${t% *} rule without its module says which to load" sh -c \
+		"! magnetctl filter add rx $t udp 2> /tmp/err && cat /tmp/err &&
+		 grep -q 'filter type \"${t% *}\" needs module magnet_${t% *} loaded (modprobe magnet_${t% *})' /tmp/err"
+done
 check "reload the filter modules" sh -c "insmod $M/magnet_header.ko && insmod $M/magnet_packet.ko && insmod $M/magnet_correlate.ko"
 check "a rule again" magnetctl filter add rx packet udp
 magnetctl filter add pair_begin correlate end pair_end

@@ -845,7 +845,9 @@ enum magnet_probe_dispatch {
  * restarts the counts. Dropped hits count as filtered or sampled in the
  * event's statistics.
  *
- * Filter modules (filters/ in the source) add predicate types:
+ * Filter modules (filters/ in the source) add predicate types, each
+ * type NAME by the module magnet_NAME (user space names the module to
+ * load from the type's name):
  *
  * "packet" (module magnet_packet), on events that concern a packet or a
  * socket (the packet probes; netif_receive, net_start_xmit, skb_free,
