@@ -114,7 +114,10 @@ $(LIB_A): $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 	rm -f $@
 	ar rcs $@ $^
 
-MAGNET_READ_SRC := $(addprefix tools/magnet-read/,magnet-read.c input.c journey.c \
+# its command line (main and its loop, options, -P's probes, -i's devices),
+# then its parts
+MR_MAIN         := $(addprefix tools/magnet-read/,magnet-read.c options.c probes.c devices.c)
+MAGNET_READ_SRC := $(MR_MAIN) $(addprefix tools/magnet-read/,input.c journey.c \
 		   expr.c cooked.c output.c pcapng.c perfetto.c)
 
 build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_A) $(LIB_HDR)
@@ -289,8 +292,9 @@ SAN_ENV      := ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 FUZZ_FLAGS    = -seed=1 -max_total_time=$(FUZZ_SECS) -timeout=10 -rss_limit_mb=2048 \
 		-close_fd_mask=3 -print_final_stats=1 -artifact_prefix=build/fuzz/$*-
 
-# magnet-read's parts without its main (and so without the live capture's -P)
-MR_PARTS     := $(filter-out tools/magnet-read/magnet-read.c,$(MAGNET_READ_SRC))
+# magnet-read's parts without its command line (and so without the live
+# capture's -P)
+MR_PARTS     := $(filter-out $(MR_MAIN),$(MAGNET_READ_SRC))
 MR_HEADERS   := tools/magnet-read/magnet-read.h $(LIB_HDR)
 FUZZ_trace   := tests/fuzz/trace.c $(MR_PARTS) $(LIB_SRC)
 FUZZ_expr    := tests/fuzz/expr.c $(MR_PARTS) $(LIB_SRC)

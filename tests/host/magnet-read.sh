@@ -710,14 +710,32 @@ usage_fails() { # usage_fails DESCRIPTION ARGS...
 	if [ "$rc" -eq 2 ] && [ -s "$T/err" ]; then ok "$d: status 2"; else not_ok "$d: status $rc"; fi
 }
 usage_fails "unknown option" --bogus
+check "unknown option: the synopsis on standard error" grep -q '^Usage: magnet-read ' "$T/err"
 usage_fails "-s not a number" -s abc -r "$T/t.mtr"
 usage_fails "--journey-timeout 0" --journey-timeout 0 -r "$T/t.mtr"
 usage_fails "-P with -r" -P udp-send -r "$T/t.mtr"
 usage_fails "-w - with --print" -w - --print
 usage_fails "the old -t" -t 5
 mr --help
-check "--help documents the output" grep -q 'LOST N records' "$T/out"
-check "--help documents the expression" grep -q 'pcap-filter(7)' "$T/out"
+same "$rc:$(cat "$T/err")" "0:" "--help: status 0, nothing on standard error"
+check "--help: the synopsis" grep -q '^Usage: magnet-read \[-' "$T/out"
+check "--help names the manual" grep -q 'magnet-read(1)' "$T/out"
+# The manual is the reference: each option the synopsis names has its
+# entry under OPTIONS (a .TP tag, \- read as -).
+man1=$top/tools/magnet-read/magnet-read.1
+tags=$(awk '/^\.SH/ { on = ($0 == ".SH OPTIONS") } on && prev == ".TP" { print } { prev = $0 }' \
+	"$man1" | sed 's/\\-/-/g')
+syn=$(sed -n '/^Usage:/,/expression \]$/p' "$T/out")
+opts="$(printf '%s\n' "$syn" | sed -n 's/^Usage: magnet-read \[-\([A-Za-z]*\)\].*/\1/p' |
+	sed 's/./-& /g') $(printf '%s\n' "$syn" | grep -oE '\[ --?[A-Za-z][A-Za-z-]*' | sed 's/^\[ //')"
+missing=
+for o in $opts; do
+	printf '%s\n' "$tags" | grep -qE -- "[ \"]$o([ \",]|\$)" || missing="$missing $o"
+done
+check "the synopsis names 40 options or more" test "$(echo $opts | wc -w)" -ge 40
+same "$missing" "" "each option of the synopsis has its entry in the manual"
+check "the manual documents the output" grep -q 'LOST \\fIN\\fP records' "$man1"
+check "the manual documents the expression" grep -q 'pcap\\-filter (7)' "$man1"
 if [ ! -e /sys/kernel/debug/magnet/control/format ]; then
 	mr -N
 	same "$rc" 1 "no module: status 1"

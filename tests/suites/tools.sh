@@ -53,7 +53,8 @@ check "unknown option: status 2" test $? -eq 2
 echo "not a trace" > /tmp/bad.mtr
 magnet-read -r /tmp/bad.mtr > /dev/null 2>/tmp/err.txt
 check "bad trace file: says so" grep -q 'neither a magnet trace file nor a pcapng file' /tmp/err.txt
-check "--help documents the output" sh -c 'magnet-read --help | grep -q "LOST N records"'
+check "--help: the synopsis, naming magnet-read(1)" \
+	sh -c 'magnet-read --help | grep -q "magnet-read(1)"'
 # Interrupted while waiting on an idle buffer: the read returns, it exits.
 magnet-read -q > /dev/null 2>&1 &
 pid=$!

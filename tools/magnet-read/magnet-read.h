@@ -2,7 +2,10 @@
 /*
  * magnet-read: what its parts share.
  *
- *   magnet-read.c  options, the main loop, summary
+ *   magnet-read.c  main() and its loop, the summary
+ *   options.c      the command line, usage
+ *   probes.c       the probes -P adds for the capture, -Z
+ *   devices.c      the devices -i names and -D lists
  *   input.c        the live buffer, trace files, merging CPUs by time
  *   journey.c      packet journeys, output order, per-hop statistics
  *   expr.c         the filter expression (libpcap's) and the selectors
@@ -173,6 +176,41 @@ static inline struct journey *item_journey(struct item *it)
 {
 	return (struct journey *)it;
 }
+
+/* options.c */
+/*
+ * The command line into *@o: the options checked, the expression
+ * compiled. Bad usage exits with status 2; -h, --version, -D and -d
+ * print and exit.
+ */
+void parse_args(int argc, char **argv, struct options *o);
+/* "magnet-read: @why", a pointer to --help, exit status 2. */
+void __attribute__((noreturn)) bad_usage(const char *why);
+
+/* probes.c */
+/*
+ * -P: add the probe sets o->probe_sets logging into o->buffer until
+ * magnet-read exits, with the expression as their kernel filter where it
+ * can run there; -1 (and a message) if they could not be added.
+ */
+int add_probes(const struct options *o);
+/*
+ * Remove -P's probes now: nothing if there are none, or if -Z gave up the
+ * privilege to (they go with the socket, at exit).
+ */
+void remove_probes(void);
+/* Before remove_probes(): what the probes' filter rules dropped. */
+void count_kernel_filtered(void);
+/* Did the expression run in the kernel? *@n: the records it dropped there. */
+bool kernel_filtered_records(unsigned long long *n);
+/* -Z: run as @user from now on (as root only); -1 and a message: cannot. */
+int drop_privileges(const char *user);
+
+/* devices.c */
+/* -D: print what -i can name: "any", then this namespace's devices. */
+void list_interfaces(void);
+/* A live capture's -i: -1 (and a message) if one names no device anywhere. */
+int check_devices(const struct options *o);
 
 /* input.c */
 struct source;

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The probes -P adds for the length of a live capture: added on
+ * magnet-read's netlink socket, which owns them (so that they go with
+ * it, even if magnet-read is killed), the expression made their filter
+ * rule where it can run in the kernel, what that rule dropped counted,
+ * and removed at exit whatever happens. -Z's change of user is here too:
+ * without the privilege to remove them, the probes go with the socket.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "magnet-read.h"
+#include "nl.h"
+#include "probeset.h"
+
+static struct nl_ctx *nl;
+static struct probeset probes;
+static bool probes_added;
+
+static void print_nl_error(void)
+{
+	fprintf(stderr, PROG ": %s\n", nl_err(nl)->text);
+	if (nl_err(nl)->hint[0])
+		fprintf(stderr, PROG ": %s\n", nl_err(nl)->hint);
+}
+
+static bool privileges_dropped;
+
+void remove_probes(void)
+{
+	/*
+	 * Without the privilege to remove them, the probes go when the
+	 * socket that owns them closes, at exit.
+	 */
+	if (probes_added && !privileges_dropped) {
+		probes_added = false;
+		if (probeset_remove(nl, &probes))
+			print_nl_error();
+	}
+}
+
+/*
+ * The expression as a filter rule of each probe (type "packet"), so that
+ * what it rejects costs no record. Where it cannot run there, say why;
+ * the expression runs here anyway.
+ */
+static bool kernel_filter(const struct options *o)
+{
+	static struct filter_rule r;	/* a few KiB */
+	char *argv[] = { "packet", o->filter_text };
+	const char *why = expr_kernel_why_not(o->filter);
+	struct parse_error e;
+
+	if (!o->filter_text || o->no_kernel_filter)
+		return false;
+	if (!why && o->trace_file)
+		why = "--trace saves every record";
+	filter_rule_init(&r);
+	if (!why && filter_parse(&r, 2, argv, &e))
+		why = e.text;
+	if (!why && probeset_filter(nl, &probes, &r)) {
+		print_nl_error();
+		why = "the kernel refused it";
+	}
+	if (why) {
+		fprintf(stderr, PROG ": the expression runs here only: %s\n",
+			why);
+		return false;
+	}
+	fprintf(stderr, PROG ": the expression runs in the kernel too: packets it rejects are not logged\n");
+	return true;
+}
+
+static unsigned long long kernel_filtered;
+static bool kernel_filtering;
+
+/* Before the probes go: what their rules dropped. */
+void count_kernel_filtered(void)
+{
+	uint64_t n;
+
+	if (kernel_filtering && !probeset_filtered(nl, &probes, &n))
+		kernel_filtered = n;
+}
+
+bool kernel_filtered_records(unsigned long long *n)
+{
+	*n = kernel_filtered;
+	return kernel_filtering;
+}
+
+int add_probes(const struct options *o)
+{
+	/* The probes' snap length: 0 (whole) beyond what a record holds. */
+	uint32_t snaplen = o->snaplen >= MAGNET_RECORD_MAX ? 0 : o->snaplen;
+	/* enabled once their filter is in place */
+	bool enabled = !o->filter_text || o->no_kernel_filter;
+
+	nl = nl_new();
+	if (!nl) {
+		fputs(PROG ": out of memory\n", stderr);
+		return -1;
+	}
+	/* Gone with magnet-read, even if it is killed. */
+	nl_own_objects(nl, true);
+	if (probeset_add(nl, o->probe_sets, o->buffer, snaplen, enabled,
+			 &probes)) {
+		print_nl_error();
+		return -1;
+	}
+	probes_added = true;
+	atexit(remove_probes);
+	for (unsigned int i = 0; i < probes.count; i++) {
+		const struct probeset_probe *p = &probes.probe[i];
+
+		if (!p->error)
+			fprintf(stderr, PROG ": probe %s on %s\n", p->name,
+				p->target);
+		else if (p->error == ENOENT)
+			fprintf(stderr, PROG ": probe %s skipped: this kernel has no function for it\n",
+				p->name);
+		else
+			fprintf(stderr, PROG ": probe %s not added: %s\n",
+				p->name, strerror(p->error));
+	}
+	if (!enabled) {
+		kernel_filtering = kernel_filter(o);
+		if (probeset_enable(nl, &probes)) {
+			print_nl_error();
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* -Z: run as @user from now on (as root only, as tcpdump does). */
+int drop_privileges(const char *user)
+{
+	struct passwd *pw;
+
+	if (!user || geteuid())
+		return 0;
+	errno = 0;
+	pw = getpwnam(user);
+	if (!pw) {
+		fprintf(stderr, PROG ": -Z: no such user \"%s\"%s%s\n", user,
+			errno ? ": " : "", errno ? strerror(errno) : "");
+		return -1;
+	}
+	if (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) ||
+	    setuid(pw->pw_uid)) {
+		fprintf(stderr, PROG ": -Z: cannot become %s: %s\n", user,
+			strerror(errno));
+		return -1;
+	}
+	privileges_dropped = true;
+	return 0;
+}
