@@ -8,7 +8,8 @@
  * (EXPECT_EQ(n, 3) TH_LOG("in %s", name);); SKIP() ends a test as
  * skipped when a precondition is missing. Each test runs in a child
  * process of its own, so a crash or an exit fails that test alone, and
- * leaks nothing into the next.
+ * leaks nothing into the next; one still running after HARNESS_TIMEOUT
+ * seconds is stopped and fails.
  *
  * Programs that run one scenario and check as they go (the VM's test
  * programs, which the suites run with arguments) use harness_check()
@@ -24,7 +25,8 @@
  *	N passed, M failed
  * (a skipped test counts as neither). The program exits 0 when nothing
  * failed, 1 otherwise. With arguments, a TEST_MAIN program runs only the
- * tests whose names contain one of them.
+ * tests whose names contain one of them; with -l first, it lists those
+ * names instead of running them.
  *
  *	#include "harness.h"
  *	TEST(adds) { EXPECT_EQ(1 + 1, 2); }
@@ -46,6 +48,9 @@
 
 #define HARNESS_TESTS_MAX	512
 #define HARNESS_EXIT_SKIP	77
+#ifndef HARNESS_TIMEOUT
+#define HARNESS_TIMEOUT		300	/* seconds a test may run */
+#endif
 
 struct harness_test {
 	const char *name;
@@ -397,18 +402,28 @@ static inline bool harness_selected(const char *name, int argc, char **argv)
 	return false;
 }
 
+/* Run the tests the arguments select, each in a child; -l: list them. */
 static inline int harness_main(int argc, char **argv)
 {
+	bool list = argc > 1 && !strcmp(argv[1], "-l");
 	unsigned int i;
 	int status;
 	pid_t pid;
 
+	if (list) {
+		argc--;
+		argv++;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 0; i < harness_count; i++) {
 		struct harness_test *t = harness_tests[i];
 
 		if (!harness_selected(t->name, argc, argv))
 			continue;
+		if (list) {
+			printf("%s\n", t->name);
+			continue;
+		}
 		fflush(stdout);
 		pid = fork();
 		if (pid < 0) {
@@ -416,6 +431,7 @@ static inline int harness_main(int argc, char **argv)
 			return 1;
 		}
 		if (!pid) {
+			alarm(HARNESS_TIMEOUT);
 			t->run(t);
 			fflush(stdout);
 			_exit(t->failed ? 1 : 0);
@@ -425,6 +441,9 @@ static inline int harness_main(int argc, char **argv)
 		if (WIFEXITED(status) &&
 		    WEXITSTATUS(status) == HARNESS_EXIT_SKIP)
 			harness_skip(t->name, "see above");
+		else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+			harness_result(false, t->name, "still running after %d s",
+				       HARNESS_TIMEOUT);
 		else if (WIFSIGNALED(status))
 			harness_result(false, t->name, "killed by signal %d (%s)",
 				       WTERMSIG(status),
@@ -433,7 +452,7 @@ static inline int harness_main(int argc, char **argv)
 			harness_result(WIFEXITED(status) &&
 				       !WEXITSTATUS(status), t->name, NULL);
 	}
-	return harness_summary();
+	return list ? 0 : harness_summary();
 }
 
 #define TEST_MAIN							\
