@@ -187,10 +187,12 @@ DROPINDIR ?= /etc/systemd/system
 # folders: "Global Lua Plugins"; Debian's), whatever PREFIX is.
 WIRESHARK_LUADIR ?= /usr/lib/$(shell $(CC) -print-multiarch)/wireshark/plugins
 
-# Host unit tests of magnetd's parts (check-host runs them).
+# Host unit tests of magnetd's parts (check-host runs them). SRCDIR: the
+# tree, where they find its files (conf/, tests/host/data/).
+UNIT_CFLAGS := -Itests -DSRCDIR='"$(CURDIR)"'
 build/test-bin/metrics-unit: tests/host/metrics-unit.c tests/harness.h magnetd/metrics.c magnetd/metrics.h
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/metrics-unit.c magnetd/metrics.c -lm
+	$(CC) $(MAGNETD_CFLAGS) $(UNIT_CFLAGS) -o $@ tests/host/metrics-unit.c magnetd/metrics.c -lm
 
 build/test-bin/config-unit: tests/host/config-unit.c tests/harness.h magnetd/config.c magnetd/config.h $(LIB_A)
 	@mkdir -p $(@D)
@@ -251,7 +253,7 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 	tests/host/magnet-read.sh
 	tests/host/timeline-view.sh
 	tests/host/kernels.sh
-	build/test-bin/metrics-unit $(CURDIR)
+	build/test-bin/metrics-unit
 	build/test-bin/config-unit $(CURDIR)
 	build/test-bin/libmagnet-unit
 	build/test-bin/rules-unit
@@ -359,7 +361,7 @@ build/fuzz/san/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c m
 build/fuzz/san/server-unit: SAN_LIBS := -lev -lm
 $(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(SAN_CFLAGS) -Imagnetd -Ilibmagnet -Ilib -Itests -o $@ \
+	$(FUZZ_CC) $(SAN_CFLAGS) -Imagnetd -Ilibmagnet -Ilib $(UNIT_CFLAGS) -o $@ \
 		$(filter %.c,$^) $(SAN_LIBS)
 
 build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(LIB_SRC) $(FUZZ_HDRS) | build/fuzz/.clang
@@ -370,7 +372,7 @@ build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(LIB_SRC) $(FUZZ_HDRS) | build/f
 # what it keeps until then: no leak check there).
 check-sanitize: $(addprefix build/fuzz/san/,$(SAN_UNITS) magnet-read)
 	$(SAN_ENV) build/fuzz/san/config-unit $(CURDIR)
-	$(SAN_ENV) build/fuzz/san/metrics-unit $(CURDIR)
+	$(SAN_ENV) build/fuzz/san/metrics-unit
 	$(SAN_ENV) build/fuzz/san/libmagnet-unit
 	$(SAN_ENV) build/fuzz/san/server-unit
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
