@@ -196,7 +196,8 @@ build/test-bin/metrics-unit: tests/host/metrics-unit.c tests/harness.h magnetd/m
 
 build/test-bin/config-unit: tests/host/config-unit.c tests/harness.h magnetd/config.c magnetd/config.h $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) -lconfuse -lmnl -lpcap
+	$(CC) $(MAGNETD_CFLAGS) $(UNIT_CFLAGS) -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) \
+		-lconfuse -lmnl -lpcap
 
 build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libmagnet/libmagnet.c libmagnet/libmagnet.h
 	@mkdir -p $(@D)
@@ -254,7 +255,7 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 	tests/host/timeline-view.sh
 	tests/host/kernels.sh
 	build/test-bin/metrics-unit
-	build/test-bin/config-unit $(CURDIR)
+	build/test-bin/config-unit
 	build/test-bin/libmagnet-unit
 	build/test-bin/rules-unit
 	build/test-bin/pcap-vm
@@ -371,7 +372,7 @@ build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(LIB_SRC) $(FUZZ_HDRS) | build/f
 # The host tests under the sanitizers (magnet-read exits without freeing
 # what it keeps until then: no leak check there).
 check-sanitize: $(addprefix build/fuzz/san/,$(SAN_UNITS) magnet-read)
-	$(SAN_ENV) build/fuzz/san/config-unit $(CURDIR)
+	$(SAN_ENV) build/fuzz/san/config-unit
 	$(SAN_ENV) build/fuzz/san/metrics-unit
 	$(SAN_ENV) build/fuzz/san/libmagnet-unit
 	$(SAN_ENV) build/fuzz/san/server-unit
