@@ -205,11 +205,11 @@ build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libma
 
 # The packet filter's interpreter, built from its own source in user
 # space, against libpcap's.
-build/test-bin/pcap-vm: tests/host/pcap-vm.c tests/host/pcap-host.h tests/harness.h filters/pcap_vm.c filters/pcap_vm.h \
+build/test-bin/pcap-vm-unit: tests/host/pcap-vm-unit.c tests/host/pcap-host.h tests/harness.h filters/pcap_vm.c filters/pcap_vm.h \
 		lib/pcapfilter.c lib/pcapfilter.h $(wildcard tests/host/kshim/linux/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wall -Wextra -Itests -Itests/host/kshim -Iinclude -Iinclude/uapi -Ifilters -Ilib \
-		-o $@ tests/host/pcap-vm.c filters/pcap_vm.c lib/pcapfilter.c -lpcap
+		-o $@ tests/host/pcap-vm-unit.c filters/pcap_vm.c lib/pcapfilter.c -lpcap
 
 # The module's filter gate, built from its own source in user space.
 build/test-bin/rules-unit: tests/host/rules-unit.c tests/harness.h kmod/magnet/rules.c kmod/magnet/rules.h \
@@ -250,7 +250,7 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/harness.h tests/bin/stre
 check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
 		build/test-bin/libmagnet-unit build/test-bin/rules-unit build/bin/magnet-supermon \
 		build/bin/magnetd build/bin/magnetctl build/test-bin/nl-attrs build/test-bin/lib-unit \
-		build/test-bin/pcap-vm
+		build/test-bin/pcap-vm-unit
 	tests/host/magnet-read.sh
 	tests/host/timeline-view.sh
 	tests/host/kernels.sh
@@ -258,7 +258,7 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 	build/test-bin/config-unit
 	build/test-bin/libmagnet-unit
 	build/test-bin/rules-unit
-	build/test-bin/pcap-vm
+	build/test-bin/pcap-vm-unit
 	build/test-bin/lib-unit
 	/usr/bin/python3 tests/host/nl-attrs.py $(CURDIR) build/test-bin/nl-attrs
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)

@@ -3,8 +3,8 @@
  * magnet_pcap's classic BPF interpreter: the program libpcap compiled, on
  * a packet as tcpdump -i any would see it (a cooked header, built here,
  * in front of the packet as the core's struct magnet_pkt_view shows it).
- * Kernel code; tests/host/pcap-vm.c also builds it in user space (with
- * tests/host/kshim/) and holds its answers against libpcap's own
+ * Kernel code; tests/host/pcap-vm-unit.c also builds it in user space
+ * (with tests/host/kshim/) and holds its answers against libpcap's own
  * interpreter on random packets.
  *
  * Why an interpreter here, and not the kernel's: the kernel runs classic

@@ -20,7 +20,7 @@
  * options: the kernel runs them on the first only);
  * and programs pcap_vm_check() refuses are checked too.
  *
- *	pcap-vm [PACKETS [SEED]]
+ *	pcap-vm-unit [PACKETS [SEED]]
  */
 #include <arpa/inet.h>
 #include <stdio.h>
