@@ -247,10 +247,18 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/harness.h tests/bin/stre
 
 # --- checks ------------------------------------------------------------------
 
-check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
-		build/test-bin/libmagnet-unit build/test-bin/rules-unit build/bin/magnet-supermon \
-		build/bin/magnetd build/bin/magnetctl build/test-bin/nl-attrs build/test-bin/lib-unit \
-		build/test-bin/pcap-vm-unit
+# The C host test programs, tests/host/NAME-unit.c, each a set of TEST()s.
+# make check-host T=NAME runs just their tests whose names contain NAME,
+# in every program that has one (tests/host/units.sh), and nothing else.
+HOST_UNITS := $(addprefix build/test-bin/,metrics-unit config-unit libmagnet-unit rules-unit \
+		pcap-vm-unit lib-unit server-unit)
+
+ifneq ($(T),)
+check-host: $(HOST_UNITS)
+	tests/host/units.sh '$(T)' $(HOST_UNITS)
+else
+check-host: build/bin/magnet-read build/bin/magnet-supermon build/bin/magnetd build/bin/magnetctl \
+		build/test-bin/nl-attrs $(filter-out %/server-unit,$(HOST_UNITS))
 	tests/host/magnet-read.sh
 	tests/host/timeline-view.sh
 	tests/host/kernels.sh
@@ -262,6 +270,7 @@ check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/con
 	build/test-bin/lib-unit
 	/usr/bin/python3 tests/host/nl-attrs.py $(CURDIR) build/test-bin/nl-attrs
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
+endif
 
 # --- magnetd's socket, sanitizers, fuzzing (check-host runs them) ----------------
 #
@@ -411,7 +420,9 @@ fuzz-soak-%: build/fuzz/fuzz-%
 check-fuzz: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 fuzz-soak: $(addprefix fuzz-soak-,$(FUZZ_TARGETS))
 
+ifeq ($(T),)
 check-host: check-server-unit check-prometheus check-webconfig check-sanitize check-fuzz
+endif
 .PHONY: check-server-unit check-prometheus check-webconfig check-sanitize check-fuzz fuzz fuzz-soak
 
 # The kernel checks run against each series magnet supports (Debian's
