@@ -9,7 +9,9 @@
  * skipped when a precondition is missing. Each test runs in a child
  * process of its own, so a crash or an exit fails that test alone, and
  * leaks nothing into the next; one still running after HARNESS_TIMEOUT
- * seconds is stopped and fails.
+ * seconds is stopped and fails. Every C host test program
+ * (tests/host/NAME-unit.c) is a TEST_MAIN program of such tests
+ * (docs/testing.md: their names, make check-host T=NAME).
  *
  * Programs that run one scenario and check as they go (the VM's test
  * programs, which the suites run with arguments) use harness_check()
