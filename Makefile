@@ -193,14 +193,17 @@ DROPINDIR ?= /etc/systemd/system
 # folders: "Global Lua Plugins"; Debian's), whatever PREFIX is.
 WIRESHARK_LUADIR ?= /usr/lib/$(shell $(CC) -print-multiarch)/wireshark/plugins
 
-# Host unit tests of magnetd's parts (check-host runs them).
+# Host unit tests of magnetd's parts (check-host runs them). SRCDIR: the
+# tree, where they find its files (conf/, tests/host/data/).
+UNIT_CFLAGS := -Itests -DSRCDIR='"$(CURDIR)"'
 build/test-bin/metrics-unit: tests/host/metrics-unit.c tests/harness.h magnetd/metrics.c magnetd/metrics.h
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/metrics-unit.c magnetd/metrics.c -lm
+	$(CC) $(MAGNETD_CFLAGS) $(UNIT_CFLAGS) -o $@ tests/host/metrics-unit.c magnetd/metrics.c -lm
 
 build/test-bin/config-unit: tests/host/config-unit.c tests/harness.h magnetd/config.c magnetd/config.h $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) -lconfuse -lmnl -lpcap
+	$(CC) $(MAGNETD_CFLAGS) $(UNIT_CFLAGS) -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) \
+		-lconfuse -lmnl -lpcap
 
 build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libmagnet/libmagnet.c libmagnet/libmagnet.h
 	@mkdir -p $(@D)
@@ -208,11 +211,11 @@ build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libma
 
 # The packet filter's interpreter, built from its own source in user
 # space, against libpcap's.
-build/test-bin/pcap-vm: tests/host/pcap-vm.c tests/host/pcap-host.h tests/harness.h $(PCAP_VM_SRC) filters/pcap_vm.h \
+build/test-bin/pcap-vm-unit: tests/host/pcap-vm-unit.c tests/host/pcap-host.h tests/harness.h $(PCAP_VM_SRC) filters/pcap_vm.h \
 		lib/pcapfilter.c lib/pcapfilter.h $(wildcard tests/host/kshim/linux/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wall -Wextra -Itests -Itests/host/kshim -Iinclude -Iinclude/uapi -Ifilters -Ilib \
-		-o $@ tests/host/pcap-vm.c $(PCAP_VM_SRC) lib/pcapfilter.c -lpcap
+		-o $@ tests/host/pcap-vm-unit.c $(PCAP_VM_SRC) lib/pcapfilter.c -lpcap
 
 # The module's filter gate, built from its own source in user space.
 build/test-bin/rules-unit: tests/host/rules-unit.c tests/harness.h kmod/magnet/rules.c kmod/magnet/rules.h \
@@ -250,21 +253,30 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/harness.h tests/bin/stre
 
 # --- checks ------------------------------------------------------------------
 
-check-host: build/bin/magnet-read build/test-bin/metrics-unit build/test-bin/config-unit \
-		build/test-bin/libmagnet-unit build/test-bin/rules-unit build/bin/magnet-supermon \
-		build/bin/magnetd build/bin/magnetctl build/test-bin/nl-attrs build/test-bin/lib-unit \
-		build/test-bin/pcap-vm
+# The C host test programs, tests/host/NAME-unit.c, each a set of TEST()s.
+# make check-host T=NAME runs just their tests whose names contain NAME,
+# in every program that has one (tests/host/units.sh), and nothing else.
+HOST_UNITS := $(addprefix build/test-bin/,metrics-unit config-unit libmagnet-unit rules-unit \
+		pcap-vm-unit lib-unit server-unit)
+
+ifneq ($(T),)
+check-host: $(HOST_UNITS)
+	tests/host/units.sh '$(T)' $(HOST_UNITS)
+else
+check-host: build/bin/magnet-read build/bin/magnet-supermon build/bin/magnetd build/bin/magnetctl \
+		build/test-bin/nl-attrs $(filter-out %/server-unit,$(HOST_UNITS))
 	tests/host/magnet-read.sh
 	tests/host/timeline-view.sh
 	tests/host/kernels.sh
-	build/test-bin/metrics-unit $(CURDIR)
-	build/test-bin/config-unit $(CURDIR)
+	build/test-bin/metrics-unit
+	build/test-bin/config-unit
 	build/test-bin/libmagnet-unit
 	build/test-bin/rules-unit
-	build/test-bin/pcap-vm
+	build/test-bin/pcap-vm-unit
 	build/test-bin/lib-unit
 	/usr/bin/python3 tests/host/nl-attrs.py $(CURDIR) build/test-bin/nl-attrs
 	/usr/bin/python3 tests/host/supermon-test.py $(CURDIR)
+endif
 
 # --- magnetd's socket, sanitizers, fuzzing (check-host runs them) ----------------
 #
@@ -366,7 +378,7 @@ build/fuzz/san/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c m
 build/fuzz/san/server-unit: SAN_LIBS := -lev -lm
 $(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(SAN_CFLAGS) -Imagnetd -Ilibmagnet -Ilib -Itests -o $@ \
+	$(FUZZ_CC) $(SAN_CFLAGS) -Imagnetd -Ilibmagnet -Ilib $(UNIT_CFLAGS) -o $@ \
 		$(filter %.c,$^) $(SAN_LIBS)
 
 build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(LIB_SRC) $(FUZZ_HDRS) | build/fuzz/.clang
@@ -376,8 +388,8 @@ build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(LIB_SRC) $(FUZZ_HDRS) | build/f
 # The host tests under the sanitizers (magnet-read exits without freeing
 # what it keeps until then: no leak check there).
 check-sanitize: $(addprefix build/fuzz/san/,$(SAN_UNITS) magnet-read)
-	$(SAN_ENV) build/fuzz/san/config-unit $(CURDIR)
-	$(SAN_ENV) build/fuzz/san/metrics-unit $(CURDIR)
+	$(SAN_ENV) build/fuzz/san/config-unit
+	$(SAN_ENV) build/fuzz/san/metrics-unit
 	$(SAN_ENV) build/fuzz/san/libmagnet-unit
 	$(SAN_ENV) build/fuzz/san/server-unit
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -415,7 +427,9 @@ fuzz-soak-%: build/fuzz/fuzz-%
 check-fuzz: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 fuzz-soak: $(addprefix fuzz-soak-,$(FUZZ_TARGETS))
 
+ifeq ($(T),)
 check-host: check-server-unit check-prometheus check-webconfig check-sanitize check-fuzz
+endif
 .PHONY: check-server-unit check-prometheus check-webconfig check-sanitize check-fuzz fuzz fuzz-soak
 
 # The kernel checks run against each series magnet supports (Debian's

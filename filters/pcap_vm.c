@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * magnet_packet's classic BPF interpreter: the program libpcap compiled, run
- * (pcap_vm_run(): decoded by pcap_vm_decode() into fused steps, and the
- * steps it cannot run fast by run()) on a packet as tcpdump -i any would
- * see it (a cooked header, built here,
- * in front of the packet as the core's struct magnet_pkt_view shows it).
- * Kernel code; tests/host/pcap-vm.c also builds it in user space (with
- * tests/host/kshim/) and holds its answers against libpcap's own
+ * magnet_packet's classic BPF interpreter: the program libpcap compiled,
+ * run (pcap_vm_run(): decoded by pcap_vm_decode() into fused steps, and
+ * the steps it cannot run fast by run()) on a packet as tcpdump -i any
+ * would see it (a cooked header, built here, in front of the packet as
+ * the core's struct magnet_pkt_view shows it).
+ * Kernel code; tests/host/pcap-vm-unit.c also builds it in user space
+ * (with tests/host/kshim/) and holds its answers against libpcap's own
  * interpreter on random packets.
  *
  * Why an interpreter here, and not the kernel's: the kernel runs classic

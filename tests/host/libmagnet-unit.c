@@ -4,16 +4,13 @@
  * scripted byte streams.
  *
  * Each case forks a tiny line server of its own on a Unix socket in a
- * temporary directory. The server plays a script (send these bytes, pause,
+ * temporary directory (FIXTURE(libmagnet), one per test). The server plays a script (send these bytes, pause,
  * expect this request line, signal the client, hang up) and exits 1 if
  * the library sent something else; the test asserts what the library made
  * of the bytes. This is not magnetd: the daemon is tested elsewhere, this
  * feeds the library the edge cases a real daemon seldom produces (lines
  * split anywhere, pushes between replies, malformed lines, a line too
- * long, a daemon leaving mid-reply).
- *
- * Prints "ok - what" or "not ok - what" per check (tests/harness.h), then
- * "N passed, M failed"; exits 1 if anything failed.
+ * long, a daemon leaving mid-reply). Tests on tests/harness.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,12 +34,6 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define GREETING	"magnetd 1 0.1.0\n"
 #define SERVER_WAIT_MS	10000
-
-static char sock_path[108];
-static char tmp_dir[64];
-
-/* A check, in the harness's format (tests/harness.h). */
-#define ok harness_check
 
 static int64_t now_ms(void)
 {
@@ -146,35 +137,51 @@ static int run_script(int fd, const struct step *s)
 	return 0;
 }
 
-static int listen_here(void)
+/* A directory of the test's own for the scripted server's socket. */
+FIXTURE(libmagnet) {
+	char dir[64];
+	char sock[108];
+};
+
+FIXTURE_SETUP(libmagnet)
+{
+	strcpy(self->dir, "/tmp/libmagnet-unit.XXXXXX");
+	ASSERT_TRUE(mkdtemp(self->dir)) TH_LOG("mkdtemp: %s", strerror(errno));
+	snprintf(self->sock, sizeof(self->sock), "%s/magnetd.sock", self->dir);
+}
+
+FIXTURE_TEARDOWN(libmagnet)
+{
+	unlink(self->sock);
+	rmdir(self->dir);
+}
+
+static int listen_here(struct harness_test *_t, FIXTURE_DATA(libmagnet) *self)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 
-	strcpy(sa.sun_path, sock_path);
-	unlink(sock_path);
+	strcpy(sa.sun_path, self->sock);
+	unlink(self->sock);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(fd, 4)) {
-		perror("libmagnet-unit: listen");
-		exit(1);
-	}
+	ASSERT_GE(fd, 0) TH_LOG("socket: %s", strerror(errno));
+	ASSERT_EQ(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0)
+		TH_LOG("bind %s: %s", self->sock, strerror(errno));
+	ASSERT_EQ(listen(fd, 4), 0) TH_LOG("listen: %s", strerror(errno));
 	return fd;
 }
 
 /* Fork a server playing @script to one client; returns its pid. */
-static pid_t serve(const struct step *script)
+static pid_t serve(struct harness_test *_t, FIXTURE_DATA(libmagnet) *self,
+		   const struct step *script)
 {
-	int lfd = listen_here(), fd;
+	int lfd = listen_here(_t, self), fd;
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
 	pid_t pid;
 
 	fflush(stdout);
 	pid = fork();
-	if (pid < 0) {
-		perror("libmagnet-unit: fork");
-		exit(1);
-	}
+	ASSERT_GE(pid, 0) TH_LOG("fork: %s", strerror(errno));
 	if (pid == 0) {
 		if (poll(&p, 1, SERVER_WAIT_MS) <= 0)
 			_exit(1);
@@ -201,10 +208,11 @@ static bool server_ok(pid_t pid)
 
 /*
  * The common shape of a case: a server with the greeting and @script,
- * a client connected to it. NULL (and a failed check) if it could not
- * connect.
+ * a client connected to it (or the test ends, failed).
  */
-static struct magnet_client *open_case(const struct step *script, pid_t *pid)
+static struct magnet_client *open_case(struct harness_test *_t,
+				       FIXTURE_DATA(libmagnet) *self,
+				       const struct step *script, pid_t *pid)
 {
 	static const struct step greet[] = { SEND(GREETING), END };
 	struct step *all;
@@ -214,105 +222,121 @@ static struct magnet_client *open_case(const struct step *script, pid_t *pid)
 	for (n = 0; script[n].op != S_END; n++)
 		;
 	all = calloc(n + 2, sizeof(*all));
+	ASSERT_TRUE(all);
 	all[0] = greet[0];
 	memcpy(all + 1, script, (n + 1) * sizeof(*all));
-	*pid = serve(all);
+	*pid = serve(_t, self, all);
 	free(all);
-	c = magnet_connect(sock_path);
-	if (!c)
-		ok(false, "connect to the scripted server: %s", strerror(errno));
+	c = magnet_connect(self->sock);
+	ASSERT_TRUE(c) TH_LOG("connect to the scripted server: %s",
+			      strerror(errno));
 	return c;
 }
 
-static void close_case(struct magnet_client *c, pid_t pid, const char *what)
+/* The client closed, the server must have got the requests it expected. */
+static void close_case(struct harness_test *_t, struct magnet_client *c,
+		       pid_t pid, const char *what)
 {
 	magnet_close(c);
-	ok(server_ok(pid), "%s: the server got the requests it expected", what);
+	EXPECT_TRUE(server_ok(pid))
+		TH_LOG("%s: the server did not get the requests it expected",
+		       what);
 }
 
 /* --- connecting --------------------------------------------------------- */
 
-static void test_greeting_split(void)
+TEST_F(libmagnet, greeting_read_whole_from_pieces)
 {
 	static const struct step script[] = {
 		SEND("mag"), PAUSE(30), SEND("netd 1 "), PAUSE(30),
 		SEND("0.1.0\n"), END
 	};
 	struct magnet_client *c;
-	pid_t pid = serve(script);
+	pid_t pid = serve(_t, self, script);
 	int flags;
 
-	c = magnet_connect(sock_path);
-	ok(c, "greeting in three pieces is read whole");
-	if (c) {
-		flags = fcntl(magnet_fd(c), F_GETFD);
-		ok(flags >= 0 && (flags & FD_CLOEXEC),
-		   "the socket is close-on-exec");
-		ok(!strcmp(magnet_last_error(c), ""),
-		   "no error message before any error");
-	}
+	/* a greeting in three pieces is read whole */
+	c = magnet_connect(self->sock);
+	ASSERT_TRUE(c) TH_LOG("%s", strerror(errno));
+	/* the socket is close-on-exec */
+	flags = fcntl(magnet_fd(c), F_GETFD);
+	EXPECT_GE(flags, 0);
+	EXPECT_TRUE(flags & FD_CLOEXEC);
+	/* no error message before any error */
+	EXPECT_STREQ(magnet_last_error(c), "");
 	magnet_close(c);
-	ok(server_ok(pid), "greeting: server done");
+	EXPECT_TRUE(server_ok(pid));
 }
 
 /* magnet_connect() must refuse @greeting with @err. */
-static void check_bad_greeting(const char *greeting, size_t len, int err,
+static void check_bad_greeting(struct harness_test *_t,
+			       FIXTURE_DATA(libmagnet) *self,
+			       const char *greeting, size_t len, int err,
 			       const char *what)
 {
 	const struct step script[] = { SENDN(greeting, len), HANGUP, END };
 	struct magnet_client *c;
-	pid_t pid = serve(script);
+	pid_t pid = serve(_t, self, script);
+	int got;
 
 	errno = 0;
-	c = magnet_connect(sock_path);
-	ok(!c && errno == err, "%s: %s (got %s)", what, strerror(err),
-	   c ? "a client" : strerror(errno));
+	c = magnet_connect(self->sock);
+	got = errno;
+	EXPECT_FALSE(c) TH_LOG("%s: a client", what);
+	EXPECT_EQ(got, err) TH_LOG("%s: %s, not %s", what, strerror(got),
+				   strerror(err));
 	magnet_close(c);
 	server_ok(pid);
 }
 
-static void test_bad_greetings(void)
+TEST_F(libmagnet, bad_greetings_refused)
 {
-	check_bad_greeting("magnetd 2 0.9.0\n", 0, EPROTO,
+	check_bad_greeting(_t, self, "magnetd 2 0.9.0\n", 0, EPROTO,
 			   "another protocol version");
-	check_bad_greeting("magnetd 01x 0.1.0\n", 0, EPROTO,
+	check_bad_greeting(_t, self, "magnetd 01x 0.1.0\n", 0, EPROTO,
 			   "a protocol version that is no number");
-	check_bad_greeting("magnetd 1\n", 0, EPROTO, "greeting without release");
-	check_bad_greeting("magnetd 1 0.1.0 extra\n", 0, EPROTO,
+	check_bad_greeting(_t, self, "magnetd 1\n", 0, EPROTO,
+			   "greeting without release");
+	check_bad_greeting(_t, self, "magnetd 1 0.1.0 extra\n", 0, EPROTO,
 			   "greeting with a word too many");
-	check_bad_greeting("SSH-2.0-OpenSSH_9.2p1\r\n", 0, EPROTO,
+	check_bad_greeting(_t, self, "SSH-2.0-OpenSSH_9.2p1\r\n", 0, EPROTO,
 			   "not magnetd");
-	check_bad_greeting("magnetd 1 0.1", 0, EPIPE,
+	check_bad_greeting(_t, self, "magnetd 1 0.1", 0, EPIPE,
 			   "server leaving in the middle of the greeting");
-	check_bad_greeting("", 0, EPIPE, "server leaving without a greeting");
+	check_bad_greeting(_t, self, "", 0, EPIPE,
+			   "server leaving without a greeting");
 }
 
-static void test_no_daemon(void)
+TEST_F(libmagnet, no_daemon_enoent_or_econnrefused)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct magnet_client *c;
-	int fd;
+	int fd, err;
 
-	unlink(sock_path);
+	/* no socket: ENOENT */
+	unlink(self->sock);
 	errno = 0;
-	c = magnet_connect(sock_path);
-	ok(!c && errno == ENOENT, "no socket: ENOENT (got %s)", strerror(errno));
+	c = magnet_connect(self->sock);
+	err = errno;
+	EXPECT_FALSE(c);
+	EXPECT_EQ(err, ENOENT) TH_LOG("%s", strerror(err));
 
-	/* a socket nobody listens on: a daemon that died */
-	strcpy(sa.sun_path, sock_path);
+	/* a socket nobody listens on, a daemon that died: ECONNREFUSED */
+	strcpy(sa.sun_path, self->sock);
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	errno = 0;
-	c = magnet_connect(sock_path);
-	ok(!c && errno == ECONNREFUSED, "nobody listening: ECONNREFUSED (got %s)",
-	   strerror(errno));
+	c = magnet_connect(self->sock);
+	err = errno;
+	EXPECT_FALSE(c);
+	EXPECT_EQ(err, ECONNREFUSED) TH_LOG("%s", strerror(err));
 	close(fd);
-	unlink(sock_path);
+	unlink(self->sock);
 }
 
 /* --- snapshots ------------------------------------------------------------ */
 
-static void test_snapshot(void)
+TEST_F(libmagnet, snapshot_read_with_pushes_around_it)
 {
 	static const struct step script[] = {
 		EXPECT("snapshot"),
@@ -337,59 +361,82 @@ static void test_snapshot(void)
 	pid_t pid;
 	int r;
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
+	/* with pushes before it, split anywhere */
 	r = magnet_snapshot(c, &s, 2000);
-	ok(r == 0, "snapshot with pushes before it, split anywhere (%s)",
-	   r ? strerror(errno) : "ok");
-	ok(s.time_ns == 1700000000123456789ULL, "snapshot time");
-	ok(s.nmetrics == 4 && s.ntops == 2,
-	   "4 metrics, 2 top lines, the unknown line skipped (%u, %u)",
-	   s.nmetrics, s.ntops);
+	ASSERT_EQ(r, 0) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(s.time_ns, 1700000000123456789ULL);
+	/* 4 metrics, 2 top lines, the unknown line skipped */
+	EXPECT_EQ(s.nmetrics, 4);
+	EXPECT_EQ(s.ntops, 2);
+	/* a counter: 2^53-1 exact, the description the rest of the line */
 	m = magnet_snapshot_find(&s, "records");
-	ok(m && m->type == MAGNET_COUNTER && !strcmp(m->unit, "records") &&
-	   m->value == 9007199254740991.0 &&
-	   !strcmp(m->description, "Records read,  all buffers"),
-	   "counter: 2^53-1 exact, description is the rest of the line");
+	ASSERT_TRUE(m);
+	EXPECT_EQ(m->type, MAGNET_COUNTER);
+	EXPECT_STREQ(m->unit, "records");
+	EXPECT_EQ(m->value, 9007199254740991.0);
+	EXPECT_STREQ(m->description, "Records read,  all buffers");
+	/* a gauge with a fraction */
 	m = magnet_snapshot_find(&s, "udp_send.p99");
-	ok(m && m->type == MAGNET_GAUGE && !strcmp(m->unit, "ns") &&
-	   m->value == 412000.5, "gauge with a fraction");
+	ASSERT_TRUE(m);
+	EXPECT_EQ(m->type, MAGNET_GAUGE);
+	EXPECT_STREQ(m->unit, "ns");
+	EXPECT_EQ(m->value, 412000.5);
+	/* the exponent form, no description */
 	m = magnet_snapshot_find(&s, "udp-send.socket.rate");
-	ok(m && m->value == 1500 && !strcmp(m->unit, "events/s") &&
-	   !strcmp(m->description, ""),
-	   "exponent form, no description");
+	ASSERT_TRUE(m);
+	EXPECT_EQ(m->value, 1500);
+	EXPECT_STREQ(m->unit, "events/s");
+	EXPECT_STREQ(m->description, "");
+	/* a negative value, an empty description */
 	m = magnet_snapshot_find(&s, "neg");
-	ok(m && m->value == -0.25 && !strcmp(m->description, ""),
-	   "negative value, empty description");
-	ok(!magnet_snapshot_find(&s, "nothing") &&
-	   !magnet_snapshot_find(&s, "udp_send"),
-	   "snapshot_find: absent names are NULL");
-	ok(s.ntops == 2 && !strcmp(s.tops[0].event, "udp-send.socket") &&
-	   s.tops[0].rank == 1 && s.tops[0].tgid == 4242 &&
-	   s.tops[0].count == 1000 && !strcmp(s.tops[0].comm, "Web Content") &&
-	   s.tops[1].rank == 2 && !strcmp(s.tops[1].comm, "-"),
-	   "top lines, a command name with a space");
+	ASSERT_TRUE(m);
+	EXPECT_EQ(m->value, -0.25);
+	EXPECT_STREQ(m->description, "");
+	/* snapshot_find: absent names are NULL */
+	EXPECT_FALSE(magnet_snapshot_find(&s, "nothing"));
+	EXPECT_FALSE(magnet_snapshot_find(&s, "udp_send"));
+	/* top lines, a command name with a space */
+	ASSERT_EQ(s.ntops, 2);
+	EXPECT_STREQ(s.tops[0].event, "udp-send.socket");
+	EXPECT_EQ(s.tops[0].rank, 1);
+	EXPECT_EQ(s.tops[0].tgid, 4242);
+	EXPECT_EQ(s.tops[0].count, 1000);
+	EXPECT_STREQ(s.tops[0].comm, "Web Content");
+	EXPECT_EQ(s.tops[1].rank, 2);
+	EXPECT_STREQ(s.tops[1].comm, "-");
 
+	/* the event pushed before the reply was kept */
 	r = magnet_receive(c, &msg, 0);
-	ok(r == 1 && msg.kind == MAGNET_MSG_EVENT && msg.sub == 1 &&
-	   !strcmp(msg.event.name, "udp-send.socket") &&
-	   msg.event.timestamp == 123456789 && msg.event.cpu == 3 &&
-	   msg.event.tgid == 42 && msg.event.tid == 43 && msg.event.id == 7 &&
-	   msg.event.size == 100, "event pushed before the reply was kept");
+	ASSERT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_EVENT);
+	EXPECT_EQ(msg.sub, 1);
+	EXPECT_STREQ(msg.event.name, "udp-send.socket");
+	EXPECT_EQ(msg.event.timestamp, 123456789);
+	EXPECT_EQ(msg.event.cpu, 3);
+	EXPECT_EQ(msg.event.tgid, 42);
+	EXPECT_EQ(msg.event.tid, 43);
+	EXPECT_EQ(msg.event.id, 7);
+	EXPECT_EQ(msg.event.size, 100);
+	/* the alert split across reads was kept, in order */
 	r = magnet_receive(c, &msg, 0);
-	ok(r == 1 && msg.kind == MAGNET_MSG_ALERT && msg.sub == 2 &&
-	   !strcmp(msg.alert.metric, "udp_send.p99") &&
-	   msg.alert.value == 412000 && msg.alert.fired,
-	   "alert split across reads was kept, in order");
-	ok(magnet_receive(c, &msg, 0) == 0, "then nothing");
+	ASSERT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_ALERT);
+	EXPECT_EQ(msg.sub, 2);
+	EXPECT_STREQ(msg.alert.metric, "udp_send.p99");
+	EXPECT_EQ(msg.alert.value, 412000);
+	EXPECT_TRUE(msg.alert.fired);
+	/* then nothing */
+	EXPECT_EQ(magnet_receive(c, &msg, 0), 0);
+	/* snapshot_free empties it */
 	magnet_snapshot_free(&s);
-	ok(!s.metrics && !s.nmetrics, "snapshot_free empties it");
+	EXPECT_FALSE(s.metrics);
+	EXPECT_EQ(s.nmetrics, 0);
 	magnet_snapshot_free(&s);
-	close_case(c, pid, "snapshot");
+	close_case(_t, c, pid, "snapshot");
 }
 
-static void test_snapshot_error(void)
+TEST_F(libmagnet, snapshot_error_replies_eremoteio)
 {
 	static const struct step script[] = {
 		EXPECT("snapshot"), SEND("error no metrics yet\n"),
@@ -402,73 +449,88 @@ static void test_snapshot_error(void)
 	pid_t pid;
 	int r;
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
+	/* an error reply: EREMOTEIO and its message */
 	r = magnet_snapshot(c, &s, 2000);
-	ok(r == -1 && errno == EREMOTEIO &&
-	   !strcmp(magnet_last_error(c), "no metrics yet"),
-	   "error reply: EREMOTEIO and its message");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EREMOTEIO);
+	EXPECT_STREQ(magnet_last_error(c), "no metrics yet");
+	/* a bare "error": EREMOTEIO, an empty message */
 	r = magnet_snapshot(c, &s, 2000);
-	ok(r == -1 && errno == EREMOTEIO && !strcmp(magnet_last_error(c), ""),
-	   "bare \"error\": EREMOTEIO, empty message");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EREMOTEIO);
+	EXPECT_STREQ(magnet_last_error(c), "");
+	/* the connection stays usable; an empty snapshot */
 	r = magnet_snapshot(c, &s, 2000);
-	ok(r == 0 && s.time_ns == 5 && s.nmetrics == 0 && s.ntops == 0,
-	   "the connection stays usable; an empty snapshot");
+	ASSERT_EQ(r, 0);
+	EXPECT_EQ(s.time_ns, 5);
+	EXPECT_EQ(s.nmetrics, 0);
+	EXPECT_EQ(s.ntops, 0);
 	magnet_snapshot_free(&s);
-	close_case(c, pid, "snapshot error");
+	close_case(_t, c, pid, "snapshot error");
 }
 
 /* magnet_snapshot() must fail with EPROTO on @reply, leaving it empty. */
-static void check_bad_snapshot(const char *reply, const char *what)
+static void check_bad_snapshot(struct harness_test *_t,
+			       FIXTURE_DATA(libmagnet) *self,
+			       const char *reply, const char *what)
 {
 	const struct step script[] = { EXPECT("snapshot"), SEND(reply), END };
 	struct magnet_snapshot s;
 	struct magnet_client *c;
 	pid_t pid;
-	int r;
+	int r, err;
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
 	memset(&s, 0x5a, sizeof(s));
 	r = magnet_snapshot(c, &s, 2000);
-	ok(r == -1 && errno == EPROTO && !s.metrics && !s.nmetrics && !s.tops,
-	   "malformed snapshot (%s): EPROTO, nothing returned", what);
+	err = errno;
+	/* EPROTO, nothing returned */
+	EXPECT_EQ(r, -1) TH_LOG("malformed snapshot (%s)", what);
+	EXPECT_EQ(err, EPROTO) TH_LOG("malformed snapshot (%s)", what);
+	EXPECT_TRUE(!s.metrics && !s.nmetrics && !s.tops)
+		TH_LOG("malformed snapshot (%s)", what);
+	/* and the client stays broken */
 	r = magnet_snapshot(c, &s, 2000);
-	ok(r == -1 && errno == EPROTO, "  and the client stays broken");
+	err = errno;
+	EXPECT_EQ(r, -1) TH_LOG("malformed snapshot (%s), again", what);
+	EXPECT_EQ(err, EPROTO) TH_LOG("malformed snapshot (%s), again", what);
 	magnet_close(c);
 	server_ok(pid);
 }
 
-static void test_bad_snapshots(void)
+TEST_F(libmagnet, malformed_snapshots_eproto)
 {
-	check_bad_snapshot("ok 1\n", "not a snapshot");
-	check_bad_snapshot("snapshot x 1\nend\n", "bad time");
-	check_bad_snapshot("snapshot 1\nend\n", "no count");
-	check_bad_snapshot("snapshot 1 1\nmetric a bogus s 1 x\nend\n",
+	check_bad_snapshot(_t, self, "ok 1\n", "not a snapshot");
+	check_bad_snapshot(_t, self, "snapshot x 1\nend\n", "bad time");
+	check_bad_snapshot(_t, self, "snapshot 1\nend\n", "no count");
+	check_bad_snapshot(_t, self, "snapshot 1 1\nmetric a bogus s 1 x\nend\n",
 			   "unknown type");
-	check_bad_snapshot("snapshot 1 1\nmetric a gauge s one x\nend\n",
+	check_bad_snapshot(_t, self, "snapshot 1 1\nmetric a gauge s one x\nend\n",
 			   "value no number");
-	check_bad_snapshot("snapshot 1 1\nmetric a gauge s inf x\nend\n",
+	check_bad_snapshot(_t, self, "snapshot 1 1\nmetric a gauge s inf x\nend\n",
 			   "value inf");
-	check_bad_snapshot("snapshot 1 1\nmetric a gauge  1 x\nend\n",
+	check_bad_snapshot(_t, self, "snapshot 1 1\nmetric a gauge  1 x\nend\n",
 			   "empty unit");
-	check_bad_snapshot("snapshot 1 1\nmetric a/b gauge s 1 x\nend\n",
+	check_bad_snapshot(_t, self, "snapshot 1 1\nmetric a/b gauge s 1 x\nend\n",
 			   "bad name");
-	check_bad_snapshot("snapshot 1 1\nmetric a gauge s\nend\n",
+	check_bad_snapshot(_t, self, "snapshot 1 1\nmetric a gauge s\nend\n",
 			   "no value");
-	check_bad_snapshot("snapshot 1 1\ntop e 0 1 1 c\nend\n", "rank 0");
-	check_bad_snapshot("snapshot 1 1\ntop e 1 1 1\nend\n", "no comm");
-	check_bad_snapshot("snapshot 1 1\n\nend\n", "empty line");
-	check_bad_snapshot("snapshot 1 1\nmetric a gauge s 1 x\nstop\n",
+	check_bad_snapshot(_t, self, "snapshot 1 1\ntop e 0 1 1 c\nend\n",
+			   "rank 0");
+	check_bad_snapshot(_t, self, "snapshot 1 1\ntop e 1 1 1\nend\n",
+			   "no comm");
+	check_bad_snapshot(_t, self, "snapshot 1 1\n\nend\n", "empty line");
+	check_bad_snapshot(_t, self, "snapshot 1 1\nmetric a gauge s 1 x\nstop\n",
 			   "no \"end\"");
-	check_bad_snapshot("snapshot 1 0\nmetric a gauge s 1 x\nend\n",
+	check_bad_snapshot(_t, self, "snapshot 1 0\nmetric a gauge s 1 x\nend\n",
 			   "more lines than the count");
 }
 
 /* A snapshot that must fail with EMSGSIZE, saying @why, at once. */
-static void check_large_snapshot(const char *reply, size_t len,
+static void check_large_snapshot(struct harness_test *_t,
+				 FIXTURE_DATA(libmagnet) *self,
+				 const char *reply, size_t len,
 				 const char *why, const char *what)
 {
 	const struct step script[] = {
@@ -476,24 +538,30 @@ static void check_large_snapshot(const char *reply, size_t len,
 	};
 	struct magnet_snapshot s;
 	struct magnet_client *c;
-	int64_t t0;
+	int64_t t0, dt;
 	pid_t pid;
-	int r;
+	int r, err;
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
 	memset(&s, 0x5a, sizeof(s));
 	t0 = now_ms();
 	r = magnet_snapshot(c, &s, 5000);
-	ok(r == -1 && errno == EMSGSIZE && !s.metrics && !s.nmetrics && !s.tops,
-	   "%s: EMSGSIZE, nothing returned", what);
-	ok(now_ms() - t0 < 4000, "  at once, not at the timeout (%lld ms)",
-	   (long long)(now_ms() - t0));
-	ok(strstr(magnet_last_error(c), why) != NULL,
-	   "  magnet_last_error() says why: \"%s\"", magnet_last_error(c));
+	err = errno;
+	dt = now_ms() - t0;
+	/* EMSGSIZE, nothing returned */
+	EXPECT_EQ(r, -1) TH_LOG("%s", what);
+	EXPECT_EQ(err, EMSGSIZE) TH_LOG("%s", what);
+	EXPECT_TRUE(!s.metrics && !s.nmetrics && !s.tops) TH_LOG("%s", what);
+	/* at once, not at the timeout */
+	EXPECT_LT(dt, 4000) TH_LOG("%s", what);
+	/* magnet_last_error() says why */
+	EXPECT_TRUE(strstr(magnet_last_error(c), why))
+		TH_LOG("%s: \"%s\"", what, magnet_last_error(c));
+	/* and the client stays broken */
 	r = magnet_snapshot(c, &s, 2000);
-	ok(r == -1 && errno == EMSGSIZE, "  and the client stays broken");
+	err = errno;
+	EXPECT_EQ(r, -1) TH_LOG("%s, again", what);
+	EXPECT_EQ(err, EMSGSIZE) TH_LOG("%s, again", what);
 	magnet_close(c);
 	server_ok(pid);
 }
@@ -503,7 +571,7 @@ static void check_large_snapshot(const char *reply, size_t len,
  * MAGNET_SNAPSHOT_BYTES_MAX bytes: the client's tables must not grow with
  * whatever a peer announces and sends.
  */
-static void test_snapshot_bounds(void)
+TEST_F(libmagnet, snapshot_size_bounded)
 {
 	static const char endless[] =
 		"snapshot 1 4294967295\nmetric a gauge s 1 x\nmetric b gauge s 1 x\n";
@@ -522,26 +590,26 @@ static void test_snapshot_bounds(void)
 	pid_t pid;
 	int r;
 
-	check_large_snapshot(endless, strlen(endless), "MAGNET_SNAPSHOT_LINES_MAX",
+	check_large_snapshot(_t, self, endless, strlen(endless),
+			     "MAGNET_SNAPSHOT_LINES_MAX",
 			     "a snapshot of 4294967295 lines");
 	snprintf(reply, sizeof(reply), "snapshot 1 %u\n", MAGNET_SNAPSHOT_LINES_MAX + 1);
-	check_large_snapshot(reply, strlen(reply), "MAGNET_SNAPSHOT_LINES_MAX",
+	check_large_snapshot(_t, self, reply, strlen(reply),
+			     "MAGNET_SNAPSHOT_LINES_MAX",
 			     "a snapshot of MAGNET_SNAPSHOT_LINES_MAX + 1 lines");
 
-	c = open_case(at_max, &pid);
-	if (c) {
-		r = magnet_snapshot(c, &s, 2000);
-		ok(r == -1 && errno == EPROTO,
-		   "a snapshot of MAGNET_SNAPSHOT_LINES_MAX lines is taken (its bad line is EPROTO)");
-		magnet_close(c);
-		server_ok(pid);
-	}
+	/* MAGNET_SNAPSHOT_LINES_MAX lines are taken (its bad line is EPROTO) */
+	c = open_case(_t, self, at_max, &pid);
+	r = magnet_snapshot(c, &s, 2000);
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPROTO);
+	magnet_close(c);
+	server_ok(pid);
 
 	/* lines of 4000 bytes, 68 MB of them: past MAGNET_SNAPSHOT_BYTES_MAX */
 	n = (size_t)MAGNET_SNAPSHOT_BYTES_MAX / line_len + 256;
 	big = malloc(n * line_len + 64);
-	if (!big)
-		abort();
+	ASSERT_TRUE(big);
 	len = sprintf(big, "snapshot 1 %zu\n", n);
 	for (i = 0; i < n; i++) {
 		int head = sprintf(big + len, "metric m%u gauge s 1 ", i);
@@ -550,23 +618,23 @@ static void test_snapshot_bounds(void)
 		big[len + line_len - 1] = '\n';
 		len += line_len;
 	}
-	check_large_snapshot(big, len, "MAGNET_SNAPSHOT_BYTES_MAX",
+	check_large_snapshot(_t, self, big, len, "MAGNET_SNAPSHOT_BYTES_MAX",
 			     "a snapshot of more than MAGNET_SNAPSHOT_BYTES_MAX bytes");
 	free(big);
 
-	c = open_case(raw, &pid);
-	if (c) {
-		r = magnet_request(c, "snapshot", reply, sizeof(reply));
-		ok(r == -1 && errno == EMSGSIZE && !strcmp(reply, "snapshot 1 1048577"),
-		   "raw snapshot of MAGNET_SNAPSHOT_LINES_MAX + 1 lines: EMSGSIZE, its first line returned");
-		magnet_close(c);
-		server_ok(pid);
-	}
+	/* raw, MAGNET_SNAPSHOT_LINES_MAX + 1 lines: EMSGSIZE, its first line returned */
+	c = open_case(_t, self, raw, &pid);
+	r = magnet_request(c, "snapshot", reply, sizeof(reply));
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EMSGSIZE);
+	EXPECT_STREQ(reply, "snapshot 1 1048577");
+	magnet_close(c);
+	server_ok(pid);
 }
 
 /* --- subscriptions and requests ---------------------------------------- */
 
-static void test_subscribe(void)
+TEST_F(libmagnet, subscribe_requests_and_replies)
 {
 	static const struct step script[] = {
 		EXPECT("subscribe event udp-send.socket tgid 42 id 7"),
@@ -586,38 +654,51 @@ static void test_subscribe(void)
 	pid_t pid;
 	int r;
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
+	/* an event with tgid and id */
 	r = magnet_subscribe_event(c, "udp-send.socket", 42, -1, 7);
-	ok(r == 3, "subscribe event with tgid and id (%d)", r);
+	EXPECT_EQ(r, 3);
+	/* an event with cpu 0 */
 	r = magnet_subscribe_event(c, "sched_switch", -1, 0, -1);
-	ok(r == 4, "subscribe event with cpu 0 (%d)", r);
+	EXPECT_EQ(r, 4);
+	/* a name with a space: EINVAL, not sent */
 	r = magnet_subscribe_event(c, "bad name", -1, -1, -1);
-	ok(r == -1 && errno == EINVAL, "a name with a space: EINVAL, not sent");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EINVAL);
+	/* a tgid beyond 32 bits: EINVAL */
 	r = magnet_subscribe_event(c, "e", 1LL << 32, -1, -1);
-	ok(r == -1 && errno == EINVAL, "a tgid beyond 32 bits: EINVAL");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EINVAL);
+	/* a threshold: integers plain */
 	r = magnet_subscribe_threshold(c, "udp_send.p99", ">", 200000);
-	ok(r == 5, "subscribe threshold: integers plain (%d)", r);
+	EXPECT_EQ(r, 5);
+	/* a value with 17 digits */
 	r = magnet_subscribe_threshold(c, "x.mean", "<=", 0.1);
-	ok(r == 6, "threshold value with 17 digits (%d)", r);
+	EXPECT_EQ(r, 6);
+	/* a value in exponent form */
 	r = magnet_subscribe_threshold(c, "x.rate", ">=", 2.5e20);
-	ok(r == 7, "threshold value in exponent form (%d)", r);
+	EXPECT_EQ(r, 7);
+	/* op "=": EINVAL */
 	r = magnet_subscribe_threshold(c, "x.rate", "=", 1);
-	ok(r == -1 && errno == EINVAL, "op \"=\": EINVAL");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EINVAL);
+	/* a NaN threshold: EINVAL */
 	r = magnet_subscribe_threshold(c, "x.rate", ">", 0.0 / 0.0);
-	ok(r == -1 && errno == EINVAL, "NaN threshold: EINVAL");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EINVAL);
+	/* a refused subscription: EREMOTEIO and the daemon's message */
 	r = magnet_subscribe_threshold(c, "x.rate", "<", -1.5);
-	ok(r == -1 && errno == EREMOTEIO &&
-	   !strcmp(magnet_last_error(c), "no such metric: x.rate"),
-	   "refused subscription: EREMOTEIO and the daemon's message");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EREMOTEIO);
+	EXPECT_STREQ(magnet_last_error(c), "no such metric: x.rate");
+	/* subscription number INT_MAX */
 	r = magnet_subscribe_event(c, "e", -1, -1, -1);
-	ok(r == 2147483647, "subscription number INT_MAX (%d)", r);
-	close_case(c, pid, "subscribe");
+	EXPECT_EQ(r, 2147483647);
+	close_case(_t, c, pid, "subscribe");
 }
 
 /* Thresholds are written with a decimal point whatever the locale. */
-static void test_threshold_locale(void)
+TEST_F(libmagnet, threshold_written_with_a_point_in_any_locale)
 {
 	static const char *const locales[] = {
 		"de_DE.UTF-8", "fr_FR.UTF-8", "de_DE.utf8", "fr_FR.utf8",
@@ -638,24 +719,21 @@ static void test_threshold_locale(void)
 		if (setlocale(LC_NUMERIC, locales[i]) &&
 		    localeconv()->decimal_point[0] == ',')
 			loc = locales[i];
-	if (!loc) {
-		setlocale(LC_NUMERIC, "C");
-		ok(true, "# SKIP no locale with a decimal comma installed");
-		return;
-	}
-	c = open_case(script, &pid);
-	if (c) {
-		r = magnet_subscribe_threshold(c, "m", ">", 1.5);
-		ok(r == 1, "%s: threshold written with a point", loc);
-		r = magnet_receive(c, &msg, 2000);
-		ok(r == 1 && msg.alert.value == 2.25,
-		   "%s: value read with a point", loc);
-		close_case(c, pid, "locale");
-	}
+	if (!loc)
+		SKIP("no locale with a decimal comma installed");
+	c = open_case(_t, self, script, &pid);
+	/* the threshold written with a point */
+	r = magnet_subscribe_threshold(c, "m", ">", 1.5);
+	EXPECT_EQ(r, 1) TH_LOG("%s", loc);
+	/* the value read with a point */
+	r = magnet_receive(c, &msg, 2000);
+	EXPECT_EQ(r, 1) TH_LOG("%s", loc);
+	EXPECT_EQ(msg.alert.value, 2.25) TH_LOG("%s", loc);
+	close_case(_t, c, pid, "locale");
 	setlocale(LC_NUMERIC, "C");
 }
 
-static void test_unsubscribe(void)
+TEST_F(libmagnet, unsubscribe_drops_its_queued_pushes)
 {
 	static const struct step script[] = {
 		EXPECT("unsubscribe 3"),
@@ -669,26 +747,32 @@ static void test_unsubscribe(void)
 	pid_t pid;
 	int r;
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
 	r = magnet_unsubscribe(c, 3);
-	ok(r == 0, "unsubscribe");
+	EXPECT_EQ(r, 0);
+	/* the queued pushes of the subscription ended are gone */
 	r = magnet_receive(c, &msg, 0);
-	ok(r == 1 && msg.kind == MAGNET_MSG_EVENT && msg.sub == 4,
-	   "the queued pushes of the subscription ended are gone");
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_EVENT);
+	EXPECT_EQ(msg.sub, 4);
+	/* but not the others, nor "lost" */
 	r = magnet_receive(c, &msg, 0);
-	ok(r == 1 && msg.kind == MAGNET_MSG_LOST && msg.lost.count == 2,
-	   "but not the others, nor \"lost\"");
-	ok(magnet_receive(c, &msg, 0) == 0, "then nothing");
-	ok(magnet_unsubscribe(c, 0) == -1 && errno == EINVAL,
-	   "unsubscribe 0: EINVAL");
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_LOST);
+	EXPECT_EQ(msg.lost.count, 2);
+	/* then nothing */
+	EXPECT_EQ(magnet_receive(c, &msg, 0), 0);
+	/* unsubscribe 0: EINVAL */
+	EXPECT_EQ(magnet_unsubscribe(c, 0), -1);
+	EXPECT_EQ(errno, EINVAL);
+	/* "ok 4" to unsubscribe: EPROTO */
 	r = magnet_unsubscribe(c, 4);
-	ok(r == -1 && errno == EPROTO, "\"ok 4\" to unsubscribe: EPROTO");
-	close_case(c, pid, "unsubscribe");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPROTO);
+	close_case(_t, c, pid, "unsubscribe");
 }
 
-static void test_request(void)
+TEST_F(libmagnet, raw_requests_and_their_replies)
 {
 	static const struct step script[] = {
 		EXPECT("release"), SEND("ok\n"),
@@ -705,59 +789,71 @@ static void test_request(void)
 	pid_t pid;
 	int r;
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
+	/* a raw request: its reply */
 	r = magnet_request(c, "release", reply, sizeof(reply));
-	ok(r == 0 && !strcmp(reply, "ok"), "raw request: its reply");
+	EXPECT_EQ(r, 0);
+	EXPECT_STREQ(reply, "ok");
+	/* refused: EREMOTEIO, the line and the message */
 	r = magnet_request(c, "attach", reply, sizeof(reply));
-	ok(r == -1 && errno == EREMOTEIO &&
-	   !strcmp(reply, "error not allowed: uid 1000") &&
-	   !strcmp(magnet_last_error(c), "not allowed: uid 1000"),
-	   "raw request refused: EREMOTEIO, the line and the message");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EREMOTEIO);
+	EXPECT_STREQ(reply, "error not allowed: uid 1000");
+	EXPECT_STREQ(magnet_last_error(c), "not allowed: uid 1000");
+	/* a raw snapshot: its first line */
 	r = magnet_request(c, "snapshot", reply, sizeof(reply));
-	ok(r == 0 && !strcmp(reply, "snapshot 1 2"),
-	   "raw snapshot: its first line");
+	EXPECT_EQ(r, 0);
+	EXPECT_STREQ(reply, "snapshot 1 2");
+	/* the snapshot's body is skipped, the push after it received */
 	r = magnet_receive(c, &msg, 2000);
-	ok(r == 1 && msg.kind == MAGNET_MSG_EVENT,
-	   "the snapshot's body is skipped, the push after it received");
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_EVENT);
+	/* a request with a newline: EINVAL */
 	r = magnet_request(c, "two\nlines", reply, sizeof(reply));
-	ok(r == -1 && errno == EINVAL, "a request with a newline: EINVAL");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EINVAL);
+	/* a short reply buffer: cut */
 	r = magnet_request(c, "release", reply, 2);
-	ok(r == 0 && !strcmp(reply, "o"), "a short reply buffer: cut");
-	close_case(c, pid, "raw requests");
+	EXPECT_EQ(r, 0);
+	EXPECT_STREQ(reply, "o");
+	close_case(_t, c, pid, "raw requests");
 }
 
 /* --- malformed and odd lines ---------------------------------------------- */
 
 /* magnet_receive() must take @line (and its newline) as @good. */
-static void check_push(const char *line, bool good)
+static void check_push(struct harness_test *_t, FIXTURE_DATA(libmagnet) *self,
+		       const char *line, bool good)
 {
 	char buf[256];
 	const struct step script[] = { SEND(buf), END };
 	struct magnet_message msg;
 	struct magnet_client *c;
 	pid_t pid;
-	int r;
+	int r, err;
 
 	snprintf(buf, sizeof(buf), "%s\n", line);
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
 	r = magnet_receive(c, &msg, 2000);
+	err = errno;
 	if (good) {
-		ok(r == 1, "well-formed push accepted: \"%s\"", line);
+		/* a well-formed push accepted */
+		EXPECT_EQ(r, 1) TH_LOG("\"%s\"", line);
 	} else {
-		ok(r == -1 && errno == EPROTO,
-		   "malformed line rejected (EPROTO): \"%s\"", line);
+		/* a malformed line rejected (EPROTO) ... */
+		EXPECT_EQ(r, -1) TH_LOG("\"%s\"", line);
+		EXPECT_EQ(err, EPROTO) TH_LOG("\"%s\"", line);
+		/* ... and the client stays broken */
 		r = magnet_receive(c, &msg, 0);
-		ok(r == -1 && errno == EPROTO, "  and the client stays broken");
+		err = errno;
+		EXPECT_EQ(r, -1) TH_LOG("\"%s\", again", line);
+		EXPECT_EQ(err, EPROTO) TH_LOG("\"%s\", again", line);
 	}
 	magnet_close(c);
 	server_ok(pid);
 }
 
-static void test_pushes(void)
+TEST_F(libmagnet, push_lines_parsed_strictly)
 {
 	static const char *const bad[] = {
 		"event 1 a 1 0 1 1 1",
@@ -797,12 +893,12 @@ static void test_pushes(void)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		check_push(bad[i], false);
+		check_push(_t, self, bad[i], false);
 	for (i = 0; i < ARRAY_SIZE(good); i++)
-		check_push(good[i], true);
+		check_push(_t, self, good[i], true);
 }
 
-static void test_nul_byte(void)
+TEST_F(libmagnet, nul_byte_in_a_line_eproto)
 {
 	static const struct step script[] = {
 		SENDN("lost\0 1\n", 8), END
@@ -812,19 +908,18 @@ static void test_nul_byte(void)
 	pid_t pid;
 	int r;
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
 	r = magnet_receive(c, &msg, 2000);
-	ok(r == -1 && errno == EPROTO, "a NUL inside a line: EPROTO");
-	close_case(c, pid, "NUL");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPROTO);
+	close_case(_t, c, pid, "NUL");
 }
 
 static char line_max[MAGNET_LINE_MAX + 1];	/* "error xxx...\n", LINE_MAX bytes */
 static char line_over[MAGNET_LINE_MAX + 2];	/* one byte more */
 static char line_endless[2 * MAGNET_LINE_MAX];	/* no newline at all */
 
-static void test_long_lines(void)
+TEST_F(libmagnet, lines_longer_than_magnet_line_max_eproto)
 {
 	static const struct step script[] = {
 		EXPECT("attach"), SEND(line_max),
@@ -835,9 +930,9 @@ static void test_long_lines(void)
 	static const struct step endless[] = { SEND(line_endless), END };
 	struct magnet_message msg;
 	struct magnet_client *c;
-	int64_t t0;
+	int64_t t0, dt;
 	pid_t pid;
-	int r;
+	int r, err;
 
 	memset(line_max, 'x', MAGNET_LINE_MAX - 1);
 	memcpy(line_max, "error ", 6);
@@ -848,33 +943,36 @@ static void test_long_lines(void)
 	memset(line_endless, 'x', sizeof(line_endless) - 1);
 	memcpy(line_endless, "lost ", 5);
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
+	/* a line of MAGNET_LINE_MAX bytes with its newline is taken */
 	r = magnet_request(c, "attach", NULL, 0);
-	ok(r == -1 && errno == EREMOTEIO &&
-	   strlen(magnet_last_error(c)) == MAGNET_LINE_MAX - 7,
-	   "a line of MAGNET_LINE_MAX bytes with its newline is taken");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EREMOTEIO);
+	EXPECT_EQ(strlen(magnet_last_error(c)), MAGNET_LINE_MAX - 7);
+	/* and the next reply read right */
 	r = magnet_request(c, "attach", NULL, 0);
-	ok(r == 0, "and the next reply read right");
+	EXPECT_EQ(r, 0);
+	/* a line of MAGNET_LINE_MAX + 1 bytes: EPROTO */
 	r = magnet_request(c, "attach", NULL, 0);
-	ok(r == -1 && errno == EPROTO,
-	   "a line of MAGNET_LINE_MAX + 1 bytes: EPROTO");
-	close_case(c, pid, "long lines");
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPROTO);
+	close_case(_t, c, pid, "long lines");
 
-	c = open_case(endless, &pid);
-	if (!c)
-		return;
+	/* a line without end: EPROTO as soon as it is too long */
+	c = open_case(_t, self, endless, &pid);
 	t0 = now_ms();
 	r = magnet_receive(c, &msg, 5000);
-	ok(r == -1 && errno == EPROTO && now_ms() - t0 < 4000,
-	   "a line without end: EPROTO as soon as it is too long");
-	close_case(c, pid, "endless line");
+	err = errno;
+	dt = now_ms() - t0;
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(err, EPROTO);
+	EXPECT_LT(dt, 4000);
+	close_case(_t, c, pid, "endless line");
 }
 
 /* --- the daemon going away --------------------------------------------- */
 
-static void test_hangups(void)
+TEST_F(libmagnet, daemon_leaving_epipe)
 {
 	static const struct step mid_reply[] = {
 		EXPECT("snapshot"),
@@ -894,53 +992,59 @@ static void test_hangups(void)
 	pid_t pid;
 	int r;
 
-	c = open_case(mid_reply, &pid);
-	if (c) {
-		r = magnet_snapshot(c, &s, 2000);
-		ok(r == -1 && errno == EPIPE && !s.metrics && !s.nmetrics,
-		   "daemon leaving mid-snapshot: EPIPE, nothing returned");
-		r = magnet_subscribe_event(c, "a", -1, -1, -1);
-		ok(r == -1 && errno == EPIPE, "  and later calls: EPIPE");
-		close_case(c, pid, "mid-reply");
-	}
+	/* mid-snapshot: EPIPE, nothing returned */
+	c = open_case(_t, self, mid_reply, &pid);
+	r = magnet_snapshot(c, &s, 2000);
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPIPE);
+	EXPECT_FALSE(s.metrics);
+	EXPECT_EQ(s.nmetrics, 0);
+	/* and later calls: EPIPE */
+	r = magnet_subscribe_event(c, "a", -1, -1, -1);
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPIPE);
+	close_case(_t, c, pid, "mid-reply");
 
-	c = open_case(mid_line, &pid);
-	if (c) {
-		r = magnet_subscribe_event(c, "a", -1, -1, -1);
-		ok(r == -1 && errno == EPIPE, "daemon leaving mid-line: EPIPE");
-		close_case(c, pid, "mid-line");
-	}
+	/* mid-line: EPIPE */
+	c = open_case(_t, self, mid_line, &pid);
+	r = magnet_subscribe_event(c, "a", -1, -1, -1);
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPIPE);
+	close_case(_t, c, pid, "mid-line");
 
-	c = open_case(pushes_first, &pid);
-	if (c) {
-		r = magnet_subscribe_event(c, "a", -1, -1, -1);
-		ok(r == -1 && errno == EPIPE, "daemon leaving before the reply: EPIPE");
-		r = magnet_receive(c, &msg, 0);
-		ok(r == 1 && msg.kind == MAGNET_MSG_ALERT,
-		   "  the pushes that came before are still received");
-		r = magnet_receive(c, &msg, 0);
-		ok(r == 1 && msg.kind == MAGNET_MSG_LOST && msg.lost.count == 4,
-		   "  all of them");
-		r = magnet_receive(c, &msg, 0);
-		ok(r == -1 && errno == EPIPE, "  then EPIPE");
-		close_case(c, pid, "pushes first");
-	}
+	/* before the reply: EPIPE ... */
+	c = open_case(_t, self, pushes_first, &pid);
+	r = magnet_subscribe_event(c, "a", -1, -1, -1);
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPIPE);
+	/* ... the pushes that came before are still received ... */
+	r = magnet_receive(c, &msg, 0);
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_ALERT);
+	/* ... all of them ... */
+	r = magnet_receive(c, &msg, 0);
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_LOST);
+	EXPECT_EQ(msg.lost.count, 4);
+	/* ... then EPIPE */
+	r = magnet_receive(c, &msg, 0);
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPIPE);
+	close_case(_t, c, pid, "pushes first");
 
-	/* a send to a daemon gone must be EPIPE, not a SIGPIPE killing us */
-	c = open_case(gone, &pid);
-	if (c) {
-		server_ok(pid);
-		usleep(50 * 1000);
-		r = magnet_subscribe_threshold(c, "m", ">", 1);
-		ok(r == -1 && errno == EPIPE,
-		   "request to a daemon gone: EPIPE and no SIGPIPE");
-		magnet_close(c);
-	}
+	/* a request to a daemon gone: EPIPE, not a SIGPIPE killing us */
+	c = open_case(_t, self, gone, &pid);
+	server_ok(pid);
+	usleep(50 * 1000);
+	r = magnet_subscribe_threshold(c, "m", ">", 1);
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, EPIPE);
+	magnet_close(c);
 }
 
 /* --- timeouts, signals, overflow ----------------------------------------- */
 
-static void test_timeouts(void)
+TEST_F(libmagnet, timeouts_and_late_replies)
 {
 	static const struct step late_head[] = {
 		EXPECT("snapshot"), PAUSE(400),
@@ -963,50 +1067,58 @@ static void test_timeouts(void)
 	struct magnet_client *c;
 	int64_t t0, dt;
 	pid_t pid;
-	int r;
+	int r, err;
 
-	c = open_case(late_head, &pid);
-	if (c) {
-		t0 = now_ms();
-		r = magnet_snapshot(c, &s, 100);
-		dt = now_ms() - t0;
-		ok(r == -1 && errno == ETIMEDOUT && dt >= 95 && dt < 380,
-		   "snapshot times out (%lld ms)", (long long)dt);
-		r = magnet_subscribe_event(c, "late", -1, -1, -1);
-		ok(r == 9, "the late snapshot is dropped, the next reply read (%d)",
-		   r);
-		close_case(c, pid, "late reply");
-	}
+	/* a snapshot times out */
+	c = open_case(_t, self, late_head, &pid);
+	t0 = now_ms();
+	r = magnet_snapshot(c, &s, 100);
+	err = errno;
+	dt = now_ms() - t0;
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(err, ETIMEDOUT);
+	EXPECT_GE(dt, 95);
+	EXPECT_LT(dt, 380);
+	/* the late snapshot is dropped, the next reply read */
+	r = magnet_subscribe_event(c, "late", -1, -1, -1);
+	EXPECT_EQ(r, 9);
+	close_case(_t, c, pid, "late reply");
 
-	c = open_case(late_body, &pid);
-	if (c) {
-		r = magnet_snapshot(c, &s, 100);
-		ok(r == -1 && errno == ETIMEDOUT && !s.metrics,
-		   "snapshot times out in its body");
-		r = magnet_snapshot(c, &s, 2000);
-		ok(r == 0 && s.time_ns == 8 && s.nmetrics == 1 &&
-		   !strcmp(s.metrics[0].name, "c"),
-		   "the rest of the old one is dropped, the new one read");
-		magnet_snapshot_free(&s);
-		r = magnet_receive(c, &msg, 0);
-		ok(r == 1 && msg.kind == MAGNET_MSG_ALERT && msg.sub == 4,
-		   "the push between them is kept");
-		close_case(c, pid, "late body");
-	}
+	/* a snapshot times out in its body */
+	c = open_case(_t, self, late_body, &pid);
+	r = magnet_snapshot(c, &s, 100);
+	EXPECT_EQ(r, -1);
+	EXPECT_EQ(errno, ETIMEDOUT);
+	EXPECT_FALSE(s.metrics);
+	/* the rest of the old one is dropped, the new one read */
+	r = magnet_snapshot(c, &s, 2000);
+	ASSERT_EQ(r, 0);
+	EXPECT_EQ(s.time_ns, 8);
+	ASSERT_EQ(s.nmetrics, 1);
+	EXPECT_STREQ(s.metrics[0].name, "c");
+	magnet_snapshot_free(&s);
+	/* the push between them is kept */
+	r = magnet_receive(c, &msg, 0);
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_ALERT);
+	EXPECT_EQ(msg.sub, 4);
+	close_case(_t, c, pid, "late body");
 
-	c = open_case(quiet, &pid);
-	if (c) {
-		t0 = now_ms();
-		r = magnet_receive(c, &msg, 150);
-		dt = now_ms() - t0;
-		ok(r == 0 && dt >= 145 && dt < 1000,
-		   "receive with nothing: 0 after its timeout (%lld ms)",
-		   (long long)dt);
-		t0 = now_ms();
-		r = magnet_receive(c, &msg, 0);
-		ok(r == 0 && now_ms() - t0 < 50, "receive with timeout 0: at once");
-		close_case(c, pid, "quiet");
-	}
+	/* a receive with nothing: 0 after its timeout */
+	c = open_case(_t, self, quiet, &pid);
+	t0 = now_ms();
+	r = magnet_receive(c, &msg, 150);
+	dt = now_ms() - t0;
+	EXPECT_EQ(r, 0);
+	EXPECT_GE(dt, 145);
+	EXPECT_LT(dt, 1000);
+	/* with timeout 0: at once */
+	t0 = now_ms();
+	r = magnet_receive(c, &msg, 0);
+	dt = now_ms() - t0;
+	EXPECT_EQ(r, 0);
+	EXPECT_LT(dt, 50);
+	close_case(_t, c, pid, "quiet");
 }
 
 static volatile sig_atomic_t signals;
@@ -1017,7 +1129,7 @@ static void on_usr1(int sig)
 	signals++;
 }
 
-static void test_signals(void)
+TEST_F(libmagnet, waits_go_on_through_signals)
 {
 	static const struct step script[] = {
 		PAUSE(50), SIGNAL, PAUSE(50), SIGNAL, PAUSE(50),
@@ -1034,17 +1146,18 @@ static void test_signals(void)
 
 	sigaction(SIGUSR1, &sa, NULL);
 	signals = 0;
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
+	/* a receive goes on waiting through signals */
 	r = magnet_receive(c, &msg, 5000);
-	ok(r == 1 && msg.kind == MAGNET_MSG_LOST && msg.lost.count == 3 &&
-	   signals == 2, "receive goes on waiting through signals (%d signals)",
-	   (int)signals);
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_LOST);
+	EXPECT_EQ(msg.lost.count, 3);
+	EXPECT_EQ(signals, 2);
+	/* so does a request */
 	r = magnet_request(c, "release", NULL, 0);
-	ok(r == 0 && signals == 4, "so does a request (%d signals)",
-	   (int)signals);
-	close_case(c, pid, "signals");
+	EXPECT_EQ(r, 0);
+	EXPECT_EQ(signals, 4);
+	close_case(_t, c, pid, "signals");
 	signal(SIGUSR1, SIG_DFL);
 }
 
@@ -1053,7 +1166,7 @@ static void test_signals(void)
 
 static char flood[FLOOD * 32];
 
-static void test_overflow(void)
+TEST_F(libmagnet, pushes_beyond_the_queue_counted_as_lost)
 {
 	static const struct step script[] = {
 		EXPECT("subscribe event e"), SEND(flood), SEND("ok 1\n"),
@@ -1071,60 +1184,71 @@ static void test_overflow(void)
 	for (i = 0; i < FLOOD; i++)
 		len += sprintf(flood + len, "event 1 e %u 0 1 1 %u 0\n", i, i);
 
-	c = open_case(script, &pid);
-	if (!c)
-		return;
+	c = open_case(_t, self, script, &pid);
+	/* a subscription while FLOOD pushes come first */
 	r = magnet_subscribe_event(c, "e", -1, -1, -1);
-	ok(r == 1, "subscribe while %d pushes come first", FLOOD);
+	EXPECT_EQ(r, 1);
 	for (i = 0; i < 10; i++)
 		if (magnet_receive(c, &msg, 0) == 1 &&
 		    msg.kind == MAGNET_MSG_EVENT && msg.event.id == i)
 			inorder++;
+	/* a request while the queue is nearly full */
 	r = magnet_request(c, "release", NULL, 0);
-	ok(r == 0, "a request while the queue is nearly full");
+	EXPECT_EQ(r, 0);
 	for (; i < QUEUE_LIMIT; i++)
 		if (magnet_receive(c, &msg, 0) == 1 &&
 		    msg.kind == MAGNET_MSG_EVENT && msg.event.id == i)
 			inorder++;
-	ok(inorder == QUEUE_LIMIT, "the first %d pushes, in order (%u)",
-	   QUEUE_LIMIT, inorder);
+	/* the first QUEUE_LIMIT pushes, in order */
+	EXPECT_EQ(inorder, QUEUE_LIMIT);
+	/* then "lost" for the pushes beyond the queue */
 	r = magnet_receive(c, &msg, 0);
-	ok(r == 1 && msg.kind == MAGNET_MSG_LOST &&
-	   msg.lost.count == FLOOD - QUEUE_LIMIT,
-	   "then \"lost %d\" for the pushes beyond the queue (%llu)",
-	   FLOOD - QUEUE_LIMIT, (unsigned long long)msg.lost.count);
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_LOST);
+	EXPECT_EQ(msg.lost.count, FLOOD - QUEUE_LIMIT);
+	/* then the push that came after them */
 	r = magnet_receive(c, &msg, 0);
-	ok(r == 1 && msg.kind == MAGNET_MSG_EVENT && msg.event.id == 5000,
-	   "then the push that came after them");
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_EVENT);
+	EXPECT_EQ(msg.event.id, 5000);
+	/* the daemon's own "lost" */
 	r = magnet_receive(c, &msg, 2000);
-	ok(r == 1 && msg.kind == MAGNET_MSG_LOST && msg.lost.count == 7,
-	   "the daemon's own \"lost\"");
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_LOST);
+	EXPECT_EQ(msg.lost.count, 7);
+	/* and what follows it */
 	r = magnet_receive(c, &msg, 2000);
-	ok(r == 1 && msg.kind == MAGNET_MSG_EVENT && msg.event.id == 5001,
-	   "and what follows it");
-	ok(magnet_receive(c, &msg, 100) == 0, "then nothing");
-	close_case(c, pid, "overflow");
+	EXPECT_EQ(r, 1);
+	EXPECT_EQ(msg.kind, MAGNET_MSG_EVENT);
+	EXPECT_EQ(msg.event.id, 5001);
+	/* then nothing */
+	EXPECT_EQ(magnet_receive(c, &msg, 100), 0);
+	close_case(_t, c, pid, "overflow");
 }
 
-static void test_bad_args(void)
+TEST(libmagnet_bad_arguments_einval)
 {
 	struct magnet_message msg;
 	char longpath[200];
 
 	memset(longpath, 'a', sizeof(longpath) - 1);
 	longpath[sizeof(longpath) - 1] = '\0';
+	/* a path too long for a Unix socket: ENAMETOOLONG */
 	errno = 0;
-	ok(!magnet_connect(longpath) && errno == ENAMETOOLONG,
-	   "a path too long for a Unix socket: ENAMETOOLONG");
-	ok(magnet_receive(NULL, &msg, 0) == -1 && errno == EINVAL,
-	   "NULL client: EINVAL");
-	ok(magnet_fd(NULL) == -1, "magnet_fd(NULL): -1");
+	EXPECT_FALSE(magnet_connect(longpath));
+	EXPECT_EQ(errno, ENAMETOOLONG);
+	/* a NULL client: EINVAL */
+	EXPECT_EQ(magnet_receive(NULL, &msg, 0), -1);
+	EXPECT_EQ(errno, EINVAL);
+	/* magnet_fd(NULL): -1 */
+	EXPECT_EQ(magnet_fd(NULL), -1);
 	magnet_close(NULL);
 	magnet_snapshot_free(NULL);
-	ok(!magnet_snapshot_find(NULL, "x"), "snapshot_find(NULL): NULL");
+	/* snapshot_find(NULL): NULL */
+	EXPECT_FALSE(magnet_snapshot_find(NULL, "x"));
 }
 
-static void test_per_cpu_names(void)
+TEST(libmagnet_per_cpu_metric_names)
 {
 	static const char *const yes[] = {
 		"udp-send.socket.cpu0.count", "e.cpu17.count", "a.cpu1.b.cpu2.count",
@@ -1135,50 +1259,11 @@ static void test_per_cpu_names(void)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
-		ok(magnet_metric_per_cpu(yes[i]), "per-CPU: %s", yes[i]);
-	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-		ok(!magnet_metric_per_cpu(no[i]), "not per-CPU: %s",
-		   no[i] ? no[i] : "NULL");
+	for (i = 0; i < ARRAY_SIZE(yes); i++)
+		EXPECT_TRUE(magnet_metric_per_cpu(yes[i])) TH_LOG("%s", yes[i]);
+	for (i = 0; i < ARRAY_SIZE(no); i++)
+		EXPECT_FALSE(magnet_metric_per_cpu(no[i]))
+			TH_LOG("%s", no[i] ? no[i] : "NULL");
 }
 
-static void cleanup(void)
-{
-	unlink(sock_path);
-	rmdir(tmp_dir);
-}
-
-int main(void)
-{
-	strcpy(tmp_dir, "/tmp/libmagnet-unit.XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("libmagnet-unit: mkdtemp");
-		return 1;
-	}
-	snprintf(sock_path, sizeof(sock_path), "%s/magnetd.sock", tmp_dir);
-	atexit(cleanup);
-	alarm(300);	/* a hang fails the run rather than the CI job */
-
-	test_greeting_split();
-	test_bad_greetings();
-	test_no_daemon();
-	test_snapshot();
-	test_snapshot_error();
-	test_bad_snapshots();
-	test_snapshot_bounds();
-	test_subscribe();
-	test_threshold_locale();
-	test_unsubscribe();
-	test_request();
-	test_pushes();
-	test_nul_byte();
-	test_long_lines();
-	test_hangups();
-	test_timeouts();
-	test_signals();
-	test_overflow();
-	test_bad_args();
-	test_per_cpu_names();
-
-	return harness_summary();
-}
+TEST_MAIN

@@ -4,8 +4,8 @@
  * traces are built in memory as the kernel's byte stream would carry them
  * (whole records at MAGNET_RECORD_ALIGN boundaries), replayed into a
  * struct metrics, and the metrics compared with exact expectations or
- * with a simple reference model. Prints "ok N - what" / "not ok N - what"
- * and a tally; exits 1 on any failure.
+ * with a simple reference model. Tests on tests/harness.h, most with
+ * FIXTURE(metrics): metrics of the usual limits and a trace.
  */
 #include <errno.h>
 #include <math.h>
@@ -27,9 +27,10 @@
 #define HDR		sizeof(struct magnet_record)
 #define PKT		sizeof(struct magnet_packet)
 
-
-/* A check, in the harness's format (tests/harness.h). */
-#define ok harness_check
+/* The source tree, for tests/host/data/ (the Makefile names it). */
+#ifndef SRCDIR
+#define SRCDIR		"."
+#endif
 
 /* ---- traces ---- */
 
@@ -127,7 +128,7 @@ static double get(const struct metrics *m, const char *fmt, ...)
 	vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
 	if (!metrics_get(m, name, &v)) {
-		printf("# no metric %s\n", name);
+		TH_LOG("no metric %s", name);
 		return NAN;
 	}
 	return v;
@@ -251,7 +252,7 @@ static struct metrics *mk(unsigned int window, unsigned int top,
 static void ev(struct metrics *m, const char *name, uint16_t id)
 {
 	if (metrics_event(m, name) || metrics_bind(m, name, id)) {
-		printf("# cannot declare %s: %s\n", name, strerror(errno));
+		TH_LOG("cannot declare %s: %s", name, strerror(errno));
 		exit(1);
 	}
 }
@@ -301,7 +302,24 @@ static bool pct_close(double got, uint64_t want)
 
 /* ---- tests ---- */
 
-static void test_names(void)
+/* Metrics of the usual limits (a 10 s window) and a trace to feed them. */
+FIXTURE(metrics) {
+	struct metrics *m;
+	struct trace t;
+};
+
+FIXTURE_SETUP(metrics)
+{
+	self->m = mk(10, 5, 16, 4);
+}
+
+FIXTURE_TEARDOWN(metrics)
+{
+	tr_free(&self->t);
+	metrics_free(self->m);
+}
+
+TEST(metrics_event_names_checked)
 {
 	struct metrics *m = mk(10, 5, 16, 8);
 	char n31[32], n32[33];
@@ -310,58 +328,68 @@ static void test_names(void)
 	n31[31] = 0;
 	memset(n32, 'b', 32);
 	n32[32] = 0;
-	ok(err_of(metrics_event(m, "")) == EINVAL, "empty name refused");
-	ok(err_of(metrics_event(m, n32)) == EINVAL, "32-byte name refused");
-	ok(err_of(metrics_event(m, "a b")) == EINVAL &&
-	   err_of(metrics_event(m, "a/b")) == EINVAL &&
-	   err_of(metrics_event(m, "a\n")) == EINVAL &&
-	   err_of(metrics_event(m, NULL)) == EINVAL, "bad characters refused");
-	ok(!metrics_event(m, n31) && !metrics_event(m, "Az09._-"),
-	   "31 bytes of [A-Za-z0-9._-] accepted");
-	ok(err_of(metrics_bind(m, "nope", 3)) == ENOENT,
-	   "binding an undeclared event: ENOENT");
-	ok(!metrics_get(m, "nope.count", NULL) &&
-	   !metrics_get(m, "Az09._-.cpu0.count", NULL) &&
-	   !metrics_get(m, "Az09._-", NULL) &&
-	   !metrics_get(m, "records.none", NULL),
-	   "metrics_get: no such metric");
-	ok(get(m, "Az09._-.count") == 0 && get(m, "Az09._-.rate") == 0 &&
-	   get(m, "records") == 0, "declared metrics exist at zero");
+	/* refused: empty, 32 bytes, bad characters */
+	EXPECT_EQ(err_of(metrics_event(m, "")), EINVAL);
+	EXPECT_EQ(err_of(metrics_event(m, n32)), EINVAL);
+	EXPECT_EQ(err_of(metrics_event(m, "a b")), EINVAL);
+	EXPECT_EQ(err_of(metrics_event(m, "a/b")), EINVAL);
+	EXPECT_EQ(err_of(metrics_event(m, "a\n")), EINVAL);
+	EXPECT_EQ(err_of(metrics_event(m, NULL)), EINVAL);
+	/* 31 bytes of [A-Za-z0-9._-] accepted */
+	EXPECT_EQ(metrics_event(m, n31), 0);
+	EXPECT_EQ(metrics_event(m, "Az09._-"), 0);
+	/* binding an undeclared event: ENOENT */
+	EXPECT_EQ(err_of(metrics_bind(m, "nope", 3)), ENOENT);
+	/* metrics_get: no such metric */
+	EXPECT_FALSE(metrics_get(m, "nope.count", NULL));
+	EXPECT_FALSE(metrics_get(m, "Az09._-.cpu0.count", NULL));
+	EXPECT_FALSE(metrics_get(m, "Az09._-", NULL));
+	EXPECT_FALSE(metrics_get(m, "records.none", NULL));
+	/* declared metrics exist at zero */
+	EXPECT_EQ(get(m, "Az09._-.count"), 0);
+	EXPECT_EQ(get(m, "Az09._-.rate"), 0);
+	EXPECT_EQ(get(m, "records"), 0);
 	metrics_free(m);
-	ok(metrics_new(&(struct metrics_limits){ .window_s = 0 }) == NULL &&
-	   errno == EINVAL, "window_s 0 refused");
+	/* window_s 0 refused */
+	EXPECT_TRUE(metrics_new(&(struct metrics_limits){ .window_s = 0 }) == NULL);
+	EXPECT_EQ(errno, EINVAL);
 	metrics_free(NULL);
 }
 
-static void test_counts(void)
+TEST_F(metrics, counts_bytes_and_per_cpu)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
-	struct trace t = { 0 };
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
 	char buf[1024];
 	struct mlist *l = calloc(1, sizeof(*l));
 	unsigned int i;
 	bool good = true;
 
+	ASSERT_TRUE(l);
 	ev(m, "a", 5);
 	ev(m, "b", 6);
 	for (i = 0; i < 100; i++)		/* CPUs 0, 2, 7 (beyond 4) */
-		tr_rec(&t, 5, i % 3 == 0 ? 0 : i % 3 == 1 ? 2 : 7, 10, 0,
+		tr_rec(t, 5, i % 3 == 0 ? 0 : i % 3 == 1 ? 2 : 7, 10, 0,
 		       NS + i * MS, HDR + 16);
-	tr_rec(&t, 6, 1, 10, 0, 2 * NS, HDR + 3);	/* odd size */
-	replay(m, &t);
-	ok(get(m, "a.count") == 100 && get(m, "b.count") == 1,
-	   "counts per event");
-	ok(get(m, "a.bytes") == 100 * (HDR + 16) && get(m, "b.bytes") == HDR + 3,
-	   "bytes are the record sizes");
-	ok(get(m, "a.cpu0.count") == 34 && get(m, "a.cpu2.count") == 33 &&
-	   !metrics_get(m, "a.cpu1.count", NULL) &&
-	   !metrics_get(m, "a.cpu7.count", NULL),
-	   "per-CPU counts: seen CPUs below max_cpus only");
-	ok(!strcmp(names(m, buf, sizeof(buf)),
-		   "a.count a.rate a.bytes a.byte_rate a.cpu0.count "
-		   "a.cpu2.count b.count b.rate b.bytes b.byte_rate "
-		   "b.cpu1.count records records.lost records.unknown"),
-	   "metric order: events, CPUs by number, totals (%s)", buf);
+	tr_rec(t, 6, 1, 10, 0, 2 * NS, HDR + 3);	/* odd size */
+	replay(m, t);
+	/* counts per event */
+	EXPECT_EQ(get(m, "a.count"), 100);
+	EXPECT_EQ(get(m, "b.count"), 1);
+	/* bytes are the record sizes */
+	EXPECT_EQ(get(m, "a.bytes"), 100 * (HDR + 16));
+	EXPECT_EQ(get(m, "b.bytes"), HDR + 3);
+	/* per-CPU counts: seen CPUs below max_cpus only */
+	EXPECT_EQ(get(m, "a.cpu0.count"), 34);
+	EXPECT_EQ(get(m, "a.cpu2.count"), 33);
+	EXPECT_FALSE(metrics_get(m, "a.cpu1.count", NULL));
+	EXPECT_FALSE(metrics_get(m, "a.cpu7.count", NULL));
+	/* metric order: events, CPUs by number, totals */
+	EXPECT_STREQ(names(m, buf, sizeof(buf)),
+		     "a.count a.rate a.bytes a.byte_rate a.cpu0.count "
+		     "a.cpu2.count b.count b.rate b.bytes b.byte_rate "
+		     "b.cpu1.count records records.lost records.unknown");
+	/* units, types and one-line descriptions */
 	metrics_foreach(m, mlist_cb, l);
 	for (i = 0; i < l->n; i++) {
 		const char *n = l->e[i].name, *u = l->e[i].unit;
@@ -379,61 +407,64 @@ static void test_counts(void)
 			good &= !strcmp(u, "events") && counter;
 		else
 			good &= !strcmp(u, "records") && counter;
-		if (!good) {
-			printf("# %s %s\n", n, u);
+		if (!good)
 			break;
-		}
 	}
-	ok(good && l->n == 14, "units, types and one-line descriptions");
+	EXPECT_TRUE(good) TH_LOG("%s %s", l->e[i].name, l->e[i].unit);
+	EXPECT_EQ(l->n, 14);
 	free(l);
-	tr_pkt(&t, 6, 3 * NS, 0x1000, 0x2000, 1500, HDR + PKT + 64);
-	tr_pkt(&t, 6, 3 * NS, 0x1000, 0x2000, 1500, HDR + PKT - 1);
-	replay(m, &t);
-	ok(get(m, "b.bytes") == HDR + 3 + 1500 + HDR + PKT - 1,
-	   "packet records count their length; too short, their size");
-	ok(get(m, "records") == 103 && get(m, "records.unknown") == 0,
-	   "records counted");
-	tr_free(&t);
-	metrics_free(m);
+	tr_pkt(t, 6, 3 * NS, 0x1000, 0x2000, 1500, HDR + PKT + 64);
+	tr_pkt(t, 6, 3 * NS, 0x1000, 0x2000, 1500, HDR + PKT - 1);
+	replay(m, t);
+	/* packet records count their length; too short, their size */
+	EXPECT_EQ(get(m, "b.bytes"), HDR + 3 + 1500 + HDR + PKT - 1);
+	/* records counted */
+	EXPECT_EQ(get(m, "records"), 103);
+	EXPECT_EQ(get(m, "records.unknown"), 0);
 }
 
-static void test_rates(void)
+TEST_F(metrics, rates_over_the_window)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
-	struct trace t = { 0 };
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
 	unsigned int i;
 
 	ev(m, "e", 1);
 	for (i = 0; i < 100; i++)		/* 100 in seconds 100..109 */
-		tr_rec(&t, 1, 0, 1, 0, 100 * NS + i * 100 * MS, HDR + 24);
-	replay(m, &t);
+		tr_rec(t, 1, 0, 1, 0, 100 * NS + i * 100 * MS, HDR + 24);
+	replay(m, t);
 	metrics_tick(m, 109 * NS + 999 * MS);
-	ok(get(m, "e.rate") == 10 && get(m, "e.byte_rate") == 10 * (HDR + 24),
-	   "100 records in a 10 s window: 10/s");
+	/* 100 records in a 10 s window: 10/s */
+	EXPECT_EQ(get(m, "e.rate"), 10);
+	EXPECT_EQ(get(m, "e.byte_rate"), 10 * (HDR + 24));
+	/* second 100 left the window: 9/s */
 	metrics_tick(m, 110 * NS + 500 * MS);
-	ok(get(m, "e.rate") == 9, "second 100 left the window: 9/s");
-	tr_rec(&t, 1, 0, 1, 0, 100 * NS, HDR);	/* late: before the window */
-	tr_rec(&t, 1, 0, 1, 0, 105 * NS, HDR);	/* late but in it */
-	replay(m, &t);
-	ok(get(m, "e.rate") == 9.1 && get(m, "e.count") == 102,
-	   "late records count in the window only if still in it");
+	EXPECT_EQ(get(m, "e.rate"), 9);
+	tr_rec(t, 1, 0, 1, 0, 100 * NS, HDR);	/* late: before the window */
+	tr_rec(t, 1, 0, 1, 0, 105 * NS, HDR);	/* late but in it */
+	replay(m, t);
+	/* late records count in the window only if still in it */
+	EXPECT_EQ(get(m, "e.rate"), 9.1);
+	EXPECT_EQ(get(m, "e.count"), 102);
+	/* rotation by ticks */
 	metrics_tick(m, 114 * NS);
-	ok(get(m, "e.rate") == 5.1, "rotation by ticks");
-	tr_rec(&t, 1, 0, 1, 0, 500 * NS, HDR);
-	replay(m, &t);
-	ok(get(m, "e.rate") == 0.1 && get(m, "e.count") == 103 &&
-	   get(m, "e.bytes") == 100 * (HDR + 24) + 3 * HDR,
-	   "a later record rotates too; counters keep everything");
-	metrics_tick(m, 400 * NS);		/* time never goes back */
-	ok(get(m, "e.rate") == 0.1, "an earlier tick changes nothing");
+	EXPECT_EQ(get(m, "e.rate"), 5.1);
+	tr_rec(t, 1, 0, 1, 0, 500 * NS, HDR);
+	replay(m, t);
+	/* a later record rotates too; counters keep everything */
+	EXPECT_EQ(get(m, "e.rate"), 0.1);
+	EXPECT_EQ(get(m, "e.count"), 103);
+	EXPECT_EQ(get(m, "e.bytes"), 100 * (HDR + 24) + 3 * HDR);
+	/* an earlier tick changes nothing: time never goes back */
+	metrics_tick(m, 400 * NS);
+	EXPECT_EQ(get(m, "e.rate"), 0.1);
+	/* empty window: rate 0 */
 	metrics_tick(m, 510 * NS);
-	ok(get(m, "e.rate") == 0 && get(m, "e.byte_rate") == 0,
-	   "empty window: rate 0");
-	tr_free(&t);
-	metrics_free(m);
+	EXPECT_EQ(get(m, "e.rate"), 0);
+	EXPECT_EQ(get(m, "e.byte_rate"), 0);
 }
 
-static void test_top(void)
+TEST(metrics_top_tgids_busiest_first_evicting_least_busy)
 {
 	struct metrics *m = mk(10, 10, 3, 4);
 	struct trace t = { 0 };
@@ -447,154 +478,176 @@ static void test_top(void)
 		tr_rec(&t, 1, 0, 200, 0, NS + 10 + i, HDR);
 	tr_rec(&t, 1, 0, 300, 0, NS + 20, HDR);
 	replay(m, &t);
-	ok(!strcmp(tops(m, "e", buf, sizeof(buf)), "100:5 200:3 300:1"),
-	   "top thread groups, busiest first (%s)", buf);
+	/* top thread groups, busiest first */
+	EXPECT_STREQ(tops(m, "e", buf, sizeof(buf)), "100:5 200:3 300:1");
+	/* a fourth evicts the least busy */
 	tr_rec(&t, 1, 0, 400, 0, NS + 30, HDR);
 	replay(m, &t);
-	ok(!strcmp(tops(m, "e", buf, sizeof(buf)), "100:5 200:3 400:1"),
-	   "a fourth evicts the least busy (%s)", buf);
+	EXPECT_STREQ(tops(m, "e", buf, sizeof(buf)), "100:5 200:3 400:1");
+	/* eviction by window count, then by age */
 	tr_rec(&t, 1, 0, 500, 0, NS + 40, HDR);
 	tr_rec(&t, 1, 0, 500, 0, NS + 41, HDR);
 	tr_rec(&t, 1, 0, 600, 0, NS + 42, HDR);
 	replay(m, &t);
-	ok(!strcmp(tops(m, "e", buf, sizeof(buf)), "100:5 200:3 600:1"),
-	   "eviction by window count, then by age (%s)", buf);
-	ok(get(m, "e.count") == 13, "evicted records still count");
+	EXPECT_STREQ(tops(m, "e", buf, sizeof(buf)), "100:5 200:3 600:1");
+	/* evicted records still count */
+	EXPECT_EQ(get(m, "e.count"), 13);
 	tr_rec(&t, 1, 0, 600, 0, 5 * NS, HDR);
 	tr_rec(&t, 1, 0, 600, 0, 5 * NS, HDR);
 	replay(m, &t);
-	metrics_tick(m, 11 * NS);		/* second 1 leaves */
-	ok(!strcmp(tops(m, "e", buf, sizeof(buf)), "600:2"),
-	   "top covers the window only (%s)", buf);
+	/* top covers the window only: second 1 leaves */
+	metrics_tick(m, 11 * NS);
+	EXPECT_STREQ(tops(m, "e", buf, sizeof(buf)), "600:2");
+	tr_free(&t);
 	metrics_free(m);
+}
 
-	m = mk(10, 2, 100, 4);
+TEST(metrics_top_lines_per_event_ties_by_tgid)
+{
+	struct metrics *m = mk(10, 2, 100, 4);
+	struct trace t = { 0 };
+	char buf[256];
+	unsigned int i;
+
 	ev(m, "e", 1);
 	ev(m, "f", 2);
 	for (i = 0; i < 50; i++)
 		tr_rec(&t, 1, 0, 1000 + i % 7, 0, NS + i, HDR);
 	tr_rec(&t, 2, 0, 9, 0, NS, HDR);
 	replay(m, &t);
-	/* 50 = 7 * 7 + 1: tgid 1000 has 8, the others 7, by tgid */
-	ok(!strcmp(tops(m, "e", buf, sizeof(buf)), "1000:8 1001:7"),
-	   "top_tgids lines, ties by tgid (%s)", buf);
-	ok(!strcmp(tops(m, "f", buf, sizeof(buf)), "9:1"), "top per event");
+	/* top_tgids lines; 50 = 7 * 7 + 1: tgid 1000 has 8, the others 7, by tgid */
+	EXPECT_STREQ(tops(m, "e", buf, sizeof(buf)), "1000:8 1001:7");
+	/* top per event */
+	EXPECT_STREQ(tops(m, "f", buf, sizeof(buf)), "9:1");
+	tr_free(&t);
 	metrics_free(m);
+}
 
-	m = mk(10, 5, 2, 4);
+TEST(metrics_top_evicts_least_recent_of_equally_busy)
+{
+	struct metrics *m = mk(10, 5, 2, 4);
+	struct trace t = { 0 };
+	char buf[256];
+
 	ev(m, "e", 1);
 	tr_rec(&t, 1, 0, 1, 0, NS + 1, HDR);
 	tr_rec(&t, 1, 0, 2, 0, NS + 2, HDR);
 	tr_rec(&t, 1, 0, 3, 0, NS + 3, HDR);
 	replay(m, &t);
-	ok(!strcmp(tops(m, "e", buf, sizeof(buf)), "2:1 3:1"),
-	   "equally busy: the least recent is evicted (%s)", buf);
+	EXPECT_STREQ(tops(m, "e", buf, sizeof(buf)), "2:1 3:1");
 	tr_rec(&t, 1, 0, 3, 0, NS + 4, HDR);
 	tr_rec(&t, 1, 0, 2, 0, NS + 5, HDR);
 	tr_rec(&t, 1, 0, 4, 0, NS + 6, HDR);
 	replay(m, &t);
-	ok(!strcmp(tops(m, "e", buf, sizeof(buf)), "2:2 4:1"),
-	   "again (%s)", buf);
+	EXPECT_STREQ(tops(m, "e", buf, sizeof(buf)), "2:2 4:1");
 	tr_free(&t);
 	metrics_free(m);
 }
 
 /* A: start of "ab" and "ac"; B: end of "ab", start of "bc"; C: ends. */
-static void test_latency_id(void)
+TEST_F(metrics, latency_pairs_by_id_oldest_start_first)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
-	struct trace t = { 0 };
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
+	struct mlist *l = calloc(1, sizeof(*l));
+	bool good = true;
 	char buf[1024];
+	unsigned int i;
 
+	ASSERT_TRUE(l);
 	ev(m, "A", 1);
 	ev(m, "B", 2);
 	ev(m, "C", 3);
-	ok(err_of(metrics_latency(m, "x", "A", "A", METRICS_KEY_ID, NS, 8)) ==
-	   EINVAL, "start == end refused");
-	ok(err_of(metrics_latency(m, "x", "A", "D", METRICS_KEY_ID, NS, 8)) ==
-	   ENOENT, "undeclared end refused");
-	ok(err_of(metrics_latency(m, "x y", "A", "B", METRICS_KEY_ID, NS, 8)) ==
-	   EINVAL && err_of(metrics_latency(m, "x", "A", "B", 7, NS, 8)) ==
-	   EINVAL, "bad name or key refused");
-	ok(err_of(metrics_latency(m, "C", "A", "B", METRICS_KEY_ID, NS, 8)) ==
-	   EEXIST, "a latency cannot take an event's name");
-	ok(!metrics_latency(m, "ab", "A", "B", METRICS_KEY_ID, NS, 8) &&
-	   !metrics_latency(m, "bc", "B", "C", METRICS_KEY_ID, NS, 8) &&
-	   !metrics_latency(m, "ac", "A", "C", METRICS_KEY_ID, NS, 8),
-	   "latencies declared");
-	ok(err_of(metrics_event(m, "ab")) == EEXIST,
-	   "an event cannot take a latency's name");
+	/* refused: start == end, an undeclared end, a bad name or key */
+	EXPECT_EQ(err_of(metrics_latency(m, "x", "A", "A", METRICS_KEY_ID, NS, 8)),
+		  EINVAL);
+	EXPECT_EQ(err_of(metrics_latency(m, "x", "A", "D", METRICS_KEY_ID, NS, 8)),
+		  ENOENT);
+	EXPECT_EQ(err_of(metrics_latency(m, "x y", "A", "B", METRICS_KEY_ID, NS, 8)),
+		  EINVAL);
+	EXPECT_EQ(err_of(metrics_latency(m, "x", "A", "B", 7, NS, 8)), EINVAL);
+	/* a latency cannot take an event's name */
+	EXPECT_EQ(err_of(metrics_latency(m, "C", "A", "B", METRICS_KEY_ID, NS, 8)),
+		  EEXIST);
+	/* latencies declared */
+	EXPECT_EQ(metrics_latency(m, "ab", "A", "B", METRICS_KEY_ID, NS, 8), 0);
+	EXPECT_EQ(metrics_latency(m, "bc", "B", "C", METRICS_KEY_ID, NS, 8), 0);
+	EXPECT_EQ(metrics_latency(m, "ac", "A", "C", METRICS_KEY_ID, NS, 8), 0);
+	/* an event cannot take a latency's name */
+	EXPECT_EQ(err_of(metrics_event(m, "ab")), EEXIST);
 	/* key 7: two starts, FIFO; key 8 between them */
-	tr_rec(&t, 1, 0, 1, 7, NS + 1000, HDR);
-	tr_rec(&t, 1, 0, 1, 8, NS + 1500, HDR);
-	tr_rec(&t, 1, 0, 1, 7, NS + 2000, HDR);
-	tr_rec(&t, 1, 0, 1, 0, NS + 2100, HDR);	/* id 0: no key */
-	replay(m, &t);
-	ok(get(m, "ab.pending") == 3 && get(m, "ac.pending") == 3 &&
-	   get(m, "bc.pending") == 0, "starts wait in every latency they start");
-	tr_rec(&t, 2, 0, 1, 7, NS + 5000, HDR);	/* ab 4000; starts bc */
-	tr_rec(&t, 2, 0, 1, 7, NS + 6000, HDR);	/* ab 4000; starts bc */
-	tr_rec(&t, 2, 0, 1, 7, NS + 6500, HDR);	/* no start left */
-	tr_rec(&t, 2, 0, 1, 8, NS + 9500, HDR);	/* ab 8000 */
-	tr_rec(&t, 3, 0, 1, 7, NS + 7000, HDR);	/* bc 2000, ac 6000 */
-	replay(m, &t);
-	ok(get(m, "ab.count") == 3 && get(m, "ab.min") == 4000 &&
-	   get(m, "ab.max") == 8000 && get(m, "ab.mean") == 16000.0 / 3 &&
-	   get(m, "ab.p50") == 4000 && get(m, "ab.p99") == 8000,
-	   "FIFO pairs per key: oldest start first");
-	ok(get(m, "ab.pending") == 0, "unmatched end leaves nothing");
-	ok(get(m, "bc.count") == 1 && get(m, "bc.min") == 2000 &&
-	   get(m, "bc.pending") == 3,
-	   "an event ending one latency starts another");
-	ok(get(m, "ac.count") == 1 && get(m, "ac.max") == 6000 &&
-	   get(m, "ac.pending") == 2, "an event in several latencies");
-	ok(!strcmp(names(m, buf, sizeof(buf)) + strlen(
-		   "A.count A.rate A.bytes A.byte_rate A.cpu0.count "
-		   "B.count B.rate B.bytes B.byte_rate B.cpu0.count "
-		   "C.count C.rate C.bytes C.byte_rate C.cpu0.count "),
-		   "ab.count ab.min ab.mean ab.p50 ab.p90 ab.p99 ab.max "
-		   "ab.pending ab.expired ab.overflow "
-		   "bc.count bc.min bc.mean bc.p50 bc.p90 bc.p99 bc.max "
-		   "bc.pending bc.expired bc.overflow "
-		   "ac.count ac.min ac.mean ac.p50 ac.p90 ac.p99 ac.max "
-		   "ac.pending ac.expired ac.overflow "
-		   "records records.lost records.unknown"),
-	   "latency metrics in declaration order");
-	{
-		struct mlist *l = calloc(1, sizeof(*l));
-		bool good = true;
-		unsigned int i;
+	tr_rec(t, 1, 0, 1, 7, NS + 1000, HDR);
+	tr_rec(t, 1, 0, 1, 8, NS + 1500, HDR);
+	tr_rec(t, 1, 0, 1, 7, NS + 2000, HDR);
+	tr_rec(t, 1, 0, 1, 0, NS + 2100, HDR);	/* id 0: no key */
+	replay(m, t);
+	/* starts wait in every latency they start */
+	EXPECT_EQ(get(m, "ab.pending"), 3);
+	EXPECT_EQ(get(m, "ac.pending"), 3);
+	EXPECT_EQ(get(m, "bc.pending"), 0);
+	tr_rec(t, 2, 0, 1, 7, NS + 5000, HDR);	/* ab 4000; starts bc */
+	tr_rec(t, 2, 0, 1, 7, NS + 6000, HDR);	/* ab 4000; starts bc */
+	tr_rec(t, 2, 0, 1, 7, NS + 6500, HDR);	/* no start left */
+	tr_rec(t, 2, 0, 1, 8, NS + 9500, HDR);	/* ab 8000 */
+	tr_rec(t, 3, 0, 1, 7, NS + 7000, HDR);	/* bc 2000, ac 6000 */
+	replay(m, t);
+	/* FIFO pairs per key: oldest start first */
+	EXPECT_EQ(get(m, "ab.count"), 3);
+	EXPECT_EQ(get(m, "ab.min"), 4000);
+	EXPECT_EQ(get(m, "ab.max"), 8000);
+	EXPECT_EQ(get(m, "ab.mean"), 16000.0 / 3);
+	EXPECT_EQ(get(m, "ab.p50"), 4000);
+	EXPECT_EQ(get(m, "ab.p99"), 8000);
+	/* an unmatched end leaves nothing */
+	EXPECT_EQ(get(m, "ab.pending"), 0);
+	/* an event ending one latency starts another */
+	EXPECT_EQ(get(m, "bc.count"), 1);
+	EXPECT_EQ(get(m, "bc.min"), 2000);
+	EXPECT_EQ(get(m, "bc.pending"), 3);
+	/* an event in several latencies */
+	EXPECT_EQ(get(m, "ac.count"), 1);
+	EXPECT_EQ(get(m, "ac.max"), 6000);
+	EXPECT_EQ(get(m, "ac.pending"), 2);
+	/* latency metrics in declaration order, after the events' */
+	EXPECT_STREQ(names(m, buf, sizeof(buf)) + strlen(
+		     "A.count A.rate A.bytes A.byte_rate A.cpu0.count "
+		     "B.count B.rate B.bytes B.byte_rate B.cpu0.count "
+		     "C.count C.rate C.bytes C.byte_rate C.cpu0.count "),
+		     "ab.count ab.min ab.mean ab.p50 ab.p90 ab.p99 ab.max "
+		     "ab.pending ab.expired ab.overflow "
+		     "bc.count bc.min bc.mean bc.p50 bc.p90 bc.p99 bc.max "
+		     "bc.pending bc.expired bc.overflow "
+		     "ac.count ac.min ac.mean ac.p50 ac.p90 ac.p99 ac.max "
+		     "ac.pending ac.expired ac.overflow "
+		     "records records.lost records.unknown");
+	/* latency units, types and descriptions */
+	metrics_foreach(m, mlist_cb, l);
+	for (i = 0; i < l->n && good; i++) {
+		const char *n = l->e[i].name, *u = l->e[i].unit;
+		bool c = l->e[i].type == MAGNET_COUNTER;
 
-		metrics_foreach(m, mlist_cb, l);
-		for (i = 0; i < l->n; i++) {
-			const char *n = l->e[i].name, *u = l->e[i].unit;
-			bool c = l->e[i].type == MAGNET_COUNTER;
-
-			if (strncmp(n, "ab.", 3))
-				continue;
-			good &= l->e[i].desc_ok;
-			if (!strcmp(n, "ab.count"))
-				good &= c && !strcmp(u, "pairs");
-			else if (!strcmp(n, "ab.pending"))
-				good &= !c && !strcmp(u, "starts");
-			else if (!strcmp(n, "ab.expired") ||
-				 !strcmp(n, "ab.overflow"))
-				good &= c && !strcmp(u, "starts");
-			else
-				good &= !c && !strcmp(u, "ns");
-		}
-		ok(good, "latency units, types and descriptions");
-		free(l);
+		if (strncmp(n, "ab.", 3))
+			continue;
+		good &= l->e[i].desc_ok;
+		if (!strcmp(n, "ab.count"))
+			good &= c && !strcmp(u, "pairs");
+		else if (!strcmp(n, "ab.pending"))
+			good &= !c && !strcmp(u, "starts");
+		else if (!strcmp(n, "ab.expired") ||
+			 !strcmp(n, "ab.overflow"))
+			good &= c && !strcmp(u, "starts");
+		else
+			good &= !c && !strcmp(u, "ns");
 	}
-	tr_free(&t);
-	metrics_free(m);
+	EXPECT_TRUE(good) TH_LOG("%s %s", l->e[i - 1].name, l->e[i - 1].unit);
+	free(l);
 }
 
 /* Packet keys: sock from the send call, skb below IP. */
-static void test_latency_pkt(void)
+TEST_F(metrics, latency_keys_of_packet_records)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
-	struct trace t = { 0 };
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
 
 	ev(m, "sock", 1);
 	ev(m, "ip", 2);
@@ -602,45 +655,51 @@ static void test_latency_pkt(void)
 	metrics_latency(m, "by-sock", "sock", "ip", METRICS_KEY_SOCK, NS, 64);
 	metrics_latency(m, "by-skb", "ip", "xmit", METRICS_KEY_SKB, NS, 64);
 	metrics_latency(m, "by-id", "sock", "xmit", METRICS_KEY_ID, NS, 64);
-	tr_pkt(&t, 1, NS, 0, 0xa0, 100, HDR + PKT);
-	tr_pkt(&t, 1, NS + 10, 0, 0xb0, 100, HDR + PKT + 20);
-	tr_pkt(&t, 1, NS + 20, 0, 0xa0, 100, HDR + PKT);
-	tr_rec(&t, 1, 0, 1, 0xa0, NS + 30, HDR + PKT);	/* not a packet */
-	tr_pkt(&t, 1, NS + 40, 0, 0xc0, 100, HDR + PKT - 8); /* too short */
-	replay(m, &t);
-	ok(get(m, "by-sock.pending") == 3,
-	   "sock key: packet records only, large enough");
-	ok(get(m, "by-id.pending") == 5, "id key: any record with an id");
-	tr_pkt(&t, 2, NS + 100, 0x51, 0xa0, 128, HDR + PKT);	/* 100 */
-	tr_pkt(&t, 2, NS + 200, 0x52, 0xb0, 128, HDR + PKT);	/* 190 */
-	tr_pkt(&t, 2, NS + 300, 0x53, 0xa0, 128, HDR + PKT);	/* 280 */
-	tr_pkt(&t, 2, NS + 400, 0x54, 0xc0, 128, HDR + PKT);	/* none */
-	replay(m, &t);
-	ok(get(m, "by-sock.count") == 3 && get(m, "by-sock.min") == 100 &&
-	   get(m, "by-sock.max") == 280 && get(m, "by-sock.mean") == 190 &&
-	   get(m, "by-sock.pending") == 0, "paired by socket, FIFO");
-	ok(get(m, "by-skb.pending") == 4, "ip records start by skb");
-	tr_pkt(&t, 3, NS + 1000, 0x53, 0, 128, HDR + PKT);
-	tr_pkt(&t, 3, NS + 1100, 0x51, 0, 128, HDR + PKT);
-	tr_pkt(&t, 3, NS + 1200, 0x53, 0, 128, HDR + PKT - 1);	/* short */
-	tr_rec(&t, 3, 0, 1, 0xa0, NS + 1300, HDR);	/* not a packet */
-	replay(m, &t);
-	ok(get(m, "by-skb.count") == 2 && get(m, "by-skb.min") == 700 &&
-	   get(m, "by-skb.max") == 1000 && get(m, "by-skb.pending") == 2,
-	   "paired by skb; a short record cannot pair");
-	ok(get(m, "by-id.count") == 1 && get(m, "by-id.max") == 1300 &&
-	   get(m, "by-id.pending") == 4,
-	   "id key: the record header's id, packet or not");
-	ok(get(m, "xmit.bytes") == 128 * 2 + HDR + PKT - 1 + HDR,
-	   "packet bytes: the packet's length");
-	tr_free(&t);
-	metrics_free(m);
+	tr_pkt(t, 1, NS, 0, 0xa0, 100, HDR + PKT);
+	tr_pkt(t, 1, NS + 10, 0, 0xb0, 100, HDR + PKT + 20);
+	tr_pkt(t, 1, NS + 20, 0, 0xa0, 100, HDR + PKT);
+	tr_rec(t, 1, 0, 1, 0xa0, NS + 30, HDR + PKT);	/* not a packet */
+	tr_pkt(t, 1, NS + 40, 0, 0xc0, 100, HDR + PKT - 8); /* too short */
+	replay(m, t);
+	/* sock key: packet records only, large enough */
+	EXPECT_EQ(get(m, "by-sock.pending"), 3);
+	/* id key: any record with an id */
+	EXPECT_EQ(get(m, "by-id.pending"), 5);
+	tr_pkt(t, 2, NS + 100, 0x51, 0xa0, 128, HDR + PKT);	/* 100 */
+	tr_pkt(t, 2, NS + 200, 0x52, 0xb0, 128, HDR + PKT);	/* 190 */
+	tr_pkt(t, 2, NS + 300, 0x53, 0xa0, 128, HDR + PKT);	/* 280 */
+	tr_pkt(t, 2, NS + 400, 0x54, 0xc0, 128, HDR + PKT);	/* none */
+	replay(m, t);
+	/* paired by socket, FIFO */
+	EXPECT_EQ(get(m, "by-sock.count"), 3);
+	EXPECT_EQ(get(m, "by-sock.min"), 100);
+	EXPECT_EQ(get(m, "by-sock.max"), 280);
+	EXPECT_EQ(get(m, "by-sock.mean"), 190);
+	EXPECT_EQ(get(m, "by-sock.pending"), 0);
+	/* ip records start by skb */
+	EXPECT_EQ(get(m, "by-skb.pending"), 4);
+	tr_pkt(t, 3, NS + 1000, 0x53, 0, 128, HDR + PKT);
+	tr_pkt(t, 3, NS + 1100, 0x51, 0, 128, HDR + PKT);
+	tr_pkt(t, 3, NS + 1200, 0x53, 0, 128, HDR + PKT - 1);	/* short */
+	tr_rec(t, 3, 0, 1, 0xa0, NS + 1300, HDR);	/* not a packet */
+	replay(m, t);
+	/* paired by skb; a short record cannot pair */
+	EXPECT_EQ(get(m, "by-skb.count"), 2);
+	EXPECT_EQ(get(m, "by-skb.min"), 700);
+	EXPECT_EQ(get(m, "by-skb.max"), 1000);
+	EXPECT_EQ(get(m, "by-skb.pending"), 2);
+	/* id key: the record header's id, packet or not */
+	EXPECT_EQ(get(m, "by-id.count"), 1);
+	EXPECT_EQ(get(m, "by-id.max"), 1300);
+	EXPECT_EQ(get(m, "by-id.pending"), 4);
+	/* packet bytes: the packet's length */
+	EXPECT_EQ(get(m, "xmit.bytes"), 128 * 2 + HDR + PKT - 1 + HDR);
 }
 
 /* Page-end records: any read beyond rec->size faults. */
-static void test_bounds(void)
+TEST_F(metrics, records_at_a_guard_page_read_within_their_size)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
+	struct metrics *m = self->m;
 	long pg = sysconf(_SC_PAGESIZE);
 	uint8_t *p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -649,10 +708,8 @@ static void test_bounds(void)
 	struct magnet_record *r;
 	unsigned int i, j;
 
-	if (p == MAP_FAILED || mprotect(p + pg, pg, PROT_NONE)) {
-		ok(false, "guard page");
-		return;
-	}
+	ASSERT_TRUE(p != MAP_FAILED);
+	ASSERT_EQ(mprotect(p + pg, pg, PROT_NONE), 0);
 	ev(m, "s", 1);
 	ev(m, "e", 2);
 	metrics_latency(m, "l", "s", "e", METRICS_KEY_SKB, NS, 64);
@@ -668,13 +725,14 @@ static void test_bounds(void)
 			metrics_record(m, r);
 		}
 	}
-	ok(get(m, "records") == 24, "records ending at a guard page: no fault");
-	ok(get(m, "l.count") == 2 && get(m, "l.pending") == 0 &&
-	   get(m, "records.lost") == (double)(0x1111111111111111ULL * 4) &&
-	   get(m, "records.unknown") == 6,
-	   "only records holding their payload are read");
+	/* records ending at a guard page: no fault */
+	EXPECT_EQ(get(m, "records"), 24);
+	/* only records holding their payload are read */
+	EXPECT_EQ(get(m, "l.count"), 2);
+	EXPECT_EQ(get(m, "l.pending"), 0);
+	EXPECT_EQ(get(m, "records.lost"), (double)(0x1111111111111111ULL * 4));
+	EXPECT_EQ(get(m, "records.unknown"), 6);
 	munmap(p, 2 * pg);
-	metrics_free(m);
 }
 
 struct hist_seen {
@@ -700,14 +758,14 @@ static void hist_cb(void *ctx, const struct metrics_latency_view *v)
  * does not exceed, values at, just above and just below each bound; the
  * bounds as documented; _sum and _count.
  */
-static void test_histogram(void)
+TEST_F(metrics, histogram_buckets_bounds_sum_and_count)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
 	struct hist_seen h = { .name = "l" };
 	uint64_t want[METRICS_LE + 1] = { 0 }, key = 1, sum = 0, n = 0;
 	uint64_t vals[3 * METRICS_LE + 4];
 	unsigned int i, k, nv = 0, bad = 0;
-	struct trace t = { 0 };
 	bool bounds = true;
 
 	for (i = 0; i < METRICS_LE; i++) {
@@ -726,46 +784,49 @@ static void test_histogram(void)
 	vals[nv++] = 1;
 	vals[nv++] = 1ULL << 40;
 	vals[nv++] = (1ULL << 34) + 1;
-	ok(bounds && metrics_le_ns(METRICS_LE - 1) == 1ULL << 34 &&
-	   metrics_le_ns(METRICS_LE) == UINT64_MAX && METRICS_LE == 209,
-	   "histogram bounds: 256 ns, then 8 per doubling to 2^34 ns (209)");
+	/* bounds: 256 ns, then 8 per doubling to 2^34 ns (209) */
+	EXPECT_TRUE(bounds);
+	EXPECT_EQ(metrics_le_ns(METRICS_LE - 1), 1ULL << 34);
+	EXPECT_EQ(metrics_le_ns(METRICS_LE), UINT64_MAX);
+	EXPECT_EQ(METRICS_LE, 209);
 	ev(m, "s", 1);
 	ev(m, "e", 2);
 	metrics_latency(m, "l", "s", "e", METRICS_KEY_ID, 5000 * NS, 100000);
 	for (i = 0; i < nv; i++, key++) {
-		tr_rec(&t, 1, 0, 1, key, NS + i * 10, HDR);
-		tr_rec(&t, 2, 0, 1, key, NS + i * 10 + vals[i], HDR);
+		tr_rec(t, 1, 0, 1, key, NS + i * 10, HDR);
+		tr_rec(t, 2, 0, 1, key, NS + i * 10 + vals[i], HDR);
 		for (k = 0; k < METRICS_LE && vals[i] > metrics_le_ns(k); k++)
 			;
 		want[k]++;
 		sum += vals[i];
 		n++;
 	}
-	replay(m, &t);
+	replay(m, t);
 	metrics_foreach_latency(m, hist_cb, &h);
 	for (i = 0; i <= METRICS_LE; i++)
 		if (h.le[i] != want[i])
 			bad++;
-	ok(h.found && !bad,
-	   "histogram: each of %u pairs (at, above and below every bound) in the first bucket it does not exceed (%u buckets wrong)",
-	   nv, bad);
-	ok(h.v.count == n && h.v.sum_ns == sum,
-	   "histogram: count %llu and sum %llu ns are every pair's",
-	   (unsigned long long)h.v.count, (unsigned long long)h.v.sum_ns);
-	free(t.buf);
-	metrics_free(m);
+	/*
+	 * each pair (at, above and below every bound) in the first bucket
+	 * it does not exceed
+	 */
+	EXPECT_TRUE(h.found);
+	EXPECT_EQ(bad, 0) TH_LOG("buckets wrong, of %u pairs", nv);
+	/* count and sum are every pair's */
+	EXPECT_EQ(h.v.count, n);
+	EXPECT_EQ(h.v.sum_ns, sum);
 }
 
-static void test_percentiles(void)
+TEST_F(metrics, percentiles_within_1_64_of_exact)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
-	struct trace t = { 0 };
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
 	enum { N = 20000 };
 	uint64_t *v = malloc(N * sizeof(*v)), sum = 0, base = 50 * NS;
 	static const unsigned int pcts[] = { 50, 90, 99 };
-	bool good = true;
 	unsigned int i;
 
+	ASSERT_TRUE(v);
 	ev(m, "s", 1);
 	ev(m, "e", 2);
 	metrics_latency(m, "l", "s", "e", METRICS_KEY_ID, 5 * NS, N);
@@ -775,117 +836,136 @@ static void test_percentiles(void)
 					      9007199254740992.0)
 			      : rnd_below(64);
 		sum += v[i];
-		tr_rec(&t, 1, i % 4, 1, i + 1, base + i * 100, HDR);
+		tr_rec(t, 1, i % 4, 1, i + 1, base + i * 100, HDR);
 	}
-	replay(m, &t);
+	replay(m, t);
 	for (i = 0; i < N; i++)
-		tr_rec(&t, 2, i % 4, 1, i + 1, base + i * 100 + v[i], HDR);
-	replay(m, &t);
+		tr_rec(t, 2, i % 4, 1, i + 1, base + i * 100 + v[i], HDR);
+	replay(m, t);
 	qsort(v, N, sizeof(*v), cmp_u64);
-	ok(get(m, "l.count") == N && get(m, "l.pending") == 0, "all paired");
-	ok(get(m, "l.min") == v[0] && get(m, "l.max") == v[N - 1],
-	   "min and max exact");
-	ok(fabs(get(m, "l.mean") - (double)sum / N) < 1e-6,
-	   "mean exact (%f)", get(m, "l.mean"));
+	/* all paired */
+	EXPECT_EQ(get(m, "l.count"), N);
+	EXPECT_EQ(get(m, "l.pending"), 0);
+	/* min, max and mean exact */
+	EXPECT_EQ(get(m, "l.min"), v[0]);
+	EXPECT_EQ(get(m, "l.max"), v[N - 1]);
+	EXPECT_LT(fabs(get(m, "l.mean") - (double)sum / N), 1e-6);
+	/* p50, p90, p99 within 1/64 */
 	for (i = 0; i < 3; i++) {
 		double got = get(m, "l.p%u", pcts[i]);
 		uint64_t want = exact_pct(v, N, pcts[i]);
 
-		if (!ok(pct_close(got, want), "p%u %.0f within 1/64 of %llu",
-			pcts[i], got, (unsigned long long)want))
-			good = false;
+		EXPECT_TRUE(pct_close(got, want))
+			TH_LOG("p%u %.0f, exact %llu", pcts[i], got,
+			       (unsigned long long)want);
 	}
-	metrics_free(m);
+	free(v);
+}
 
-	/* every bucket edge: each value alone is reported exactly */
-	m = mk(10, 5, 16, 4);
+TEST_F(metrics, percentiles_exact_for_one_sample_and_below_64_ns)
+{
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
+	bool good = true;
+	unsigned int i;
+
 	ev(m, "s", 1);
 	ev(m, "e", 2);
 	metrics_latency(m, "l", "s", "e", METRICS_KEY_ID, 1ULL << 44, 4);
+	/* every bucket edge: each value alone is reported exactly */
 	for (i = 0; i < 2 * 44 && good; i++) {
 		uint64_t x = (1ULL << (i / 2)) - (i % 2), now = 20000 * NS * (i + 1);
 
-		tr_rec(&t, 1, 0, 1, 5, now, HDR);
-		tr_rec(&t, 2, 0, 1, 5, now + x, HDR);
-		replay(m, &t);
+		tr_rec(t, 1, 0, 1, 5, now, HDR);
+		tr_rec(t, 2, 0, 1, 5, now + x, HDR);
+		replay(m, t);
 		good = get(m, "l.p50") == x && get(m, "l.p99") == x &&
 		       get(m, "l.min") == x && get(m, "l.max") == x;
 		if (!good)
-			printf("# %llu: p50 %.0f\n", (unsigned long long)x,
+			TH_LOG("%llu: p50 %.0f", (unsigned long long)x,
 			       get(m, "l.p50"));
 		metrics_tick(m, now + x + 20 * NS);
 	}
-	ok(good, "one sample is reported exactly, 1 ns .. 2^43 ns");
+	/* one sample is reported exactly, 1 ns .. 2^43 ns */
+	EXPECT_TRUE(good);
 	/* sparse: values 0..63 are exact */
 	for (i = 0; i < 64; i++) {
-		tr_rec(&t, 1, 0, 1, 100 + i, 2000000 * NS, HDR);
-		tr_rec(&t, 2, 0, 1, 100 + i, 2000000 * NS + i, HDR);
-		replay(m, &t);
+		tr_rec(t, 1, 0, 1, 100 + i, 2000000 * NS, HDR);
+		tr_rec(t, 2, 0, 1, 100 + i, 2000000 * NS + i, HDR);
+		replay(m, t);
 	}
-	ok(get(m, "l.p50") == 31 && get(m, "l.p90") == 57 &&
-	   get(m, "l.p99") == 63 && get(m, "l.mean") == 31.5,
-	   "values below 64 ns are exact");
-	free(v);
-	tr_free(&t);
-	metrics_free(m);
+	EXPECT_EQ(get(m, "l.p50"), 31);
+	EXPECT_EQ(get(m, "l.p90"), 57);
+	EXPECT_EQ(get(m, "l.p99"), 63);
+	EXPECT_EQ(get(m, "l.mean"), 31.5);
 }
 
-static void test_expiry(void)
+TEST_F(metrics, latency_expiry_and_max_pending)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
-	struct trace t = { 0 };
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
 	unsigned int i;
 
 	ev(m, "s", 1);
 	ev(m, "e", 2);
 	metrics_latency(m, "l", "s", "e", METRICS_KEY_ID, 10 * MS, 3);
-	tr_rec(&t, 1, 0, 1, 1, NS, HDR);
-	tr_rec(&t, 1, 0, 1, 2, NS + 5 * MS, HDR);
-	replay(m, &t);
+	tr_rec(t, 1, 0, 1, 1, NS, HDR);
+	tr_rec(t, 1, 0, 1, 2, NS + 5 * MS, HDR);
+	replay(m, t);
+	/* a start waits its whole timeout */
 	metrics_tick(m, NS + 10 * MS);
-	ok(get(m, "l.pending") == 2 && get(m, "l.expired") == 0,
-	   "a start waits its whole timeout");
+	EXPECT_EQ(get(m, "l.pending"), 2);
+	EXPECT_EQ(get(m, "l.expired"), 0);
+	/* then ages out at a tick */
 	metrics_tick(m, NS + 10 * MS + 1);
-	ok(get(m, "l.pending") == 1 && get(m, "l.expired") == 1,
-	   "then ages out at a tick");
-	tr_rec(&t, 2, 0, 1, 1, NS + 12 * MS, HDR);	/* its start expired */
-	tr_rec(&t, 1, 0, 1, 3, NS + 20 * MS, HDR);	/* 2 expires now */
-	replay(m, &t);
-	ok(get(m, "l.count") == 0 && get(m, "l.expired") == 2 &&
-	   get(m, "l.pending") == 1, "records age out starts too");
+	EXPECT_EQ(get(m, "l.pending"), 1);
+	EXPECT_EQ(get(m, "l.expired"), 1);
+	tr_rec(t, 2, 0, 1, 1, NS + 12 * MS, HDR);	/* its start expired */
+	tr_rec(t, 1, 0, 1, 3, NS + 20 * MS, HDR);	/* 2 expires now */
+	replay(m, t);
+	/* records age out starts too */
+	EXPECT_EQ(get(m, "l.count"), 0);
+	EXPECT_EQ(get(m, "l.expired"), 2);
+	EXPECT_EQ(get(m, "l.pending"), 1);
 	for (i = 0; i < 5; i++)
-		tr_rec(&t, 1, 0, 1, 10 + i, NS + 21 * MS, HDR);
-	replay(m, &t);
-	ok(get(m, "l.pending") == 3 && get(m, "l.overflow") == 3,
-	   "max_pending bounds the waiting starts; the rest overflow");
-	tr_rec(&t, 2, 0, 1, 10, NS + 22 * MS, HDR);
-	tr_rec(&t, 2, 0, 1, 13, NS + 22 * MS, HDR);	/* overflowed */
-	replay(m, &t);
-	ok(get(m, "l.count") == 1 && get(m, "l.pending") == 2,
-	   "overflowed starts cannot pair");
-	/* redeclare: same events and key, fewer pending: oldest kept */
-	ok(!metrics_latency(m, "l", "s", "e", METRICS_KEY_ID, 10 * MS, 1) &&
-	   get(m, "l.pending") == 1 && get(m, "l.overflow") == 4 &&
-	   get(m, "l.count") == 1, "a smaller max_pending drops the newest");
-	tr_rec(&t, 2, 0, 1, 3, NS + 23 * MS, HDR);
-	replay(m, &t);
-	ok(get(m, "l.count") == 2 && get(m, "l.max") == 3 * MS,
-	   "the kept start still pairs");
-	ok(!metrics_latency(m, "l", "s", "e", METRICS_KEY_ID, 10 * MS, 100),
-	   "a larger max_pending");
+		tr_rec(t, 1, 0, 1, 10 + i, NS + 21 * MS, HDR);
+	replay(m, t);
+	/* max_pending bounds the waiting starts; the rest overflow */
+	EXPECT_EQ(get(m, "l.pending"), 3);
+	EXPECT_EQ(get(m, "l.overflow"), 3);
+	tr_rec(t, 2, 0, 1, 10, NS + 22 * MS, HDR);
+	tr_rec(t, 2, 0, 1, 13, NS + 22 * MS, HDR);	/* overflowed */
+	replay(m, t);
+	/* overflowed starts cannot pair */
+	EXPECT_EQ(get(m, "l.count"), 1);
+	EXPECT_EQ(get(m, "l.pending"), 2);
+	/*
+	 * redeclared with the same events and key and fewer pending: the
+	 * newest dropped, the oldest kept
+	 */
+	EXPECT_EQ(metrics_latency(m, "l", "s", "e", METRICS_KEY_ID, 10 * MS, 1), 0);
+	EXPECT_EQ(get(m, "l.pending"), 1);
+	EXPECT_EQ(get(m, "l.overflow"), 4);
+	EXPECT_EQ(get(m, "l.count"), 1);
+	tr_rec(t, 2, 0, 1, 3, NS + 23 * MS, HDR);
+	replay(m, t);
+	/* the kept start still pairs */
+	EXPECT_EQ(get(m, "l.count"), 2);
+	EXPECT_EQ(get(m, "l.max"), 3 * MS);
+	/* a larger max_pending: grows to the new bound */
+	EXPECT_EQ(metrics_latency(m, "l", "s", "e", METRICS_KEY_ID, 10 * MS, 100), 0);
 	for (i = 0; i < 200; i++)
-		tr_rec(&t, 1, 0, 1, 1000 + i, NS + 24 * MS, HDR);
-	replay(m, &t);
-	ok(get(m, "l.pending") == 100 && get(m, "l.overflow") == 104,
-	   "grows to the new bound");
-	ok(!metrics_latency(m, "l", "e", "s", METRICS_KEY_ID, 10 * MS, 100) &&
-	   get(m, "l.pending") == 0 && get(m, "l.count") == 2,
-	   "new start/end: waiting starts dropped, totals kept");
-	tr_free(&t);
-	metrics_free(m);
+		tr_rec(t, 1, 0, 1, 1000 + i, NS + 24 * MS, HDR);
+	replay(m, t);
+	EXPECT_EQ(get(m, "l.pending"), 100);
+	EXPECT_EQ(get(m, "l.overflow"), 104);
+	/* new start and end: waiting starts dropped, totals kept */
+	EXPECT_EQ(metrics_latency(m, "l", "e", "s", METRICS_KEY_ID, 10 * MS, 100), 0);
+	EXPECT_EQ(get(m, "l.pending"), 0);
+	EXPECT_EQ(get(m, "l.count"), 2);
 }
 
-static void test_window_latency(void)
+TEST(metrics_latency_window_leaves_the_count)
 {
 	struct metrics *m = mk(5, 5, 16, 4);
 	struct trace t = { 0 };
@@ -898,60 +978,74 @@ static void test_window_latency(void)
 	tr_rec(&t, 1, 0, 1, 1, 12 * NS, HDR);
 	tr_rec(&t, 2, 0, 1, 1, 12 * NS + 300, HDR);
 	replay(m, &t);
-	ok(get(m, "l.min") == 300 && get(m, "l.max") == 500 &&
-	   get(m, "l.mean") == 400, "window of two samples");
+	/* a window of two samples */
+	EXPECT_EQ(get(m, "l.min"), 300);
+	EXPECT_EQ(get(m, "l.max"), 500);
+	EXPECT_EQ(get(m, "l.mean"), 400);
+	/* the older sample left the window, the count keeps it */
 	metrics_tick(m, 15 * NS);
-	ok(get(m, "l.min") == 300 && get(m, "l.max") == 300 &&
-	   get(m, "l.p50") == 300 && get(m, "l.count") == 2,
-	   "the older sample left the window, the count keeps it");
+	EXPECT_EQ(get(m, "l.min"), 300);
+	EXPECT_EQ(get(m, "l.max"), 300);
+	EXPECT_EQ(get(m, "l.p50"), 300);
+	EXPECT_EQ(get(m, "l.count"), 2);
+	/* an empty window: 0 */
 	metrics_tick(m, 17 * NS);
-	ok(get(m, "l.min") == 0 && get(m, "l.max") == 0 &&
-	   get(m, "l.mean") == 0 && get(m, "l.p99") == 0 &&
-	   get(m, "l.count") == 2, "empty window: 0");
+	EXPECT_EQ(get(m, "l.min"), 0);
+	EXPECT_EQ(get(m, "l.max"), 0);
+	EXPECT_EQ(get(m, "l.mean"), 0);
+	EXPECT_EQ(get(m, "l.p99"), 0);
+	EXPECT_EQ(get(m, "l.count"), 2);
 	tr_free(&t);
 	metrics_free(m);
 }
 
-static void test_records(void)
+TEST_F(metrics, loss_unknown_ids_and_rebinding)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
-	struct trace t = { 0 };
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
 
 	ev(m, "e", 1);
-	tr_loss(&t, 0, NS, 5);
-	tr_loss(&t, 1, NS, 7);
-	tr_rec(&t, 99, 0, 1, 0, NS, HDR);
-	tr_rec(&t, MAGNET_EVENT_JOURNEY, 0, 1, 0, NS, HDR);
-	tr_rec(&t, 1, 0, 1, 0, NS, HDR);
-	replay(m, &t);
-	ok(get(m, "records.lost") == 12, "loss records add up");
-	ok(get(m, "records.unknown") == 2 && get(m, "records") == 5,
-	   "unbound ids are unknown; all count in records");
+	tr_loss(t, 0, NS, 5);
+	tr_loss(t, 1, NS, 7);
+	tr_rec(t, 99, 0, 1, 0, NS, HDR);
+	tr_rec(t, MAGNET_EVENT_JOURNEY, 0, 1, 0, NS, HDR);
+	tr_rec(t, 1, 0, 1, 0, NS, HDR);
+	replay(m, t);
+	/* loss records add up */
+	EXPECT_EQ(get(m, "records.lost"), 12);
+	/* unbound ids are unknown; all count in records */
+	EXPECT_EQ(get(m, "records.unknown"), 2);
+	EXPECT_EQ(get(m, "records"), 5);
 	/* module reload: e gets id 3; id 1 now unbound */
-	ok(!metrics_bind(m, "e", 3), "rebind");
-	tr_rec(&t, 1, 0, 1, 0, NS, HDR);
-	tr_rec(&t, 3, 0, 1, 0, NS, HDR);
-	replay(m, &t);
-	ok(get(m, "e.count") == 2 && get(m, "records.unknown") == 3,
-	   "rebinding keeps the totals; the old id is unbound");
+	EXPECT_EQ(metrics_bind(m, "e", 3), 0);
+	tr_rec(t, 1, 0, 1, 0, NS, HDR);
+	tr_rec(t, 3, 0, 1, 0, NS, HDR);
+	replay(m, t);
+	/* rebinding keeps the totals; the old id is unbound */
+	EXPECT_EQ(get(m, "e.count"), 2);
+	EXPECT_EQ(get(m, "records.unknown"), 3);
 	ev(m, "f", 3);		/* id 3 moves to f */
-	tr_rec(&t, 3, 0, 1, 0, NS, HDR);
-	replay(m, &t);
-	ok(get(m, "e.count") == 2 && get(m, "f.count") == 1,
-	   "binding an id unbinds its previous event");
-	ok(!metrics_bind(m, "f", 0), "id 0 unbinds");
-	tr_rec(&t, 3, 0, 1, 0, NS, HDR);
-	replay(m, &t);
-	ok(get(m, "f.count") == 1 && get(m, "records.unknown") == 4,
-	   "unbound");
-	tr_free(&t);
-	metrics_free(m);
+	tr_rec(t, 3, 0, 1, 0, NS, HDR);
+	replay(m, t);
+	/* binding an id unbinds its previous event */
+	EXPECT_EQ(get(m, "e.count"), 2);
+	EXPECT_EQ(get(m, "f.count"), 1);
+	/* id 0 unbinds */
+	EXPECT_EQ(metrics_bind(m, "f", 0), 0);
+	tr_rec(t, 3, 0, 1, 0, NS, HDR);
+	replay(m, t);
+	EXPECT_EQ(get(m, "f.count"), 1);
+	EXPECT_EQ(get(m, "records.unknown"), 4);
 }
 
-static void test_reload(void)
+TEST_F(metrics, reload_keeps_what_is_declared_again)
 {
-	struct metrics *m = mk(10, 5, 16, 4);
-	struct trace t = { 0 };
+	static const char want[] = "a.count a.rate a.bytes "
+		"a.byte_rate a.cpu0.count b.count b.rate b.bytes "
+		"b.byte_rate b.cpu0.count d.count d.rate d.bytes "
+		"d.byte_rate ab.count ab.min";
+	struct metrics *m = self->m;
+	struct trace *t = &self->t;
 	char buf[1024];
 
 	ev(m, "a", 1);
@@ -959,46 +1053,44 @@ static void test_reload(void)
 	ev(m, "c", 3);
 	metrics_latency(m, "ab", "a", "b", METRICS_KEY_ID, NS, 16);
 	metrics_latency(m, "bc", "b", "c", METRICS_KEY_ID, NS, 16);
-	tr_rec(&t, 1, 0, 1, 5, NS, HDR);
-	tr_rec(&t, 2, 0, 1, 5, NS + 100, HDR);
-	tr_rec(&t, 3, 0, 1, 5, NS + 300, HDR);
-	tr_rec(&t, 1, 0, 1, 6, NS + 400, HDR);	/* stays pending in ab */
-	replay(m, &t);
+	tr_rec(t, 1, 0, 1, 5, NS, HDR);
+	tr_rec(t, 2, 0, 1, 5, NS + 100, HDR);
+	tr_rec(t, 3, 0, 1, 5, NS + 300, HDR);
+	tr_rec(t, 1, 0, 1, 6, NS + 400, HDR);	/* stays pending in ab */
+	replay(m, t);
 	/* reload: same a, b, ab; c and bc dropped; d new */
 	metrics_mark(m);
-	ok(!metrics_event(m, "b") && !metrics_event(m, "a") &&
-	   !metrics_event(m, "d"), "redeclare");
-	ok(err_of(metrics_latency(m, "cx", "c", "a", METRICS_KEY_ID, NS, 1)) ==
-	   ENOENT, "a latency needs events declared since the mark");
-	ok(!metrics_latency(m, "ab", "a", "b", METRICS_KEY_ID, 2 * NS, 16),
-	   "redeclare latency");
+	EXPECT_EQ(metrics_event(m, "b"), 0);
+	EXPECT_EQ(metrics_event(m, "a"), 0);
+	EXPECT_EQ(metrics_event(m, "d"), 0);
+	/* a latency needs events declared since the mark */
+	EXPECT_EQ(err_of(metrics_latency(m, "cx", "c", "a", METRICS_KEY_ID, NS, 1)),
+		  ENOENT);
+	EXPECT_EQ(metrics_latency(m, "ab", "a", "b", METRICS_KEY_ID, 2 * NS, 16), 0);
 	metrics_sweep(m);
-	ok(!metrics_get(m, "c.count", NULL) && !metrics_get(m, "bc.count", NULL),
-	   "sweep forgets what was not declared");
-	ok(get(m, "a.count") == 2 && get(m, "ab.count") == 1 &&
-	   get(m, "ab.max") == 100 && get(m, "ab.pending") == 1,
-	   "reload keeps totals, histograms and waiting starts");
-	{
-		static const char want[] = "a.count a.rate a.bytes "
-			"a.byte_rate a.cpu0.count b.count b.rate b.bytes "
-			"b.byte_rate b.cpu0.count d.count d.rate d.bytes "
-			"d.byte_rate ab.count ab.min";
-
-		ok(!strncmp(names(m, buf, sizeof(buf)), want, strlen(want)),
-		   "order after sweep: first declaration (%s)", buf);
-	}
-	tr_rec(&t, 3, 0, 1, 0, NS, HDR);		/* c's id: unbound */
-	tr_rec(&t, 2, 0, 1, 6, NS + 500, HDR);
-	replay(m, &t);
-	ok(get(m, "records.unknown") == 1 && get(m, "ab.count") == 2,
-	   "swept event's id unbound; latency works on");
+	/* the sweep forgets what was not declared */
+	EXPECT_FALSE(metrics_get(m, "c.count", NULL));
+	EXPECT_FALSE(metrics_get(m, "bc.count", NULL));
+	/* reload keeps totals, histograms and waiting starts */
+	EXPECT_EQ(get(m, "a.count"), 2);
+	EXPECT_EQ(get(m, "ab.count"), 1);
+	EXPECT_EQ(get(m, "ab.max"), 100);
+	EXPECT_EQ(get(m, "ab.pending"), 1);
+	/* the order after the sweep: first declaration */
+	EXPECT_EQ(strncmp(names(m, buf, sizeof(buf)), want, strlen(want)), 0)
+		TH_LOG("%s", buf);
+	tr_rec(t, 3, 0, 1, 0, NS, HDR);		/* c's id: unbound */
+	tr_rec(t, 2, 0, 1, 6, NS + 500, HDR);
+	replay(m, t);
+	/* the swept event's id unbound; the latency works on */
+	EXPECT_EQ(get(m, "records.unknown"), 1);
+	EXPECT_EQ(get(m, "ab.count"), 2);
+	/* sweeping all leaves the totals */
 	metrics_mark(m);
 	metrics_sweep(m);
-	ok(!strcmp(names(m, buf, sizeof(buf)),
-		   "records records.lost records.unknown") &&
-	   get(m, "records") == 6, "sweeping all leaves the totals");
-	tr_free(&t);
-	metrics_free(m);
+	EXPECT_STREQ(names(m, buf, sizeof(buf)),
+		     "records records.lost records.unknown");
+	EXPECT_EQ(get(m, "records"), 6);
 }
 
 /* ---- random traces against a reference model ---- */
@@ -1272,8 +1364,8 @@ static bool ref_compare(struct ref *f, const struct metrics *m,
 						  exact_pct(w, nw, 99));
 		}
 		if (!good)
-			printf("# l%u: count %llu/%.0f expired %llu/%.0f "
-			       "pending %u/%.0f window %zu\n", i,
+			TH_LOG("l%u: count %llu/%.0f expired %llu/%.0f "
+			       "pending %u/%.0f window %zu", i,
 			       (unsigned long long)l->count,
 			       get(m, "l%u.count", i),
 			       (unsigned long long)l->expired,
@@ -1285,7 +1377,7 @@ static bool ref_compare(struct ref *f, const struct metrics *m,
 }
 
 /* Records a little out of order (merged CPUs), ticks now and then. */
-static void test_reference(void)
+TEST(metrics_random_trace_as_the_reference_model)
 {
 	struct metrics *m = mk(3, 5, 32, 4);
 	struct trace t = { 0 };
@@ -1312,15 +1404,14 @@ static void test_reference(void)
 			bad += !ref_compare(&f, m, 3, true);
 		}
 	}
-	ok(!bad, "random trace: same as the reference model (%u checks, "
-	   "%u differ)", checks, bad);
+	EXPECT_EQ(bad, 0) TH_LOG("of %u comparisons", checks);
 	tr_free(&t);
 	ref_free(&f);
 	metrics_free(m);
 }
 
 /* A million random records with random ids: memory stays bounded. */
-static void test_fuzz(void)
+TEST(metrics_million_random_records_bounded_and_as_the_model)
 {
 	enum { MAXP = 256, MAXTG = 64 };
 	struct metrics *m = mk(10, 100000, MAXTG, 4);
@@ -1330,7 +1421,6 @@ static void test_fuzz(void)
 	unsigned int i, j, maxtop = 0, n;
 	char name[16];
 	double v;
-	bool good = true;
 
 	ref_setup(&f, m, MAXP);
 	for (i = 0; i < 1000000; i++) {
@@ -1357,23 +1447,26 @@ static void test_fuzz(void)
 			}
 		}
 	}
-	good = ref_compare(&f, m, 10, true);
-	ok(maxpend <= MAXP && maxpend > MAXP / 2,
-	   "pending never above max_pending (max %llu)",
-	   (unsigned long long)maxpend);
-	ok(maxtop <= MAXTG && maxtop > MAXTG / 2,
-	   "thread groups tracked never above max_tgids (max %u)", maxtop);
-	ok(get(m, "l0.overflow") > 0 && get(m, "l2.expired") > 0 &&
-	   get(m, "l0.count") > 1000, "overflow, expiry and pairs all seen");
-	ok(good && get(m, "records") == 1000000,
-	   "1,000,000 random records: totals and window as the reference "
-	   "(%.0f pairs, %.0f expired, %.0f overflow, %.0f unknown)",
-	   get(m, "l0.count") + get(m, "l1.count") + get(m, "l2.count") +
-	   get(m, "l3.count"), get(m, "l0.expired") + get(m, "l1.expired") +
-	   get(m, "l2.expired") + get(m, "l3.expired"),
-	   get(m, "l0.overflow") + get(m, "l1.overflow") +
-	   get(m, "l2.overflow") + get(m, "l3.overflow"),
-	   get(m, "records.unknown"));
+	/* pending never above max_pending, and near it */
+	EXPECT_LE(maxpend, MAXP);
+	EXPECT_GT(maxpend, MAXP / 2);
+	/* thread groups tracked never above max_tgids, and near it */
+	EXPECT_LE(maxtop, MAXTG);
+	EXPECT_GT(maxtop, MAXTG / 2);
+	/* overflow, expiry and pairs all seen */
+	EXPECT_GT(get(m, "l0.overflow"), 0);
+	EXPECT_GT(get(m, "l2.expired"), 0);
+	EXPECT_GT(get(m, "l0.count"), 1000);
+	/* totals and window as the reference */
+	EXPECT_TRUE(ref_compare(&f, m, 10, true));
+	EXPECT_EQ(get(m, "records"), 1000000);
+	TH_LOG("%.0f pairs, %.0f expired, %.0f overflow, %.0f unknown",
+	       get(m, "l0.count") + get(m, "l1.count") + get(m, "l2.count") +
+	       get(m, "l3.count"), get(m, "l0.expired") + get(m, "l1.expired") +
+	       get(m, "l2.expired") + get(m, "l3.expired"),
+	       get(m, "l0.overflow") + get(m, "l1.overflow") +
+	       get(m, "l2.overflow") + get(m, "l3.overflow"),
+	       get(m, "records.unknown"));
 	tr_free(&t);
 	ref_free(&f);
 	metrics_free(m);
@@ -1533,20 +1626,16 @@ static void replay_recorded(const struct magnet_record **order, size_t n,
 	metrics_free(m);
 }
 
-static void test_recorded(const char *top)
+TEST(metrics_recorded_trace_latencies_as_computed_by_hand)
 {
-	char path[4096];
+	const char *path = SRCDIR "/tests/host/data/udp-veth.mtr";
 	struct rec_trace t = { 0 };
 	const struct magnet_record **sorted;
-	bool loaded;
 	double c1, mn1, mx1, p1, r1, c2, mn2, mx2, p2, r2, sends = 0;
 	uint64_t *v;
 	size_t i, k;
 
-	snprintf(path, sizeof(path), "%s/tests/host/data/udp-veth.mtr", top);
-	loaded = load_recorded(path, &t);
-	if (!ok(loaded, "recorded trace %s read (%zu records)", path, t.n))
-		return;
+	ASSERT_TRUE(load_recorded(path, &t)) TH_LOG("%s", path);
 	sorted = malloc(t.n * sizeof(*sorted));
 	memcpy(sorted, t.rec, t.n * sizeof(*sorted));
 	qsort(sorted, t.n, sizeof(*sorted), cmp_rec_time);
@@ -1559,49 +1648,32 @@ static void test_recorded(const char *top)
 
 	replay_recorded(sorted, t.n, &t, &c1, &mn1, &mx1, &p1, &r1);
 	replay_recorded(t.rec, t.n, &t, &c2, &mn2, &mx2, &p2, &r2);
-	ok(sends == 50, "recorded: 50 send calls (%g)", sends);
-	ok(c1 == 50 && r1 == 50,
-	   "recorded, in time order: 50 send and 50 receive latencies (%g, %g)",
-	   c1, r1);
+	/* 50 send calls */
+	EXPECT_EQ(sends, 50);
+	/* in time order: 50 send and 50 receive latencies */
+	EXPECT_EQ(c1, 50);
+	EXPECT_EQ(r1, 50);
 	/*
-	 * In read order the send side (one socket, start and end on the
-	 * sender's CPU or the end early) pairs the same; the receive side
-	 * reuses skbs across CPUs and needs the time order magnetd's reader
-	 * restores, so only its count is bounded here.
+	 * In read order (CPU after CPU) the send side (one socket, start and
+	 * end on the sender's CPU or the end early) pairs the same; the
+	 * receive side reuses skbs across CPUs and needs the time order
+	 * magnetd's reader restores, so only its count is bounded here.
 	 */
-	ok(c2 == c1 && mn2 == mn1 && mx2 == mx1 && p2 == p1 && r2 <= r1,
-	   "recorded, in read order (CPU after CPU): the same send pairs (%g %g %g %g; receive %g)",
-	   c2, mn2, mx2, p2, r2);
-	ok(k == 50 && mn1 == v[0] && mx1 == v[k - 1],
-	   "recorded: min and max as computed by hand (%g = %llu, %g = %llu)",
-	   mn1, k ? (unsigned long long)v[0] : 0, mx1,
-	   k ? (unsigned long long)v[k - 1] : 0);
-	ok(k == 50 && fabs(p1 - v[(k + 1) / 2 - 1]) <= v[(k + 1) / 2 - 1] / 64.0 + 1,
-	   "recorded: p50 within 1/64 of the hand computation (%g ~ %llu)",
-	   p1, k ? (unsigned long long)v[(k + 1) / 2 - 1] : 0);
+	EXPECT_EQ(c2, c1);
+	EXPECT_EQ(mn2, mn1);
+	EXPECT_EQ(mx2, mx1);
+	EXPECT_EQ(p2, p1);
+	EXPECT_LE(r2, r1);
+	/* min and max as computed by hand */
+	ASSERT_EQ(k, 50);
+	EXPECT_EQ(mn1, v[0]);
+	EXPECT_EQ(mx1, v[k - 1]);
+	/* p50 within 1/64 of the hand computation */
+	EXPECT_LE(fabs(p1 - v[(k + 1) / 2 - 1]), v[(k + 1) / 2 - 1] / 64.0 + 1);
 	free(v);
 	free(sorted);
 	free(t.rec);
 	free(t.buf);
 }
 
-int main(int argc, char **argv)
-{
-	test_names();
-	test_counts();
-	test_rates();
-	test_top();
-	test_latency_id();
-	test_latency_pkt();
-	test_bounds();
-	test_percentiles();
-	test_histogram();
-	test_expiry();
-	test_window_latency();
-	test_records();
-	test_reload();
-	test_reference();
-	test_fuzz();
-	test_recorded(argc > 1 ? argv[1] : ".");
-	return harness_summary();
-}
+TEST_MAIN

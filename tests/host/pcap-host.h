@@ -5,7 +5,7 @@
  * (magnet_pkt_view_load()), a packet's view as the core fills it, the
  * templates of a send call's headers and random hits of them, as the core
  * makes them (kmod/magnet/packet.c), and a random number generator.
- * Used by tests/host/pcap-vm.c and tests/fuzz/pcapvm.c.
+ * Used by tests/host/pcap-vm-unit.c and tests/fuzz/pcapvm.c.
  */
 #ifndef MAGNET_PCAP_HOST_H
 #define MAGNET_PCAP_HOST_H

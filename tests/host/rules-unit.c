@@ -19,8 +19,8 @@
  * payload and counts its calls. The lists are what netlink accepts: 1 to
  * MAGNET_FILTER_RULES_MAX rules, each with at least one predicate.
  *
- * Usage: rules-unit [SEED]. Prints "ok N - what" or "not ok N - what" per
- * check, then "N passed, M failed"; exits 1 if anything failed.
+ * Tests on tests/harness.h; RULES_SEED=N in the environment picks the
+ * random lists (the seed is printed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +37,18 @@
 
 static unsigned long match_calls;
 
-/* A check, in the harness's format (tests/harness.h). */
-static void check(int ok, const char *what)
-{
-	harness_check(ok, "%s", what);
-}
-
 static unsigned long long rng;
+
+/* Seed the random numbers: RULES_SEED, or the usual seed. */
+static void seed(void)
+{
+	const char *s = getenv("RULES_SEED");
+
+	rng = s ? strtoull(s, NULL, 0) : 0x6d61676e6574ULL;
+	if (!rng)
+		rng = 1;
+	printf("# seed %s\n", s ? s : "0x6d61676e6574");
+}
 
 static unsigned int rnd(unsigned int n)
 {
@@ -151,35 +156,48 @@ static void random_list(struct list *l, unsigned int n)
 	}
 }
 
-int main(int argc, char **argv)
+/* A gate with sampling only (no rules) lets every hit through. */
+TEST(rules_gate_without_rules_passes_every_hit)
 {
-	unsigned long verdicts[3] = { 0 }, disagree = 0, silent = 0;
-	unsigned long final_asked = 0, final_lists = 0, empty_bad = 0;
-	unsigned long hits = 0;
-	struct magnet_gate *gate;
-	static struct list l;
-	char what[160];
-	unsigned int i, h;
-	u8 payload;
+	struct magnet_gate *gate = calloc(1, sizeof(*gate) +
+					  MAGNET_FILTER_RULES_MAX *
+					  sizeof(gate->flat[0]));
+	unsigned long bad = 0;
+	unsigned int h;
 
-	rng = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x6d61676e6574ULL;
-	if (!rng)
-		rng = 1;
-	printf("# seed %s\n", argc > 1 ? argv[1] : "0x6d61676e6574");
-	l.rs = calloc(1, sizeof(*l.rs) +
-		      MAGNET_FILTER_RULES_MAX * sizeof(l.rs->rules[0]));
-	gate = calloc(1, sizeof(*gate) +
-		      MAGNET_FILTER_RULES_MAX * sizeof(gate->flat[0]));
-	if (!l.rs || !gate)
-		return 2;
-
-	/* A gate with sampling only (no rules) lets every hit through. */
+	ASSERT_TRUE(gate != NULL);
+	seed();
 	magnet_gate_fill(gate, NULL);
 	for (h = 0; h < 1000; h++)
 		if (magnet_gate_flat(gate, rnd(NCPUS), 1 + rnd(UNIVERSE),
 				     1 + rnd(UNIVERSE)) != MAGNET_VERDICT_PASS)
-			empty_bad++;
-	check(!empty_bad, "a gate without rules passes every hit");
+			bad++;
+	EXPECT_EQ(bad, 0);
+	free(gate);
+}
+
+/*
+ * LISTS random rule lists, HITS random hits each, through both ways: the
+ * same answer on every hit; the gate alone only where no filter module
+ * would have been asked; lists of flat rules only decided by the gate
+ * alone; and all three verdicts reached.
+ */
+TEST(rules_gate_agrees_with_full_rules_on_random_lists)
+{
+	unsigned long verdicts[3] = { 0 }, disagree = 0, silent = 0;
+	unsigned long final_asked = 0, final_lists = 0;
+	unsigned long hits = 0;
+	struct magnet_gate *gate;
+	static struct list l;
+	unsigned int i, h;
+	u8 payload;
+
+	seed();
+	l.rs = calloc(1, sizeof(*l.rs) +
+		      MAGNET_FILTER_RULES_MAX * sizeof(l.rs->rules[0]));
+	gate = calloc(1, sizeof(*gate) +
+		      MAGNET_FILTER_RULES_MAX * sizeof(gate->flat[0]));
+	ASSERT_TRUE(l.rs && gate);
 
 	for (i = 0; i < LISTS; i++) {
 		/* Mostly short lists, as people write them; some long ones. */
@@ -218,30 +236,27 @@ int main(int argc, char **argv)
 				silent += calls != 0;
 			}
 			if (got != want && disagree++ < 5)
-				printf("# list %u (%u rules), hit %u: rules say %d, gate says %d\n",
+				TH_LOG("list %u (%u rules), hit %u: rules say %d, gate says %d",
 				       i, n, h, want, got);
 		}
 	}
-	snprintf(what, sizeof(what),
-		 "gate and rules agree on %lu hits of %d random rule lists (%lu disagree)",
-		 hits, LISTS, disagree);
-	check(!disagree, what);
-	snprintf(what, sizeof(what),
-		 "the gate decides alone only where no filter module is asked (%lu wrong)",
-		 silent);
-	check(!silent, what);
-	snprintf(what, sizeof(what),
-		 "lists of CPU, tgid and tid rules only are decided by the gate alone (%lu lists, %lu asked)",
-		 final_lists, final_asked);
-	check(final_lists && !final_asked, what);
-	printf("# verdicts: %lu dropped, %lu passed, %lu to the full rules\n",
-	       verdicts[MAGNET_VERDICT_DROP], verdicts[MAGNET_VERDICT_PASS],
-	       verdicts[MAGNET_VERDICT_EVALUATE]);
-	check(verdicts[MAGNET_VERDICT_DROP] && verdicts[MAGNET_VERDICT_PASS] &&
-	      verdicts[MAGNET_VERDICT_EVALUATE],
-	      "the random lists reach all three verdicts");
+	TH_LOG("%lu hits of %d lists; verdicts: %lu dropped, %lu passed, %lu to the full rules",
+	       hits, LISTS, verdicts[MAGNET_VERDICT_DROP],
+	       verdicts[MAGNET_VERDICT_PASS], verdicts[MAGNET_VERDICT_EVALUATE]);
+	/* gate and rules agree on every hit */
+	EXPECT_EQ(disagree, 0);
+	/* the gate decides alone only where no filter module is asked */
+	EXPECT_EQ(silent, 0);
+	/* lists of CPU, tgid and tid rules only: decided by the gate alone */
+	EXPECT_GT(final_lists, 0);
+	EXPECT_EQ(final_asked, 0) TH_LOG("of %lu such lists", final_lists);
+	/* the random lists reach all three verdicts */
+	EXPECT_GT(verdicts[MAGNET_VERDICT_DROP], 0);
+	EXPECT_GT(verdicts[MAGNET_VERDICT_PASS], 0);
+	EXPECT_GT(verdicts[MAGNET_VERDICT_EVALUATE], 0);
 
 	free(l.rs);
 	free(gate);
-	return harness_summary();
 }
+
+TEST_MAIN

@@ -5,10 +5,8 @@
  * event loop of its own, with metrics of made-up probes (magnetd/metrics.c)
  * and the rest of the daemon (its readers, its attach and release, its log)
  * reduced to the stubs below. The test is the client: it sends requests,
- * turns the loop and reads what comes back.
- *
- * Prints "ok N - what" / "not ok N - what" and a tally; exits 1 on any
- * failure.
+ * turns the loop and reads what comes back. Each test has a server of
+ * its own (FIXTURE(server)).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,9 +27,6 @@
 #define PROBES		60	/* a snapshot of ~30 KB */
 #define QUEUE		4096	/* client-queue: the smallest allowed */
 #define WAIT_MS		5000
-
-/* A check, in the harness's format (tests/harness.h). */
-#define ok harness_check
 
 /* --- the rest of the daemon ------------------------------------------------ */
 
@@ -234,6 +229,47 @@ static bool whole_snapshot(const char *s, size_t *bytes)
 
 /* --- the tests ------------------------------------------------------------------- */
 
+/* A server of PROBES probes' metrics on a socket in a directory of its own. */
+FIXTURE(server) {
+	char dir[32];
+	struct config_socket cs;
+};
+
+FIXTURE_SETUP(server)
+{
+	struct metrics_limits lim = {
+		.window_s = 10, .top_tgids = 5, .max_tgids = 64, .max_cpus = 2,
+	};
+	char name[32];
+
+	strcpy(self->dir, "/tmp/server-unit.XXXXXX");
+	ASSERT_TRUE(mkdtemp(self->dir)) TH_LOG("mkdtemp: %s", strerror(errno));
+	self->cs = (struct config_socket){
+		.mode = 0600, .max_clients = 4, .client_queue = QUEUE,
+	};
+	snprintf(self->cs.path, sizeof(self->cs.path), "%s/magnetd.sock",
+		 self->dir);
+	d.loop = ev_loop_new(EVFLAG_AUTO);
+	d.metrics = metrics_new(&lim);
+	ASSERT_TRUE(d.loop && d.metrics);
+	d.start_ns = now_ns();
+	d.attached = true;
+	for (int i = 0; i < PROBES; i++) {
+		snprintf(name, sizeof(name), "udp-send.probe%02d", i);
+		ASSERT_EQ(metrics_event(d.metrics, name), 0);
+	}
+	d.server = server_new(&d, &self->cs);
+	ASSERT_TRUE(d.server) TH_LOG("no server on %s", self->cs.path);
+}
+
+FIXTURE_TEARDOWN(server)
+{
+	server_free(d.server);
+	metrics_free(d.metrics);
+	ev_loop_destroy(d.loop);
+	rmdir(self->dir);
+}
+
 static void server_stats(unsigned int *clients, uint64_t *dropped)
 {
 	uint64_t pushes;
@@ -242,33 +278,38 @@ static void server_stats(unsigned int *clients, uint64_t *dropped)
 }
 
 /* A snapshot many times the queue limit reaches a client that reads. */
-static void test_large_reply(const char *path)
+TEST_F(server, sends_snapshot_larger_than_queue_whole)
 {
 	unsigned int clients;
 	uint64_t dropped;
 	size_t bytes = 0, more = 0;
 	struct conn c;
-	bool whole;
 
-	ok(connect_to(&c, path) && !strcmp(c.in, "magnetd 1 " MAGNETD_VERSION "\n"),
-	   "greeting");
+	ASSERT_TRUE(connect_to(&c, self->cs.path));
+	EXPECT_STREQ(c.in, "magnetd 1 " MAGNETD_VERSION "\n");
 	forget(&c);
 	send_all(&c, "snapshot\n", 9);
 	wait_for(&c, "\nend\n");
-	whole = whole_snapshot(c.in, &bytes);
-	ok(whole && bytes == c.len, "a snapshot of %d probes comes whole (%zu bytes)", PROBES, bytes);
-	ok(bytes > 4 * QUEUE,
-	   "... and is more than 4 x client-queue (%d)", 4 * QUEUE);
-	ok(!c.eof, "... and the connection stays");
+	/* a snapshot of PROBES probes comes whole ... */
+	EXPECT_TRUE(whole_snapshot(c.in, &bytes));
+	EXPECT_EQ(bytes, c.len);
+	/* ... is more than 4 x client-queue ... */
+	EXPECT_GT(bytes, 4 * QUEUE);
+	/* ... and the connection stays */
+	EXPECT_FALSE(c.eof);
 	forget(&c);
+	/* two snapshots asked in one go: both whole */
 	send_all(&c, "snapshot\nsnapshot\n", 18);
 	wait_for_n(&c, "\nend\n", 2);
-	ok(whole_snapshot(c.in, &bytes) && whole_snapshot(c.in + bytes, &more) &&
-	   bytes + more == c.len, "two snapshots asked in one go: both whole");
+	EXPECT_TRUE(whole_snapshot(c.in, &bytes));
+	EXPECT_TRUE(whole_snapshot(c.in + bytes, &more));
+	EXPECT_EQ(bytes + more, c.len);
 	forget(&c);
+	/* no client dropped, nothing logged */
 	server_stats(&clients, &dropped);
-	ok(clients == 1 && dropped == 0 && warnings == 0,
-	   "no client dropped, nothing logged");
+	EXPECT_EQ(clients, 1);
+	EXPECT_EQ(dropped, 0);
+	EXPECT_EQ(warnings, 0);
 	disconnect(&c);
 }
 
@@ -277,7 +318,7 @@ static void test_large_reply(const char *path)
  * more than 4 x client-queue unread, never holding more than that and
  * one reply.
  */
-static void test_not_reading(const char *path)
+TEST_F(server, cuts_off_client_not_reading)
 {
 	unsigned int clients;
 	uint64_t dropped;
@@ -285,7 +326,7 @@ static void test_not_reading(const char *path)
 	char reqs[100 * 9 + 1] = "";
 	int i;
 
-	ok(connect_to(&c, path), "second client connects");
+	ASSERT_TRUE(connect_to(&c, self->cs.path));
 	forget(&c);
 	for (i = 0; i < 100; i++)
 		strcat(reqs, "snapshot\n");
@@ -293,17 +334,18 @@ static void test_not_reading(const char *path)
 	/* turn the loop without reading: the socket's buffer fills, then the queue */
 	for (i = 0; i < 50; i++)
 		ev_run(d.loop, EVRUN_NOWAIT);
+	/* cut off, and said so once */
 	server_stats(&clients, &dropped);
-	ok(dropped == 1 && warnings == 1,
-	   "a client sending requests without reading is cut off (dropped %llu)",
-	   (unsigned long long)dropped);
-	ok(wait_eof(&c), "... its connection closed");
-	ok(c.len < 100 * 30000, "... after %zu bytes, not a reply per request",
-	   c.len);
+	EXPECT_EQ(dropped, 1);
+	EXPECT_EQ(warnings, 1);
+	/* ... its connection closed ... */
+	EXPECT_TRUE(wait_eof(&c));
+	/* ... after less than a reply per request ... */
+	EXPECT_LT(c.len, 100 * 30000);
 	disconnect(&c);
+	/* ... and freed */
 	server_stats(&clients, &dropped);
-	ok(clients == 0, "... and freed");
-	warnings = 0;
+	EXPECT_EQ(clients, 0);
 }
 
 static void on_stop(struct ev_loop *loop, ev_timer *w, int revents)
@@ -327,21 +369,20 @@ static double cpu_seconds(void)
  * fails with EMFILE for a second. The server neither spins nor floods the
  * log meanwhile, and takes the client once descriptors are free.
  */
-static void test_out_of_descriptors(const char *path)
+TEST_F(server, waits_for_descriptors_without_spinning)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	unsigned int said = warnings;
-	int filler[1024], nfill = 0, fd;
+	int filler[1024], nfill = 0, fd, err;
 	struct rlimit was, low;
 	double cpu, t;
 	ev_timer stop;
 	struct conn c;
 
 	memset(&c, 0, sizeof(c));
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", self->cs.path);
 	c.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ok(c.fd >= 0 && !connect(c.fd, (struct sockaddr *)&sa, sizeof(sa)),
-	   "out of descriptors: a client connects");
+	ASSERT_GE(c.fd, 0);
+	ASSERT_EQ(connect(c.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	getrlimit(RLIMIT_NOFILE, &was);
 	low = was;
 	low.rlim_cur = 64;
@@ -349,8 +390,10 @@ static void test_out_of_descriptors(const char *path)
 	while (nfill < 1024 &&
 	       (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
 		filler[nfill++] = fd;
-	ok(nfill < 1024 && errno == EMFILE,
-	   "... and then every descriptor is taken (%d more)", nfill);
+	err = errno;
+	/* every descriptor taken */
+	EXPECT_LT(nfill, 1024);
+	EXPECT_EQ(err, EMFILE);
 	quiet = true;
 	ev_timer_init(&stop, on_stop, 1., 0.);
 	ev_timer_start(d.loop, &stop);
@@ -358,55 +401,17 @@ static void test_out_of_descriptors(const char *path)
 	ev_run(d.loop, 0);
 	cpu = cpu_seconds() - cpu;
 	quiet = false;
-	ok(cpu < 0.1, "... accept() failing for a second: %.3f s of CPU (no spin)",
-	   cpu);
-	ok(warnings - said == 1, "... and one line logged (%u)", warnings - said);
+	/* accept() failing for a second: no spin, one line logged */
+	EXPECT_LT(cpu, 0.1);
+	EXPECT_EQ(warnings, 1);
 	while (nfill)
 		close(filler[--nfill]);
 	setrlimit(RLIMIT_NOFILE, &was);
+	/* the client is served once descriptors are free */
 	t = now_ns() / 1e9;
-	ok(wait_for(&c, "magnetd ") && now_ns() / 1e9 - t < 1,
-	   "... the client is served once descriptors are free (%.2f s)",
-	   now_ns() / 1e9 - t);
+	EXPECT_TRUE(wait_for(&c, "magnetd "));
+	EXPECT_LT(now_ns() / 1e9 - t, 1);
 	disconnect(&c);
-	warnings = said;
 }
 
-int main(void)
-{
-	struct metrics_limits lim = {
-		.window_s = 10, .top_tgids = 5, .max_tgids = 64, .max_cpus = 2,
-	};
-	struct config_socket cs = {
-		.mode = 0600, .max_clients = 4, .client_queue = QUEUE,
-	};
-	char dir[] = "/tmp/server-unit.XXXXXX", name[32];
-
-	if (!mkdtemp(dir)) {
-		perror("server-unit: mkdtemp");
-		return 1;
-	}
-	snprintf(cs.path, sizeof(cs.path), "%s/magnetd.sock", dir);
-	d.loop = ev_loop_new(EVFLAG_AUTO);
-	d.metrics = metrics_new(&lim);
-	d.start_ns = now_ns();
-	d.attached = true;
-	for (int i = 0; i < PROBES; i++) {
-		snprintf(name, sizeof(name), "udp-send.probe%02d", i);
-		if (metrics_event(d.metrics, name))
-			abort();
-	}
-	d.server = server_new(&d, &cs);
-	if (!ok(d.server != NULL, "server on %s", cs.path))
-		return 1;
-
-	test_large_reply(cs.path);
-	test_not_reading(cs.path);
-	test_out_of_descriptors(cs.path);
-
-	server_free(d.server);
-	metrics_free(d.metrics);
-	ev_loop_destroy(d.loop);
-	rmdir(dir);
-	return harness_summary();
-}
+TEST_MAIN

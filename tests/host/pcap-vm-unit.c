@@ -20,7 +20,11 @@
  * options: the kernel runs them on the first only);
  * and programs pcap_vm_check() refuses are checked too.
  *
- *	pcap-vm [PACKETS [SEED]]
+ * Tests on tests/harness.h; those on random packets and records share
+ * FIXTURE(pcap_vm): the generator seeded (PCAP_VM_SEED=N in the
+ * environment, or 12345), the packets per expression (PCAP_VM_PACKETS=N,
+ * or 3000), the templates of both send calls' headers and the analysis'
+ * state.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -52,6 +56,32 @@ static const char *const expressions[] = {
 	"ip[12:4] - ip[16:4] > 0", "udp[3] & 0x08 != 0", "ip[17] = 9 and ip[19] > 1",
 	"ip6[8:2] = 0xfd09 and ip6[40] = 0x13", "udp[4] = 0",
 };
+
+FIXTURE(pcap_vm) {
+	unsigned int npackets;
+	struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS];
+	struct pcap_astate *st;
+};
+
+FIXTURE_SETUP(pcap_vm)
+{
+	const char *seed = getenv("PCAP_VM_SEED");
+	const char *packets = getenv("PCAP_VM_PACKETS");
+
+	rng = seed ? strtoull(seed, NULL, 0) : 12345;
+	self->npackets = packets ? atoi(packets) : 3000;
+	for (unsigned int u = 0; u < MAGNET_BUILT_UNKNOWNS; u++) {
+		make_template(&self->t[0][u], 0, u);
+		make_template(&self->t[1][u], 1, u);
+	}
+	self->st = calloc(MAGNET_PACKET_INSNS_MAX, pcap_vm_astate_size());
+	ASSERT_TRUE(self->st);
+}
+
+FIXTURE_TEARDOWN(pcap_vm)
+{
+	free(self->st);
+}
 
 static u32 pick(const u32 *set, unsigned int n)
 {
@@ -131,15 +161,106 @@ static unsigned int make_packet(u8 *b, unsigned int *len)
 	return n;
 }
 
+/* Each expression, as pcap_vm runs it every way, against libpcap. */
+TEST_F(pcap_vm, expressions_answer_as_libpcap)
+{
+	unsigned int nexpr = sizeof(expressions) / sizeof(expressions[0]);
+	unsigned int npackets = self->npackets;
+	unsigned long undecided = 0, decided = 0;
+	static u8 pkt[2048];
+
+	for (unsigned int e = 0; e < nexpr; e++) {
+		struct bpf_program prog;
+		struct pcap_op ops[MAGNET_PACKET_INSNS_MAX];
+		char err[PCAP_ERRBUF_SIZE];
+		unsigned int at, bad[3] = { 0 };
+		const struct sock_filter *f;
+		const char *why;
+		int ret;
+
+		ret = pcapfilter_compile(expressions[e], &prog, err, sizeof(err));
+		EXPECT_EQ(ret, 0) TH_LOG("'%s': %s", expressions[e], err);
+		if (ret)
+			continue;
+		f = (const struct sock_filter *)prog.bf_insns;
+		why = pcap_vm_check(f, prog.bf_len, &at);
+		/* taken */
+		EXPECT_FALSE(why)
+			TH_LOG("'%s': %u instructions: %s", expressions[e],
+			       prog.bf_len, why);
+		EXPECT_LE(prog.bf_len, MAGNET_PACKET_INSNS_MAX)
+			TH_LOG("'%s'", expressions[e]);
+		if (why || prog.bf_len > MAGNET_PACKET_INSNS_MAX) {
+			pcap_freecode(&prog);
+			continue;
+		}
+		pcap_vm_decode(f, prog.bf_len, ops);
+		for (unsigned int p = 0; p < npackets; p++) {
+			struct pcap_pkthdr h = { 0 };
+			struct magnet_pkt_view v;
+			unsigned int len;
+			int want, got;
+
+			make_packet(pkt, &len);
+			h.caplen = h.len = len;
+			want = pcap_offline_filter(&prog, &h, pkt) != 0;
+
+			make_view(&v, pkt, len, 0);
+			got = pcap_vm_run(f, ops, &v);
+			bad[0] += got != (want ? PCAP_MATCH : PCAP_REJECT);
+
+			make_view(&v, pkt, len, 1 + rnd() % 64);
+			got = pcap_vm_run(f, ops, &v);
+			bad[1] += got != (want ? PCAP_MATCH : PCAP_REJECT);
+
+			/* unknown bits, zeroed as a probe builds them */
+			make_view(&v, pkt, len, 64);
+			for (unsigned int i = 0, n = rnd() % 4; i < n; i++) {
+				unsigned int at2 = rnd() % v.nbuilt;
+				u8 m = rnd() % 2 ? 0xff : 1u << (rnd() % 8);
+
+				/* (whatever the built bytes hold there) */
+				v.unknown[at2] |= m;
+				v.built[at2] = (v.built[at2] & ~m) |
+					       (rnd() % 2 ? rnd() & m : 0);
+			}
+			if (rnd() % 4 == 0)
+				v.ifindex_known = false;
+			if (rnd() % 4 == 0)
+				v.len_known = false;
+			got = pcap_vm_run(f, ops, &v);
+			if (got == PCAP_UNDECIDED)
+				undecided++;
+			else
+				decided++;
+			bad[2] += got != PCAP_UNDECIDED &&
+				  got != (want ? PCAP_MATCH : PCAP_REJECT);
+		}
+		/*
+		 * it answers as libpcap on the packet in memory, built, and
+		 * with unknown bits (undecided, or the true answer)
+		 */
+		EXPECT_EQ(bad[0], 0) TH_LOG("'%s' in memory", expressions[e]);
+		EXPECT_EQ(bad[1], 0) TH_LOG("'%s' built", expressions[e]);
+		EXPECT_EQ(bad[2], 0) TH_LOG("'%s' with unknown bits", expressions[e]);
+		pcap_freecode(&prog);
+	}
+	/* unknown bits leave most answers decided */
+	TH_LOG("with unknown bits: %lu decided (each the true answer), %lu undecided",
+	       decided, undecided);
+	EXPECT_GT(decided, undecided);
+}
+
 /*
  * Programs written again for a shape of send call (pcap_vm_specialize()),
  * run on the record's fields, must answer what pcap_vm answers on the
  * headers built from the same record, on random records (their
  * addresses and ports random, or values the expressions ask about).
  */
-static void specialized(struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS],
-			struct pcap_astate *st)
+TEST_F(pcap_vm, specialized_programs_answer_as_pcap_vm)
 {
+	struct magnet_pkt_template (*t)[MAGNET_BUILT_UNKNOWNS] = self->t;
+	struct pcap_astate *st = self->st;
 	static const char *const steps[][2] = {
 		{ "udp dst port 5001", "4" },		/* a read, a comparison, two returns */
 		{ "udp port 53", "6" },
@@ -189,9 +310,16 @@ static void specialized(struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS],
 		}
 		pcap_freecode(&prog);
 	}
-	harness_check(!bad && ok > 10 && 2 * nsteps < ninsns,
-		      "written again for a send call's shape: %u programs, %u steps for their %u instructions; on 2000 records each, run on the fields, they answer as pcap_vm on the headers built (wrong %u)",
-		      ok, nsteps, ninsns, bad);
+	/*
+	 * written again for a send call's shape: more than 10 programs, in
+	 * fewer than half their instructions; on 2000 records each, run on
+	 * the fields, they answer as pcap_vm on the headers built
+	 */
+	TH_LOG("%u programs, %u steps for their %u instructions", ok, nsteps,
+	       ninsns);
+	EXPECT_EQ(bad, 0);
+	EXPECT_GT(ok, 10);
+	EXPECT_LT(2 * nsteps, ninsns);
 	for (unsigned int i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		struct bpf_program prog;
 		char err[PCAP_ERRBUF_SIZE];
@@ -205,13 +333,14 @@ static void specialized(struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS],
 			len = prog.bf_len;
 			pcap_freecode(&prog);
 		}
-		if (steps[i][1][0] == '-')
-			harness_check(!got, "written again for IPv4 UDP: '%s': not (%s)",
-				      steps[i][0], got ? "it was" : "a load of two fields");
-		else
-			harness_check(got && n == (unsigned int)atoi(steps[i][1]),
-				      "written again for IPv4 UDP: '%s': %u steps of its %u instructions (want %s)",
-				      steps[i][0], n, len, steps[i][1]);
+		/* for IPv4 UDP: in so many steps, or not (a load of two fields) */
+		if (steps[i][1][0] == '-') {
+			EXPECT_FALSE(got) TH_LOG("'%s'", steps[i][0]);
+		} else {
+			EXPECT_TRUE(got) TH_LOG("'%s'", steps[i][0]);
+			EXPECT_EQ(n, atoi(steps[i][1]))
+				TH_LOG("'%s': of its %u instructions", steps[i][0], len);
+		}
 	}
 	free(sp);
 }
@@ -223,35 +352,14 @@ static void specialized(struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS],
  * hit, its unknown bits anything), pcap_vm decides, and libpcap on the
  * headers with those bits zero (what the kernel's BPF reads) agrees.
  */
-static void native_on_built(void)
+TEST_F(pcap_vm, native_ok_programs_answer_as_pcap_vm_on_built_headers)
 {
-	static const char *const must[][2] = {
-		{ "udp dst port 5001", "4 unconnected" },
-		{ "(udp dst port 5001 or tcp dst port 5001 or udp port 53) and not net 192.168.0.0/16", "4" },
-		{ "tcp port 80", "6" },
-		{ "host fd09::2 and tcp", "6" },
-		{ "udp[4:2] = 40", "4" },
-	};
-	static const char *const mustnot[][2] = {
-		{ "ip[8] = 64", "4" },		/* the TTL */
-		{ "greater 200", "4" },		/* tcpdump's length */
-		{ "udp[8:2] = 0x3030", "4" },	/* the application's bytes */
-		{ "ip6[7] = 64", "6" },		/* the hop limit */
-		{ "ip6[4:2] > 100", "6" },	/* TCP's length is not known */
-		{ "src host 10.9.0.1", "4 unconnected" },
-		{ "udp src port 6000", "4 unbound" },
-	};
 	unsigned int nexpr = sizeof(expressions) / sizeof(expressions[0]);
-	static struct pcap_astate *st;
-	struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS];
+	struct magnet_pkt_template (*t)[MAGNET_BUILT_UNKNOWNS] = self->t;
+	struct pcap_astate *st = self->st;
 	unsigned int ok = 0, bad = 0, undecided = 0;
 	static u8 pkt[SLL2_LEN + MAGNET_PKT_VIEW_BUILT];
 
-	st = calloc(MAGNET_PACKET_INSNS_MAX, pcap_vm_astate_size());
-	for (unsigned int u = 0; u < MAGNET_BUILT_UNKNOWNS; u++) {
-		make_template(&t[0][u], 0, u);
-		make_template(&t[1][u], 1, u);
-	}
 	for (unsigned int e = 0; e < nexpr; e++) {
 		struct bpf_program prog;
 		struct pcap_op ops[MAGNET_PACKET_INSNS_MAX];
@@ -299,10 +407,37 @@ static void native_on_built(void)
 		}
 		pcap_freecode(&prog);
 	}
-	harness_check(!bad && !undecided && ok > 10,
-		      "built headers: %u programs the kernel's BPF may run there; on 2000 hits each, pcap_vm decided all and libpcap agreed (wrong %u, undecided %u)",
-		      ok, bad, undecided);
-	specialized(t, st);
+	/*
+	 * more than 10 programs the kernel's BPF may run on built headers;
+	 * on 2000 hits each, pcap_vm decided all and libpcap agreed
+	 */
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(undecided, 0);
+	EXPECT_GT(ok, 10);
+}
+
+/* Which programs pcap_vm_native_ok() lets the kernel's BPF run, which not. */
+TEST_F(pcap_vm, native_ok_takes_header_reads_only)
+{
+	static const char *const must[][2] = {
+		{ "udp dst port 5001", "4 unconnected" },
+		{ "(udp dst port 5001 or tcp dst port 5001 or udp port 53) and not net 192.168.0.0/16", "4" },
+		{ "tcp port 80", "6" },
+		{ "host fd09::2 and tcp", "6" },
+		{ "udp[4:2] = 40", "4" },
+	};
+	static const char *const mustnot[][2] = {
+		{ "ip[8] = 64", "4" },		/* the TTL */
+		{ "greater 200", "4" },		/* tcpdump's length */
+		{ "udp[8:2] = 0x3030", "4" },	/* the application's bytes */
+		{ "ip6[7] = 64", "6" },		/* the hop limit */
+		{ "ip6[4:2] > 100", "6" },	/* TCP's length is not known */
+		{ "src host 10.9.0.1", "4 unconnected" },
+		{ "udp src port 6000", "4 unbound" },
+	};
+	struct magnet_pkt_template (*t)[MAGNET_BUILT_UNKNOWNS] = self->t;
+	struct pcap_astate *st = self->st;
+
 	for (unsigned int i = 0; i < 7; i++) {
 		for (int yes = 0; yes < 2; yes++) {
 			const char *const *c;
@@ -321,12 +456,12 @@ static void native_on_built(void)
 							prog.bf_len, &t[c[1][0] == '6'][u], st);
 				pcap_freecode(&prog);
 			}
-			harness_check(got == yes, "built headers, IPv%s: '%s' %s",
-				      c[1], c[0], yes ? "runs in the kernel's BPF" :
-				      "stays with pcap_vm");
+			EXPECT_EQ(got, yes)
+				TH_LOG("built headers, IPv%s: '%s' should %s", c[1],
+				       c[0], yes ? "run in the kernel's BPF" :
+				       "stay with pcap_vm");
 		}
 	}
-	free(st);
 }
 
 /*
@@ -377,8 +512,9 @@ static void make_chain(u8 *b, unsigned int *len, unsigned int next, u8 last)
  * chain, and an end on headers that lead back to themselves, where
  * libpcap's loop runs forever.
  */
-static void protochain_unrolled(unsigned int npackets)
+TEST_F(pcap_vm, protochain_unrolled_answers_as_libpcap_loop)
 {
+	unsigned int npackets = self->npackets;
 	static const char *const exprs[] = {
 		"ip6 protochain 6", "ip6 protochain 17 or udp port 53",
 		"protochain 58 and ip6",
@@ -395,11 +531,11 @@ static void protochain_unrolled(unsigned int npackets)
 		const char *why;
 		bool kernel;
 
-		if (pcap_compile(dead, &loop, exprs[e], 1, PCAP_NETMASK_UNKNOWN) ||
-		    pcapfilter_compile(exprs[e], &prog, err, sizeof(err))) {
-			harness_result(false, exprs[e], "does not compile");
-			continue;
-		}
+		ASSERT_EQ(pcap_compile(dead, &loop, exprs[e], 1,
+				       PCAP_NETMASK_UNKNOWN), 0)
+			TH_LOG("'%s': %s", exprs[e], pcap_geterr(dead));
+		ASSERT_EQ(pcapfilter_compile(exprs[e], &prog, err, sizeof(err)), 0)
+			TH_LOG("'%s': %s", exprs[e], err);
 		for (unsigned int i = 0; i < prog.bf_len; i++)
 			back += prog.bf_insns[i].code == (BPF_JMP | BPF_JA) &&
 				(int32_t)prog.bf_insns[i].k < 0;
@@ -407,11 +543,15 @@ static void protochain_unrolled(unsigned int npackets)
 		why = pcap_vm_check(f, prog.bf_len, &at);
 		/* (both of the last one's loops, IPv4's and IPv6's: too long for a rule) */
 		kernel = prog.bf_len <= MAGNET_PACKET_INSNS_MAX;
-		harness_check(!back && !why && kernel == (e < 2),
-			      "'%s' unrolled: %u instructions (libpcap's loop: %u), none backwards, the kernel's checker takes it%s%s%s",
-			      exprs[e], prog.bf_len, loop.bf_len,
-			      kernel ? "" : " (but not in a rule: too long)",
-			      why ? ": " : "", why ? why : "");
+		/*
+		 * unrolled: no jump backwards, the kernel's checker takes it,
+		 * short enough for a rule but for the last
+		 */
+		TH_LOG("'%s' unrolled: %u instructions (libpcap's loop: %u)",
+		       exprs[e], prog.bf_len, loop.bf_len);
+		EXPECT_EQ(back, 0);
+		EXPECT_FALSE(why) TH_LOG("%s", why);
+		EXPECT_EQ(kernel, e < 2);
 		if (kernel)
 			pcap_vm_decode(f, prog.bf_len, ops);
 		for (unsigned int p = 0; p < npackets; p++) {
@@ -430,9 +570,12 @@ static void protochain_unrolled(unsigned int npackets)
 			bad += pcap_vm_run(f, ops, &v) !=
 			       (want ? PCAP_MATCH : PCAP_REJECT);
 		}
-		harness_check(!bad && matched,
-			      "'%s' unrolled answers as libpcap's loop on %u chains of 0 to %d extension headers (%u matched; wrong: %u)",
-			      exprs[e], npackets, PCAPFILTER_TRIPS - 1, matched, bad);
+		/*
+		 * it answers as libpcap's loop on chains of 0 to
+		 * PCAPFILTER_TRIPS - 1 extension headers, some matched
+		 */
+		EXPECT_EQ(bad, 0) TH_LOG("'%s', of %u chains", exprs[e], npackets);
+		EXPECT_GT(matched, 0) TH_LOG("'%s'", exprs[e]);
 		pcap_freecode(&loop);
 		pcap_freecode(&prog);
 	}
@@ -445,10 +588,8 @@ static void protochain_unrolled(unsigned int npackets)
 		unsigned int len;
 		int longer, looping;
 
-		if (pcapfilter_compile("ip6 protochain 6", &prog, err, sizeof(err))) {
-			harness_result(false, "protochain", "%s", err);
-			return;
-		}
+		ASSERT_EQ(pcapfilter_compile("ip6 protochain 6", &prog, err,
+					     sizeof(err)), 0) TH_LOG("%s", err);
 		/* TCP after PCAPFILTER_TRIPS headers: libpcap's loop says yes */
 		make_chain(pkt, &len, PCAPFILTER_TRIPS, 6);
 		h.caplen = h.len = len;
@@ -463,9 +604,12 @@ static void protochain_unrolled(unsigned int npackets)
 		pkt[SLL2_LEN + 41] = 8;
 		h.caplen = h.len = SLL2_LEN + 40 + 40;
 		looping = pcap_offline_filter(&prog, &h, pkt);
-		harness_check(!longer && !looping,
-			      "protochain: a chain of %d extension headers does not match (the bound); an AH that leads back to itself ends, unmatched",
-			      PCAPFILTER_TRIPS);
+		/*
+		 * a chain of PCAPFILTER_TRIPS extension headers does not match
+		 * (the bound); an AH that leads back to itself ends, unmatched
+		 */
+		EXPECT_FALSE(longer);
+		EXPECT_FALSE(looping);
 		pcap_freecode(&prog);
 	}
 	pcap_close(dead);
@@ -479,8 +623,9 @@ static void protochain_unrolled(unsigned int npackets)
  * "tcp[((tcp[12:1] & 0xf0) >> 2):1] != 0", whose X is computed.
  * On a header with options some answer differently: not theirs to run.
  */
-static void ihl5_copies(unsigned int npackets)
+TEST_F(pcap_vm, ihl5_copies_answer_as_the_program)
 {
+	unsigned int npackets = self->npackets;
 	static const struct { const char *expr; bool ind_left; } shapes[] = {
 		{ "udp dst port 5001", false },
 		{ "tcp[tcpflags] & tcp-syn != 0", false },
@@ -532,12 +677,19 @@ next:
 		free(copy.bf_insns);
 		pcap_freecode(&prog);
 	}
-	harness_check(!bad && changed > 10 && ipv4 > 0,
-		      "written again for IPv4 headers without options: %u programs; on %u IPv4 packets they answer as libpcap on the program (wrong %u)",
-		      changed, ipv4, bad);
-	harness_check(differ > 0,
-		      "... and on the same packets with options, not always (%u differ): the kernel runs them on headers without",
-		      differ);
+	/*
+	 * written again for IPv4 headers without options: more than 10
+	 * programs; on IPv4 packets they answer as libpcap on the program
+	 */
+	EXPECT_EQ(bad, 0) TH_LOG("of %u programs on %u IPv4 packets", changed,
+				 ipv4);
+	EXPECT_GT(changed, 10);
+	EXPECT_GT(ipv4, 0);
+	/*
+	 * and on the same packets with options, not always: the kernel runs
+	 * them on headers without
+	 */
+	EXPECT_GT(differ, 0);
 	for (unsigned int i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		struct bpf_program prog;
 		char err[PCAP_ERRBUF_SIZE];
@@ -555,9 +707,14 @@ next:
 			}
 			pcap_freecode(&prog);
 		}
-		harness_check(got && !msh && !ind == !shapes[i].ind_left,
-			      "written again for IPv4 headers without options: '%s': %u loads at X + k left, %u of the header's length",
-			      shapes[i].expr, ind, msh);
+		/*
+		 * written again: no load of the header's length left, loads at
+		 * X + k only where X is computed
+		 */
+		EXPECT_TRUE(got) TH_LOG("'%s'", shapes[i].expr);
+		EXPECT_EQ(msh, 0) TH_LOG("'%s'", shapes[i].expr);
+		EXPECT_EQ(!ind, !shapes[i].ind_left)
+			TH_LOG("'%s': %u loads at X + k", shapes[i].expr, ind);
 	}
 }
 
@@ -571,16 +728,15 @@ next:
  * records of it; in the kernel (pcapfilter suite) they are added as
  * rules on the debug kernel.
  */
-static void reproducers(void)
+TEST_F(pcap_vm, hand_made_programs_that_broke_the_rewrite)
 {
 	static struct sock_filter loads[MAGNET_PACKET_INSNS_MAX];
 	const struct sock_filter equal[] = {
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 0),
 		BPF_STMT(BPF_RET | BPF_K, 0xffff),
 	};
-	struct magnet_pkt_template t[2][MAGNET_BUILT_UNKNOWNS];
-	struct pcap_astate *st = calloc(MAGNET_PACKET_INSNS_MAX,
-					pcap_vm_astate_size());
+	struct magnet_pkt_template (*t)[MAGNET_BUILT_UNKNOWNS] = self->t;
+	struct pcap_astate *st = self->st;
 	struct pcap_sent *sp = malloc(sizeof(*sp) + MAGNET_PACKET_INSNS_MAX *
 				      sizeof(sp->op[0]));
 	struct {
@@ -598,17 +754,13 @@ static void reproducers(void)
 							SLL2_LEN + 22);
 	loads[MAGNET_PACKET_INSNS_MAX - 1] =
 		(struct sock_filter)BPF_STMT(BPF_RET | BPF_A, 0);
-	for (unsigned int u = 0; u < MAGNET_BUILT_UNKNOWNS; u++) {
-		make_template(&t[0][u], 0, u);
-		make_template(&t[1][u], 1, u);
-	}
 	for (unsigned int i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		struct pcap_op ops[MAGNET_PACKET_INSNS_MAX];
 		unsigned int at, shapes = 0, bad = 0, steps = 0;
 
-		if (!harness_check(!pcap_vm_check(progs[i].f, progs[i].len, &at),
-				   "%s: taken by the check", progs[i].what))
-			continue;
+		/* taken by the check */
+		ASSERT_FALSE(pcap_vm_check(progs[i].f, progs[i].len, &at))
+			TH_LOG("%s", progs[i].what);
 		pcap_vm_decode(progs[i].f, progs[i].len, ops);
 		for (int tn = 0; tn < 2 * MAGNET_BUILT_UNKNOWNS; tn++) {
 			const struct magnet_pkt_template *tp =
@@ -630,12 +782,12 @@ static void reproducers(void)
 				       pcap_vm_run_sent(sp, &s) != (want == PCAP_MATCH);
 			}
 		}
-		harness_check(shapes > 0 && !bad,
-			      "%s: written again for %u shapes (%u steps in all), on 500 records each it answers as pcap_vm (wrong %u)",
-			      progs[i].what, shapes, steps, bad);
+		/* written again for some shapes, on 500 records each it answers as pcap_vm */
+		EXPECT_GT(shapes, 0) TH_LOG("%s", progs[i].what);
+		EXPECT_EQ(bad, 0) TH_LOG("%s: %u shapes, %u steps in all",
+					 progs[i].what, shapes, steps);
 	}
 	free(sp);
-	free(st);
 }
 
 /*
@@ -646,7 +798,7 @@ static void reproducers(void)
  * and every expression of the list that reads neither the length nor the
  * cooked header keeps them.
  */
-static void native_safe(void)
+TEST(pcap_vm_native_safe_only_where_the_kernel_agrees)
 {
 	static const struct { const char *expr; bool safe; } exprs[] = {
 		{ "udp[8] << udp[9] = 0", false },
@@ -703,158 +855,82 @@ static void native_safe(void)
 			eligible += plain;
 			kept += plain && safe;
 		} else {
-			harness_check(safe == exprs[e - nexpr].safe,
-				      "copies for the kernel's BPF: '%s': %s",
-				      text, safe ? "made" : "none");
+			EXPECT_EQ(safe, exprs[e - nexpr].safe)
+				TH_LOG("'%s': copies for the kernel's BPF %s", text,
+				       safe ? "made" : "none");
 		}
 		pcap_freecode(&prog);
 	}
-	harness_check(eligible > 30 && kept == eligible,
-		      "copies for the kernel's BPF: every one of the %u expressions that read neither the length nor the cooked header keeps them (%u)",
-		      eligible, kept);
-	harness_check(!pcap_vm_native_safe(far, 3, st),
-		      "copies for the kernel's BPF: none for ldx #0xfff00014; ldb [x+20] (the kernel's reads below the network header)");
-	harness_check(!pcap_vm_native_safe(wraps, 3, st),
-		      "copies for the kernel's BPF: none for ldx #0xfffffff0; ldb [x+56] (X + k wraps)");
-	harness_check(!pcap_vm_native_safe(abs_far, 2, st),
-		      "copies for the kernel's BPF: none for ldb [2^20 + 40] (SKF_NET_OFF + it is a load at 40)");
+	/*
+	 * every one of the expressions that read neither the length nor the
+	 * cooked header keeps them (more than 30)
+	 */
+	EXPECT_GT(eligible, 30);
+	EXPECT_EQ(kept, eligible);
+	/* none for ldx #0xfff00014; ldb [x+20]: the kernel's reads below the network header */
+	EXPECT_FALSE(pcap_vm_native_safe(far, 3, st));
+	/* none for ldx #0xfffffff0; ldb [x+56]: X + k wraps */
+	EXPECT_FALSE(pcap_vm_native_safe(wraps, 3, st));
+	/* none for ldb [2^20 + 40]: SKF_NET_OFF + it is a load at 40 */
+	EXPECT_FALSE(pcap_vm_native_safe(abs_far, 2, st));
 	free(st);
 }
 
-static void refused(const char *what, const struct sock_filter *f,
-		    unsigned int len, unsigned int want_at)
+/* pcap_vm_check() refuses @f at instruction @want_at. */
+static void refused(struct harness_test *_t, const char *what,
+		    const struct sock_filter *f, unsigned int len,
+		    unsigned int want_at)
 {
 	unsigned int at = ~0U;
 	const char *why = pcap_vm_check(f, len, &at);
 
-	harness_check(why && at == want_at, "refused: %s (instruction %u: %s)",
-		      what, at, why ? why : "taken");
+	EXPECT_TRUE(why) TH_LOG("%s: taken", what);
+	EXPECT_EQ(at, want_at) TH_LOG("%s: %s", what, why ? why : "taken");
 }
 
-int main(int argc, char **argv)
+/* What the check refuses, as the kernel's own checker would. */
+TEST(pcap_vm_check_refuses_libpcap_protochain_loop)
 {
-	unsigned int npackets = argc > 1 ? atoi(argv[1]) : 3000;
-	unsigned int nexpr = sizeof(expressions) / sizeof(expressions[0]);
-	unsigned long wrong[3] = { 0 }, undecided = 0, decided = 0;
-	static u8 pkt[2048];
+	pcap_t *dead = pcap_open_dead(DLT_LINUX_SLL2, PCAPFILTER_SNAPLEN);
+	struct bpf_program prog;
+	unsigned int at = 0;
+	const char *why;
 
-	rng = argc > 2 ? strtoull(argv[2], NULL, 0) : 12345;
-	for (unsigned int e = 0; e < nexpr; e++) {
-		struct bpf_program prog;
-		struct pcap_op ops[MAGNET_PACKET_INSNS_MAX];
-		char err[PCAP_ERRBUF_SIZE];
-		unsigned int at, bad[3] = { 0 };
-		const struct sock_filter *f;
+	/* libpcap's own program, not unrolled: a jump backwards */
+	ASSERT_EQ(pcap_compile(dead, &prog, "ip6 protochain 6", 1,
+			       PCAP_NETMASK_UNKNOWN), 0)
+		TH_LOG("%s", pcap_geterr(dead));
+	why = pcap_vm_check((const struct sock_filter *)prog.bf_insns,
+			    prog.bf_len, &at);
+	pcap_freecode(&prog);
+	pcap_close(dead);
+	ASSERT_TRUE(why);
+	EXPECT_TRUE(strstr(why, "backwards")) TH_LOG("at %u: %s", at, why);
+}
 
-		if (pcapfilter_compile(expressions[e], &prog, err, sizeof(err))) {
-			harness_result(false, expressions[e], "%s", err);
-			continue;
-		}
-		f = (const struct sock_filter *)prog.bf_insns;
-		if (!harness_check(!pcap_vm_check(f, prog.bf_len, &at) &&
-				   prog.bf_len <= MAGNET_PACKET_INSNS_MAX,
-				   "'%s': %u instructions, taken",
-				   expressions[e], prog.bf_len))
-			continue;
-		pcap_vm_decode(f, prog.bf_len, ops);
-		for (unsigned int p = 0; p < npackets; p++) {
-			struct pcap_pkthdr h = { 0 };
-			struct magnet_pkt_view v;
-			unsigned int len;
-			int want, got;
-
-			make_packet(pkt, &len);
-			h.caplen = h.len = len;
-			want = pcap_offline_filter(&prog, &h, pkt) != 0;
-
-			make_view(&v, pkt, len, 0);
-			got = pcap_vm_run(f, ops, &v);
-			bad[0] += got != (want ? PCAP_MATCH : PCAP_REJECT);
-
-			make_view(&v, pkt, len, 1 + rnd() % 64);
-			got = pcap_vm_run(f, ops, &v);
-			bad[1] += got != (want ? PCAP_MATCH : PCAP_REJECT);
-
-			/* unknown bits, zeroed as a probe builds them */
-			make_view(&v, pkt, len, 64);
-			for (unsigned int i = 0, n = rnd() % 4; i < n; i++) {
-				unsigned int at2 = rnd() % v.nbuilt;
-				u8 m = rnd() % 2 ? 0xff : 1u << (rnd() % 8);
-
-				/* (whatever the built bytes hold there) */
-				v.unknown[at2] |= m;
-				v.built[at2] = (v.built[at2] & ~m) |
-					       (rnd() % 2 ? rnd() & m : 0);
-			}
-			if (rnd() % 4 == 0)
-				v.ifindex_known = false;
-			if (rnd() % 4 == 0)
-				v.len_known = false;
-			got = pcap_vm_run(f, ops, &v);
-			if (got == PCAP_UNDECIDED)
-				undecided++;
-			else
-				decided++;
-			bad[2] += got != PCAP_UNDECIDED &&
-				  got != (want ? PCAP_MATCH : PCAP_REJECT);
-		}
-		harness_check(!bad[0] && !bad[1] && !bad[2],
-			      "'%s' answers as libpcap on %u packets (wrong: %u in memory, %u built, %u with unknown bits)",
-			      expressions[e], npackets, bad[0], bad[1], bad[2]);
-		for (int i = 0; i < 3; i++)
-			wrong[i] += bad[i];
-		pcap_freecode(&prog);
-	}
-	printf("# with unknown bits: %lu decided (each the true answer), %lu undecided\n",
-	       decided, undecided);
-	harness_check(decided > undecided,
-		      "unknown bits leave most answers decided (%lu of %lu)",
-		      decided, decided + undecided);
-
-	protochain_unrolled(npackets);
-	/* what the check refuses, as the kernel's own checker would */
-	{
-		pcap_t *dead = pcap_open_dead(DLT_LINUX_SLL2, PCAPFILTER_SNAPLEN);
-		struct bpf_program prog;
-		unsigned int at = 0;
-		const char *why = "";
-
-		/* libpcap's own program, not unrolled */
-		if (!pcap_compile(dead, &prog, "ip6 protochain 6", 1,
-				  PCAP_NETMASK_UNKNOWN)) {
-			why = pcap_vm_check((const struct sock_filter *)prog.bf_insns,
-					    prog.bf_len, &at);
-			pcap_freecode(&prog);
-		}
-		pcap_close(dead);
-		harness_check(why && strstr(why, "backwards"),
-			      "refused: a jump backwards, libpcap's protochain loop (instruction %u: %s)",
-			      at, why ? why : "taken");
-	}
-	native_on_built();
-	reproducers();
-	native_safe();
-	ihl5_copies(npackets);
-	refused("unknown opcode",
+TEST(pcap_vm_check_refuses_bad_programs)
+{
+	refused(_t, "unknown opcode",
 		(struct sock_filter[]){ { 0xff, 0, 0, 0 }, BPF_STMT(BPF_RET | BPF_K, 1) },
 		2, 0);
-	refused("jump past the end",
+	refused(_t, "jump past the end",
 		(struct sock_filter[]){ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 5),
 					BPF_STMT(BPF_RET | BPF_K, 1) }, 2, 0);
-	refused("no return at the end",
+	refused(_t, "no return at the end",
 		(struct sock_filter[]){ BPF_STMT(BPF_RET | BPF_K, 1),
 					BPF_STMT(BPF_LD | BPF_IMM, 1) }, 2, 1);
-	refused("division by a constant zero",
+	refused(_t, "division by a constant zero",
 		(struct sock_filter[]){ BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 0),
 					BPF_STMT(BPF_RET | BPF_K, 1) }, 2, 0);
-	refused("scratch memory past M[15]",
+	refused(_t, "scratch memory past M[15]",
 		(struct sock_filter[]){ BPF_STMT(BPF_ST, 16),
 					BPF_STMT(BPF_RET | BPF_K, 1) }, 2, 0);
-	refused("ancillary data",
+	refused(_t, "ancillary data",
 		(struct sock_filter[]){ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF),
 					BPF_STMT(BPF_RET | BPF_K, 1) }, 2, 0);
-	refused("a shift by 32",
+	refused(_t, "a shift by 32",
 		(struct sock_filter[]){ BPF_STMT(BPF_ALU | BPF_LSH | BPF_K, 32),
 					BPF_STMT(BPF_RET | BPF_A, 0) }, 2, 0);
-	return harness_summary();
 }
+
+TEST_MAIN
