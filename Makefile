@@ -50,6 +50,7 @@ KBUILD_COMMON := kmod/kernels.mk
 SAMPLE_SRC := kmod/sample/magnet_sample.c kmod/sample/Kbuild
 FILTER_SRC := $(wildcard filters/*.c filters/*.h) filters/Kbuild
 TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_format.h
+BKMOD_SRC := bench/kmod/magnet_bench.c bench/kmod/Kbuild
 HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
 TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
@@ -62,11 +63,11 @@ all: modules tools
 
 # --- kernel modules ----------------------------------------------------------
 
-$(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_SRC) $(HEADERS)
+$(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_SRC) $(BKMOD_SRC) $(HEADERS)
 	@test -n "$(KREL)" || { echo "no kernel build tree at KDIR=$(KDIR)"; exit 1; }
-	rm -rf $(KOUT)/kmod $(KOUT)/filters $(KOUT)/tests $(KOUT)/include
+	rm -rf $(KOUT)/kmod $(KOUT)/filters $(KOUT)/tests $(KOUT)/bench $(KOUT)/include
 	mkdir -p $(KOUT)/kmod/magnet $(KOUT)/kmod/sample $(KOUT)/filters \
-		$(KOUT)/tests/kmod $(KOUT)/tests/bin
+		$(KOUT)/tests/kmod $(KOUT)/tests/bin $(KOUT)/bench/kmod
 	ln -s $(CURDIR)/include $(KOUT)/include
 	ln -s $(CURDIR)/kmod/kernels.mk $(KOUT)/kmod/
 	ln -s $(addprefix $(CURDIR)/,$(KMOD_SRC)) $(KOUT)/kmod/magnet/
@@ -76,6 +77,7 @@ $(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_
 	ln -s $(addprefix $(CURDIR)/filters/,pcap_vm.c pcap_vm.h pcap_native.c pcap_native.h) \
 		$(KOUT)/tests/kmod/
 	ln -s $(CURDIR)/tests/bin/stress_format.h $(KOUT)/tests/bin/
+	ln -s $(addprefix $(CURDIR)/,$(BKMOD_SRC)) $(KOUT)/bench/kmod/
 	touch $@
 
 modules: $(KOUT)/.tree
@@ -85,6 +87,8 @@ modules: $(KOUT)/.tree
 	$(MAKE) -C $(KDIR) M=$(KOUT)/filters W=1 \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
 	$(MAKE) -C $(KDIR) M=$(KOUT)/tests/kmod W=1 \
+		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
+	$(MAKE) -C $(KDIR) M=$(KOUT)/bench/kmod W=1 \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
 
 # --- user space ----------------------------------------------------------------
@@ -445,7 +449,8 @@ check-style:
 	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
 		--no-tree --strict --quiet -f \
 		$(filter-out kmod/magnet/compat.h,$(wildcard kmod/magnet/*.c kmod/magnet/*.h)) \
-		$(HEADERS) kmod/sample/*.c filters/*.c filters/*.h tests/kmod/*.c tests/bin/stress_format.h
+		$(HEADERS) kmod/sample/*.c filters/*.c filters/*.h tests/kmod/*.c tests/bin/stress_format.h \
+		bench/kmod/*.c
 	@# compat.h is where kernel versions are compared, the one place
 	@# checkpatch's advice against LINUX_VERSION_CODE cannot apply to.
 	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
