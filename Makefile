@@ -24,7 +24,8 @@
 #                         installing what they need)
 #   make test-cluster     Ganglia across two VM nodes, gmond and gmetad
 #   make bench            benchmarks against the reference tools, in the VM;
-#                         writes bench/RESULTS.md and bench/plots/
+#                         writes bench/results/, bench/RESULTS.md and
+#                         bench/plots/ (BENCHMARKS="cost" runs some)
 #   make install          honours DESTDIR and PREFIX; DKMS source included
 #
 # KDIR: kernel build directory (default: scripts/kdir, which picks by the
@@ -461,9 +462,10 @@ test:
 	tests/rig/vm-run
 
 # Benchmarks against ftrace, bpftrace (and LTTng where it loads) in one VM
-# boot: tables, bench/RESULTS.md, bench/plots/. Not part of check.
+# boot: bench/results/*.json, then bench/RESULTS.md and bench/plots/ from
+# them. BENCHMARKS="cost pfilter" runs some. Not part of check.
 bench: modules tools test-programs
-	bench/run
+	bench/run $(BENCHMARKS)
 
 # Ganglia across a cluster: two VM nodes, a collector gmond and gmetad.
 test-cluster:
