@@ -29,9 +29,15 @@ import subprocess
 import sys
 
 SCHEMA = 1
-# What bench/run hands the benchmarks (its environment, defaults applied).
+# What bench/run hands the benchmarks (its environment, defaults applied),
+# and which of it each benchmark reads.
 PARAMETERS = ("BENCH_N", "BENCH_RUNS", "BENCH_TP_RUNS", "BENCH_STREAM_SECS",
               "BENCH_STREAM_EXPERIMENTS", "MEM")
+READS = {"cost": ("BENCH_N", "BENCH_RUNS", "MEM"),
+         "scaling": ("BENCH_N", "BENCH_RUNS", "MEM"),
+         "pfilter": ("BENCH_N", "BENCH_RUNS", "MEM"),
+         "throughput": ("BENCH_TP_RUNS", "MEM"),
+         "stream": ("BENCH_RUNS", "BENCH_STREAM_SECS", "BENCH_STREAM_EXPERIMENTS", "MEM")}
 
 
 def git(top, *args):
@@ -71,9 +77,12 @@ def meta(clock):
 
 
 def dumps(doc, indent=0):
-    """JSON with one line for each list or object that holds no other:
-    a run's figures on one line."""
+    """JSON with one line for each list or object that holds no other (a
+    run's figures on one line), and a line for each string of a list."""
     pad = " " * (indent + 1)
+    if isinstance(doc, list) and doc and all(isinstance(v, str) for v in doc):
+        return "[\n" + ",\n".join(pad + json.dumps(v, ensure_ascii=False) for v in doc) + \
+            "\n" + " " * indent + "]"
     if isinstance(doc, dict) and doc and any(isinstance(v, (dict, list)) for v in doc.values()):
         return "{\n" + ",\n".join(pad + json.dumps(k) + ": " + dumps(v, indent + 1)
                                    for k, v in doc.items()) + "\n" + " " * indent + "}"
@@ -197,7 +206,8 @@ def collect(meta_file, log, results):
                 "clock": clock, "date": m["date"], "commit": m["commit"],
                 "kernel": booted[0] if booted else None,
                 "machine": dict(m["machine"], vcpus=booted[1] if booted else None),
-                "parameters": m["parameters"],
+                "parameters": {k: v for k, v in m["parameters"].items()
+                               if k in READS[figures["benchmark"]]},
                 "info": shared["info"], "unavailable": shared["unavailable"],
                 "remarks": shared["remarks"], "summary_only": False,
                 "runs": figures["runs"]})
