@@ -98,8 +98,9 @@ def number(s):
 
 
 def blocks(log):
-    """(kernel, vCPUs) of the boot, and each benchmark's lines."""
-    booted, lines, cur = None, {}, None
+    """(kernel, vCPUs) of the boot, each benchmark's lines, and how each
+    ended (its exit status; absent where it did not end)."""
+    booted, lines, cur, ended = None, {}, None, {}
     with open(log, errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
@@ -111,11 +112,13 @@ def blocks(log):
                 cur = m.group(1)
                 lines.setdefault(cur, [])
                 continue
-            if line.startswith("MAGNET-RIG: suite-exit "):
+            m = re.match(r"MAGNET-RIG: suite-exit (\S+) (\d+)", line)
+            if m:
+                ended[m.group(1)] = int(m.group(2))
                 cur = None
             elif cur:
                 lines[cur].append(line)
-    return booted, lines
+    return booted, lines, ended
 
 
 def parse(lines):
@@ -193,9 +196,16 @@ def readers(remarks):
 def collect(meta_file, log, results):
     with open(meta_file) as f:
         m = json.load(f)
-    booted, lines = blocks(log)
-    written = []
+    booted, lines, ended = blocks(log)
+    written, bad = [], 0
     for script, block in lines.items():
+        if ended.get(script) != 0:
+            # (a benchmark that failed or did not end keeps its earlier file)
+            print("bench: %s %s: its results are not written" % (
+                script, "did not end" if script not in ended else
+                "failed (exit %d)" % ended[script]), file=sys.stderr)
+            bad = 1
+            continue
         files, shared = parse(block)
         for name, figures in files.items():
             clock = "icount" if name.endswith("-icount") else m["clock"]
@@ -224,7 +234,7 @@ def collect(meta_file, log, results):
     if not written:
         print("bench: no benchmark figures in %s" % log, file=sys.stderr)
         return 1
-    return 0
+    return bad
 
 
 def main():
