@@ -24,7 +24,8 @@
 #                         installing what they need)
 #   make test-cluster     Ganglia across two VM nodes, gmond and gmetad
 #   make bench            benchmarks against the reference tools, in the VM;
-#                         writes bench/RESULTS.md and bench/plots/
+#                         writes bench/results/, bench/RESULTS.md and
+#                         bench/plots/ (BENCHMARKS="cost" runs some)
 #   make install          honours DESTDIR and PREFIX; DKMS source included
 #
 # KDIR: kernel build directory (default: scripts/kdir, which picks by the
@@ -53,6 +54,7 @@ FILTER_SRC := $(wildcard filters/*.c filters/*.h) filters/Kbuild
 # also built into a test module, a host test and a fuzz target.
 PCAP_VM_SRC := $(addprefix filters/,pcap_vm.c pcap_check.c pcap_template.c pcap_ihl5.c pcap_bounds.c)
 TKMOD_SRC := $(wildcard tests/kmod/*.c) tests/kmod/Kbuild tests/bin/stress_format.h
+BKMOD_SRC := bench/kmod/magnet_bench.c bench/kmod/Kbuild
 HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
 TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
@@ -65,11 +67,11 @@ all: modules tools
 
 # --- kernel modules ----------------------------------------------------------
 
-$(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_SRC) $(HEADERS)
+$(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_SRC) $(BKMOD_SRC) $(HEADERS)
 	@test -n "$(KREL)" || { echo "no kernel build tree at KDIR=$(KDIR)"; exit 1; }
-	rm -rf $(KOUT)/kmod $(KOUT)/filters $(KOUT)/tests $(KOUT)/include
+	rm -rf $(KOUT)/kmod $(KOUT)/filters $(KOUT)/tests $(KOUT)/bench $(KOUT)/include
 	mkdir -p $(KOUT)/kmod/magnet $(KOUT)/kmod/sample $(KOUT)/filters \
-		$(KOUT)/tests/kmod $(KOUT)/tests/bin
+		$(KOUT)/tests/kmod $(KOUT)/tests/bin $(KOUT)/bench/kmod
 	ln -s $(CURDIR)/include $(KOUT)/include
 	ln -s $(CURDIR)/kmod/kernels.mk $(KOUT)/kmod/
 	ln -s $(addprefix $(CURDIR)/,$(KMOD_SRC)) $(KOUT)/kmod/magnet/
@@ -79,6 +81,7 @@ $(KOUT)/.tree: $(KMOD_SRC) $(KBUILD_COMMON) $(SAMPLE_SRC) $(FILTER_SRC) $(TKMOD_
 	ln -s $(addprefix $(CURDIR)/,$(PCAP_VM_SRC)) $(addprefix $(CURDIR)/filters/,pcap_vm.h pcap_native.c pcap_native.h) \
 		$(KOUT)/tests/kmod/
 	ln -s $(CURDIR)/tests/bin/stress_format.h $(KOUT)/tests/bin/
+	ln -s $(addprefix $(CURDIR)/,$(BKMOD_SRC)) $(KOUT)/bench/kmod/
 	touch $@
 
 modules: $(KOUT)/.tree
@@ -88,6 +91,8 @@ modules: $(KOUT)/.tree
 	$(MAKE) -C $(KDIR) M=$(KOUT)/filters W=1 \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
 	$(MAKE) -C $(KDIR) M=$(KOUT)/tests/kmod W=1 \
+		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
+	$(MAKE) -C $(KDIR) M=$(KOUT)/bench/kmod W=1 \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/kmod/magnet/Module.symvers modules
 
 # --- user space ----------------------------------------------------------------
@@ -466,7 +471,8 @@ check-style:
 	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
 		--no-tree --strict --quiet -f \
 		$(filter-out kmod/magnet/compat.h,$(wildcard kmod/magnet/*.c kmod/magnet/*.h)) \
-		$(HEADERS) kmod/sample/*.c filters/*.c filters/*.h tests/kmod/*.c tests/bin/stress_format.h
+		$(HEADERS) kmod/sample/*.c filters/*.c filters/*.h tests/kmod/*.c tests/bin/stress_format.h \
+		bench/kmod/*.c
 	@# compat.h is where kernel versions are compared, the one place
 	@# checkpatch's advice against LINUX_VERSION_CODE cannot apply to.
 	$(firstword $(CHECKPATCH) build/kernel-scripts/scripts/checkpatch.pl) \
@@ -477,9 +483,10 @@ test:
 	tests/rig/vm-run
 
 # Benchmarks against ftrace, bpftrace (and LTTng where it loads) in one VM
-# boot: tables, bench/RESULTS.md, bench/plots/. Not part of check.
+# boot: bench/results/*.json, then bench/RESULTS.md and bench/plots/ from
+# them. BENCHMARKS="cost pfilter" runs some. Not part of check.
 bench: modules tools test-programs
-	bench/run
+	bench/run $(BENCHMARKS)
 
 # Ganglia across a cluster: two VM nodes, a collector gmond and gmetad.
 test-cluster:

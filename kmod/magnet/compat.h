@@ -124,7 +124,7 @@ static inline const struct iovec *magnet_iter_iov(const struct iov_iter *it)
  * 6.2, "ring-buffer: Remove the unused event parameter of
  * ring_buffer_unlock_commit()": the kernel's ring buffer commits without
  * being handed the event. Used by the benchmark module that compares
- * magnet with it (tests/kmod).
+ * magnet with it (bench/kmod).
  */
 static inline void magnet_ring_buffer_commit(struct trace_buffer *buffer,
 					     struct ring_buffer_event *event)

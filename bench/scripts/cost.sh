@@ -3,7 +3,7 @@
 # calls (after one warm-up run, the same for every case) while the tool's
 # reader, where it has one, drains on CPU 1. Each run prints
 #	BENCH-RECORD cost CASE RUN NS_PER_CALL
-# and bench/report turns them into added cost per call, ratios and spread.
+# and bench/report.py turns them into added cost per call, ratios and spread.
 # Tools missing from the rig, or that cannot work in this kernel, print
 #	BENCH-UNAVAILABLE TOOL REASON
 # and the clocksource in use (bench/run boots with the TSC's) as

@@ -16,7 +16,7 @@
  *   ftrace	ring_buffer_lock_reserve() + copy + ring_buffer_unlock_commit()
  *		into a ring buffer of the same size in overwrite mode
  *
- * It also places probes for the per-call benchmarks (tests/bench/cost.sh):
+ * It also places probes for the per-call benchmarks (bench/scripts/cost.sh):
  * empty_kprobe (a kprobe that does nothing: the floor of any kprobe-based
  * sensor), empty_ftrace (an ftrace_ops callback that does nothing, without
  * saved registers: the floor of any sensor at a function's entry; or one
