@@ -70,20 +70,21 @@ static void buffer_release(struct kref *ref)
 	buffer_free(container_of(ref, struct magnet_buffer, ref));
 }
 
-static struct magnet_buffer *buffer_find(const char *name)
+/* The buffer named @name in session @session. */
+static struct magnet_buffer *buffer_find(u32 session, const char *name)
 {
 	struct magnet_buffer *buf;
 
 	lockdep_assert_held(&magnet_buffers_lock);
 	list_for_each_entry(buf, &magnet_buffers, node)
-		if (!strcmp(buf->name, name))
+		if (buf->session == session && !strcmp(buf->name, name))
 			return buf;
 	return NULL;
 }
 
 /**
  * magnet_buffer_get - look a buffer up by name and take a reference
- * @name:	buffer name
+ * @name:	buffer name, in the default session
  *
  * Return: the buffer, or NULL if there is none of that name. Drop the
  * reference with magnet_buffer_put().
@@ -93,7 +94,7 @@ struct magnet_buffer *magnet_buffer_get(const char *name)
 	struct magnet_buffer *buf;
 
 	mutex_lock(&magnet_buffers_lock);
-	buf = buffer_find(name);
+	buf = buffer_find(0, name);
 	if (buf)
 		kref_get(&buf->ref);
 	mutex_unlock(&magnet_buffers_lock);
@@ -171,22 +172,32 @@ fail:
 EXPORT_SYMBOL_GPL(magnet_buffer_alloc);
 
 /*
- * Create a buffer and its debugfs file. Caller holds magnet_buffers_lock.
- * Returns ERR_PTR(-EINVAL) for a bad name or size, -EEXIST for a name in
- * use, -E2BIG when the memory limit would be exceeded, -ENOMEM.
+ * Create a buffer of session @session and its debugfs file. Caller holds
+ * magnet_buffers_lock. Returns ERR_PTR(-EINVAL) for a bad name or size,
+ * -EEXIST for a name in use, -ENOSPC for a session that has its
+ * max_session_buffers, -E2BIG when the memory limit would be exceeded,
+ * -ENOMEM.
  */
 static struct magnet_buffer *buffer_create_locked(const char *name,
 						  unsigned long ring_size,
-						  enum magnet_full_mode mode)
+						  enum magnet_full_mode mode,
+						  u32 session)
 {
 	struct magnet_buffer *buf;
+	unsigned int n = 0;
 	int err;
 
 	lockdep_assert_held(&magnet_buffers_lock);
 	if (!magnet_name_valid(name) || !magnet_buffer_size_valid(ring_size))
 		return ERR_PTR(-EINVAL);
-	if (buffer_find(name))
+	if (buffer_find(session, name))
 		return ERR_PTR(-EEXIST);
+	if (session) {
+		list_for_each_entry(buf, &magnet_buffers, node)
+			n += buf->session == session;
+		if (n >= magnet_session_max_buffers())
+			return ERR_PTR(-ENOSPC);
+	}
 	if (magnet_memory_used + buffer_memory(ring_size) >
 	    magnet_memory_limit)
 		return ERR_PTR(-E2BIG);
@@ -194,6 +205,7 @@ static struct magnet_buffer *buffer_create_locked(const char *name,
 	buf = magnet_buffer_alloc(name, ring_size, mode);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
+	buf->session = session;
 	err = magnet_fs_add_buffer(buf);
 	if (err) {
 		magnet_buffer_put(buf);
@@ -212,17 +224,21 @@ static struct magnet_buffer *buffer_create_locked(const char *name,
  *
  * @owner_portid: netlink socket the buffer belongs to (removed when it
  *		closes, see magnet_buffers_release()), or 0
+ * @session:	the session whose names it is among (its socket is the
+ *		owner), 0 for the default
  *
- * Return: 0, -EINVAL (bad name or size), -EEXIST (name in use), -E2BIG
- * (beyond max_memory_mb) or -ENOMEM.
+ * Return: 0, -EINVAL (bad name or size), -EEXIST (name in use), -ENOSPC
+ * (the session's max_session_buffers), -E2BIG (beyond max_memory_mb) or
+ * -ENOMEM.
  */
 int magnet_buffer_create(const char *name, unsigned long ring_size,
-			 enum magnet_full_mode mode, u32 owner_portid)
+			 enum magnet_full_mode mode, u32 owner_portid,
+			 u32 session)
 {
 	struct magnet_buffer *buf;
 
 	mutex_lock(&magnet_buffers_lock);
-	buf = buffer_create_locked(name, ring_size, mode);
+	buf = buffer_create_locked(name, ring_size, mode, session);
 	if (!IS_ERR(buf))
 		buf->owner_portid = owner_portid;
 	mutex_unlock(&magnet_buffers_lock);
@@ -231,17 +247,18 @@ int magnet_buffer_create(const char *name, unsigned long ring_size,
 
 /**
  * magnet_buffer_remove - destroy the buffer of that name
+ * @session:	the session whose names it is among
  * @name:	the buffer's name
  *
  * Return: 0, -ENOENT (no such buffer) or -EBUSY (events log into it).
  */
-int magnet_buffer_remove(const char *name)
+int magnet_buffer_remove(u32 session, const char *name)
 {
 	struct magnet_buffer *buf;
 	int err = 0;
 
 	mutex_lock(&magnet_buffers_lock);
-	buf = buffer_find(name);
+	buf = buffer_find(session, name);
 	if (!buf)
 		err = -ENOENT;
 	else if (buf->events)
@@ -253,16 +270,18 @@ int magnet_buffer_remove(const char *name)
 }
 
 /*
- * Remove the buffers netlink socket @portid owned (it has closed), but
- * those probes of others still log into: they stay, owned by no one.
+ * Remove the buffers netlink socket @portid owned (it has closed), or if
+ * @portid is 0 those of session @session (it ended), but those probes of
+ * others still log into: they stay, owned by no one.
  */
-void magnet_buffers_release(u32 portid)
+void magnet_buffers_release(u32 portid, u32 session)
 {
 	struct magnet_buffer *buf, *tmp;
 
 	mutex_lock(&magnet_buffers_lock);
 	list_for_each_entry_safe(buf, tmp, &magnet_buffers, node) {
-		if (buf->owner_portid != portid)
+		if (portid ? buf->owner_portid != portid :
+			     buf->session != session)
 			continue;
 		if (buf->events)
 			buf->owner_portid = 0;
@@ -276,12 +295,13 @@ void magnet_buffers_release(u32 portid)
  * An event's hold on its buffer: a reference, and a count that keeps the
  * buffer from being removed while the event may log into it.
  */
-struct magnet_buffer *magnet_buffer_get_for_event(const char *name)
+struct magnet_buffer *magnet_buffer_get_for_event(u32 session,
+						  const char *name)
 {
 	struct magnet_buffer *buf;
 
 	mutex_lock(&magnet_buffers_lock);
-	buf = buffer_find(name);
+	buf = buffer_find(session, name);
 	if (buf) {
 		kref_get(&buf->ref);
 		buf->events++;
@@ -383,7 +403,7 @@ int magnet_buffers_from_param(const char *spec)
 			kfree(orig);
 			break;
 		}
-		buf = buffer_create_locked(name, size, mode);
+		buf = buffer_create_locked(name, size, mode, 0);
 		if (IS_ERR(buf)) {
 			err = PTR_ERR(buf);
 			if (err == -EINVAL)
@@ -407,7 +427,7 @@ int magnet_buffers_from_param(const char *spec)
 	}
 	if (!err && !have_default) {
 		buf = buffer_create_locked("default", 256 * 1024,
-					   MAGNET_FULL_DROP);
+					   MAGNET_FULL_DROP, 0);
 		if (IS_ERR(buf)) {
 			err = PTR_ERR(buf);
 			pr_err("cannot create buffer \"default\": %pe\n",

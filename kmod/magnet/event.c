@@ -48,12 +48,12 @@ int magnet_event_add(struct magnet_event *ev, const char *buffer)
 	lockdep_assert_held(&magnet_events_lock);
 	if (!magnet_name_valid(ev->name))
 		return -EINVAL;
-	if (magnet_event_find(0, ev->name))
+	if (magnet_event_find(0, ev->session, ev->name))
 		return -EEXIST;
 	ev->stats = alloc_percpu(struct magnet_event_stats);
 	if (!ev->stats)
 		return -ENOMEM;
-	ev->buf = magnet_buffer_get_for_event(buffer);
+	ev->buf = magnet_buffer_get_for_event(ev->session, buffer);
 	if (!ev->buf) {
 		free_percpu(ev->stats);
 		return -ENOENT;
@@ -83,8 +83,11 @@ void magnet_event_del(struct magnet_event *ev)
 	free_percpu(ev->stats);
 }
 
-/* The event with id @id, or if @id is 0 the one named @name. */
-struct magnet_event *magnet_event_find(u16 id, const char *name)
+/*
+ * The event with id @id, or if @id is 0 the one named @name in session
+ * @session.
+ */
+struct magnet_event *magnet_event_find(u16 id, u32 session, const char *name)
 {
 	struct magnet_event *ev;
 	int i;
@@ -93,9 +96,22 @@ struct magnet_event *magnet_event_find(u16 id, const char *name)
 	if (id)
 		return idr_find(&magnet_events, id);
 	idr_for_each_entry(&magnet_events, ev, i)
-		if (!strcmp(ev->name, name))
+		if (ev->session == session && !strcmp(ev->name, name))
 			return ev;
 	return NULL;
+}
+
+/* How many events session @session has (its max_session_probes). */
+unsigned int magnet_events_in_session(u32 session)
+{
+	struct magnet_event *ev;
+	unsigned int n = 0;
+	int i;
+
+	lockdep_assert_held(&magnet_events_lock);
+	idr_for_each_entry(&magnet_events, ev, i)
+		n += ev->session == session;
+	return n;
 }
 
 /* The event with the lowest id >= *@id (updated), for walking the list. */

@@ -567,10 +567,15 @@ int magnet_filter_attach(struct magnet_filter_ctx *ctx, u16 event_id,
 	struct magnet_event *ev;
 
 	lockdep_assert_held(&magnet_events_lock);
-	ev = event_id ? magnet_event_find(event_id, NULL) : NULL;
+	ev = event_id ? magnet_event_find(event_id, 0, NULL) : NULL;
 	if (!ev) {
 		NL_SET_ERR_MSG(extack, "no probe with that id");
 		return -ENOENT;
+	}
+	/* (r->events[0], the rule's own event, is there from the start) */
+	if (r->nevents && ev->session != r->events[0]->session) {
+		NL_SET_ERR_MSG(extack, "that probe is in another session");
+		return -EPERM;
 	}
 	if (rule_has_event(r, ev)) {
 		NL_SET_ERR_MSG(extack, "a probe appears twice in the rule");

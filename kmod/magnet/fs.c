@@ -407,12 +407,25 @@ static const struct file_operations data_fops = {
 	.compat_ioctl	= compat_ptr_ioctl,
 };
 
+/* A session's buffers are in data/<session>/. */
+static struct dentry *session_dir(u32 id)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%u", id);
+	return debugfs_lookup(name, data_dir);
+}
+
 int magnet_fs_add_buffer(struct magnet_buffer *buf)
 {
+	struct dentry *dir = buf->session ? session_dir(buf->session) : NULL;
 	struct dentry *d;
 
-	d = debugfs_create_file_unsafe(buf->name, 0400, data_dir, buf,
+	if (buf->session && IS_ERR_OR_NULL(dir))
+		return -ENOENT;
+	d = debugfs_create_file_unsafe(buf->name, 0400, dir ?: data_dir, buf,
 				       &data_fops);
+	dput(dir);
 	if (IS_ERR(d))
 		return PTR_ERR(d);
 	buf->data_file = d;
@@ -425,6 +438,26 @@ void magnet_fs_remove_buffer(struct magnet_buffer *buf)
 {
 	debugfs_remove(buf->data_file);
 	buf->data_file = NULL;
+}
+
+int magnet_fs_add_session(u32 id)
+{
+	char name[16];
+	struct dentry *d;
+
+	snprintf(name, sizeof(name), "%u", id);
+	d = debugfs_create_dir(name, data_dir);
+	return PTR_ERR_OR_ZERO(d);
+}
+
+void magnet_fs_remove_session(u32 id)
+{
+	struct dentry *d = session_dir(id);
+
+	if (!IS_ERR_OR_NULL(d)) {
+		debugfs_remove(d);
+		dput(d);
+	}
 }
 
 static const char *mode_name(enum magnet_full_mode mode)

@@ -137,6 +137,7 @@ struct magnet_buffer {
 	bool dead;
 	unsigned int events;
 	u32 owner_portid;	/* MAGNET_A_OWNED: its socket, else 0 */
+	u32 session;		/* its names' session (session.c), 0: default */
 
 	struct kref ref;
 	struct list_head node;
@@ -239,6 +240,7 @@ struct magnet_event {
 	void *priv;
 	struct module *owner;
 	u32 owner_portid;	/* MAGNET_A_OWNED: its socket, else 0 */
+	u32 session;		/* its names' session (session.c), 0: default */
 	char name[MAGNET_NAME_MAX];
 };
 
@@ -256,6 +258,7 @@ struct magnet_probe_spec {
 	bool enabled;
 	bool notify;
 	u32 owner_portid;
+	u32 session;
 };
 
 /* ring.c */
@@ -278,10 +281,12 @@ extern unsigned long magnet_memory_limit;
 bool magnet_name_valid(const char *name);
 bool magnet_buffer_size_valid(unsigned long ring_size);
 int magnet_buffer_create(const char *name, unsigned long ring_size,
-			 enum magnet_full_mode mode, u32 owner_portid);
-int magnet_buffer_remove(const char *name);
-void magnet_buffers_release(u32 portid);
-struct magnet_buffer *magnet_buffer_get_for_event(const char *name);
+			 enum magnet_full_mode mode, u32 owner_portid,
+			 u32 session);
+int magnet_buffer_remove(u32 session, const char *name);
+void magnet_buffers_release(u32 portid, u32 session);
+struct magnet_buffer *magnet_buffer_get_for_event(u32 session,
+						  const char *name);
 void magnet_buffer_put_for_event(struct magnet_buffer *buf);
 void magnet_buffer_destroy(struct magnet_buffer *buf);
 void magnet_buffers_destroy_all(void);
@@ -385,7 +390,8 @@ int magnet_event_log_admitted(struct magnet_event *ev,
 extern struct mutex magnet_events_lock;
 int magnet_event_add(struct magnet_event *ev, const char *buffer);
 void magnet_event_del(struct magnet_event *ev);
-struct magnet_event *magnet_event_find(u16 id, const char *name);
+struct magnet_event *magnet_event_find(u16 id, u32 session, const char *name);
+unsigned int magnet_events_in_session(u32 session);
 struct magnet_event *magnet_event_next(u16 *id);
 int magnet_event_set_enabled(struct magnet_event *ev, bool on);
 void magnet_event_stats_sum(struct magnet_event *ev,
@@ -441,7 +447,7 @@ struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 					 struct netlink_ext_ack *extack);
 void magnet_probe_destroy(struct magnet_event *ev);
 void magnet_probes_destroy_all(void);
-void magnet_probes_release(u32 portid);
+void magnet_probes_release(u32 portid, u32 session);
 const char *magnet_probe_target(struct magnet_event *ev);
 const struct magnet_predef *magnet_probe_predef(struct magnet_event *ev);
 void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg);
@@ -491,5 +497,24 @@ int magnet_fs_init(void);
 void magnet_fs_exit(void);
 int magnet_fs_add_buffer(struct magnet_buffer *buf);
 void magnet_fs_remove_buffer(struct magnet_buffer *buf);
+int magnet_fs_add_session(u32 id);
+void magnet_fs_remove_session(u32 id);
+
+/* session.c */
+struct magnet_session_info {
+	u32 id;
+	u32 uid;
+	pid_t tgid;
+};
+
+int magnet_session_new(u32 portid, u32 *id);
+int magnet_session_del(u32 id, u32 portid, bool admin);
+void magnet_sessions_release(u32 portid);
+int magnet_session_check(u32 id, u32 portid);
+u32 magnet_session_portid(u32 id);
+unsigned int magnet_session_max_buffers(void);
+unsigned int magnet_session_max_probes(void);
+bool magnet_session_at(long idx, struct magnet_session_info *info);
+void magnet_sessions_exit(void);
 
 #endif /* _MAGNET_INTERNAL_H */

@@ -11,6 +11,8 @@
  *		bound on the memory all buffers together may take.
  *   notify_rate=N
  *		most notifications multicast per second (notify.c).
+ *   max_sessions, max_session_buffers, max_session_probes
+ *		limits of sessions (session.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -72,6 +74,7 @@ static void __exit magnet_exit(void)
 	magnet_probes_destroy_all();	/* no more hits */
 	magnet_notify_exit();
 	magnet_buffers_destroy_all();
+	magnet_sessions_exit();
 	magnet_fs_exit();
 }
 

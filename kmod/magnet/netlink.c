@@ -62,9 +62,11 @@ static struct netlink_range_validation sample_interval_range = {
 #define POL_PROBE_NAME	{ .type = NLA_NUL_STRING, .len = MAGNET_NAME_LEN - 1 }
 #define POL_FLAG_U8	NLA_POLICY_MAX(NLA_U8, 1)
 #define POL_SNAPLEN	NLA_POLICY_FULL_RANGE(NLA_U32, &snaplen_range)
+#define POL_SESSION	NLA_POLICY_MIN(NLA_U32, 1)
 
 static const struct nla_policy buffer_get_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_BUFFER_NAME] = POL_BUFFER_NAME,
+	[MAGNET_A_SESSION] = POL_SESSION,
 };
 
 static const struct nla_policy buffer_new_policy[MAGNET_A_MAX + 1] = {
@@ -74,11 +76,13 @@ static const struct nla_policy buffer_new_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_BUFFER_MODE] = NLA_POLICY_MAX(NLA_U8,
 						MAGNET_BUFFER_OVERWRITE),
 	[MAGNET_A_OWNED] = { .type = NLA_FLAG },
+	[MAGNET_A_SESSION] = POL_SESSION,
 };
 
 static const struct nla_policy probe_get_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_PROBE_ID] = POL_PROBE_ID,
 	[MAGNET_A_PROBE_NAME] = POL_PROBE_NAME,
+	[MAGNET_A_SESSION] = POL_SESSION,
 };
 
 static const struct nla_policy probe_new_policy[MAGNET_A_MAX + 1] = {
@@ -99,6 +103,7 @@ static const struct nla_policy probe_new_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_OWNED] = { .type = NLA_FLAG },
 	[MAGNET_A_PROBE_DISPATCH] = NLA_POLICY_MAX(NLA_U8,
 						   MAGNET_DISPATCH_FTRACE),
+	[MAGNET_A_SESSION] = POL_SESSION,
 };
 
 static const struct nla_policy probe_set_policy[MAGNET_A_MAX + 1] = {
@@ -110,11 +115,13 @@ static const struct nla_policy probe_set_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_SAMPLE_EVERY] = { .type = NLA_U32 },
 	[MAGNET_A_SAMPLE_INTERVAL] = NLA_POLICY_FULL_RANGE(NLA_U64,
 							   &sample_interval_range),
+	[MAGNET_A_SESSION] = POL_SESSION,
 };
 
 static const struct nla_policy filter_get_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_PROBE_ID] = POL_PROBE_ID,
 	[MAGNET_A_PROBE_NAME] = POL_PROBE_NAME,
+	[MAGNET_A_SESSION] = POL_SESSION,
 };
 
 static const struct nla_policy filter_new_policy[MAGNET_A_MAX + 1] = {
@@ -133,6 +140,7 @@ static const struct nla_policy filter_new_policy[MAGNET_A_MAX + 1] = {
 				   .len = MAGNET_NAME_LEN - 1 },
 	/* Validated by the filter type's own policy. */
 	[MAGNET_A_FILTER_CONFIG] = { .type = NLA_NESTED },
+	[MAGNET_A_SESSION] = POL_SESSION,
 };
 
 static const struct nla_policy filter_del_policy[MAGNET_A_MAX + 1] = {
@@ -145,6 +153,10 @@ static const struct nla_policy no_attr_policy[MAGNET_A_MAX + 1] = {
 
 static const struct nla_policy catalog_get_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_CATALOG_RESOLVE] = { .type = NLA_FLAG },
+};
+
+static const struct nla_policy session_del_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_SESSION] = POL_SESSION,
 };
 
 /* --- helpers ----------------------------------------------------------------- */
@@ -167,7 +179,45 @@ static u32 owner_of(struct genl_info *info)
 	return nla_get_flag(info->attrs[MAGNET_A_OWNED]) ? info->snd_portid : 0;
 }
 
-/* The probe a request names by MAGNET_A_PROBE_ID or MAGNET_A_PROBE_NAME. */
+/* The session a request's names are in: MAGNET_A_SESSION, or 0. */
+static u32 session_of(struct nlattr **attrs)
+{
+	return attrs[MAGNET_A_SESSION] ? nla_get_u32(attrs[MAGNET_A_SESSION]) : 0;
+}
+
+/*
+ * May the requesting socket make, change or remove objects of session
+ * @session? Says why not in the extended ack.
+ */
+static int may_change(struct genl_info *info, u32 session)
+{
+	int err = magnet_session_check(session, info->snd_portid);
+
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MAGNET_A_SESSION],
+				    "no such session");
+	else if (err == -EPERM)
+		NL_SET_ERR_MSG(info->extack,
+			       "that is in a session of another socket (magnetctl session list)");
+	return err;
+}
+
+/* Where a new object of the request belongs: its session's, or its own. */
+static u32 new_owner(struct genl_info *info)
+{
+	return session_of(info->attrs) ? info->snd_portid : owner_of(info);
+}
+
+/* An object's MAGNET_A_SESSION in replies: absent for the default. */
+static int put_session(struct sk_buff *skb, u32 session)
+{
+	return session ? nla_put_u32(skb, MAGNET_A_SESSION, session) : 0;
+}
+
+/*
+ * The probe a request names by MAGNET_A_PROBE_ID (any session's) or
+ * MAGNET_A_PROBE_NAME (in the request's session).
+ */
 static struct magnet_event *probe_lookup(struct genl_info *info)
 {
 	struct nlattr *id = info->attrs[MAGNET_A_PROBE_ID];
@@ -182,6 +232,7 @@ static struct magnet_event *probe_lookup(struct genl_info *info)
 		return ERR_PTR(-EINVAL);
 	}
 	ev = magnet_event_find(id ? nla_get_u16(id) : 0,
+			       session_of(info->attrs),
 			       name ? nla_data(name) : NULL);
 	if (!ev || (id && name && strcmp(ev->name, nla_data(name)))) {
 		NL_SET_ERR_MSG_ATTR(info->extack, id ?: name,
@@ -212,7 +263,8 @@ static int fill_buffer(struct sk_buff *skb, struct magnet_buffer *buf,
 	    nla_put_u32(skb, MAGNET_A_BUFFER_PROBES, buf->events) ||
 	    (test_bit(0, &buf->reader_busy) &&
 	     nla_put_flag(skb, MAGNET_A_BUFFER_READER)) ||
-	    (buf->owner_portid && nla_put_flag(skb, MAGNET_A_OWNED))) {
+	    (buf->owner_portid && nla_put_flag(skb, MAGNET_A_OWNED)) ||
+	    put_session(skb, buf->session)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -264,7 +316,8 @@ static int buffer_get_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	mutex_lock(&magnet_buffers_lock);
 	list_for_each_entry(buf, &magnet_buffers, node) {
-		if (!strcmp(buf->name,
+		if (buf->session == session_of(info->attrs) &&
+		    !strcmp(buf->name,
 			    nla_data(info->attrs[MAGNET_A_BUFFER_NAME]))) {
 			err = fill_buffer(msg, buf, info->snd_portid,
 					  info->snd_seq, 0);
@@ -306,14 +359,20 @@ static int buffer_new_doit(struct sk_buff *skb, struct genl_info *info)
 				    "the size must be a power of two");
 		return -EINVAL;
 	}
+	err = may_change(info, session_of(info->attrs));
+	if (err)
+		return err;
 	err = magnet_buffer_create(nla_data(name), size,
 				   mode && nla_get_u8(mode) ==
 				   MAGNET_BUFFER_OVERWRITE ?
 				   MAGNET_FULL_OVERWRITE : MAGNET_FULL_DROP,
-				   owner_of(info));
+				   new_owner(info), session_of(info->attrs));
 	if (err == -EEXIST)
 		NL_SET_ERR_MSG_ATTR(info->extack, name,
 				    "a buffer of that name exists");
+	else if (err == -ENOSPC)
+		NL_SET_ERR_MSG(info->extack,
+			       "the session has max_session_buffers buffers (a module parameter)");
 	else if (err == -E2BIG)
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[MAGNET_A_BUFFER_SIZE],
@@ -330,7 +389,10 @@ static int buffer_del_doit(struct sk_buff *skb, struct genl_info *info)
 
 	if (!need_attr(info, MAGNET_A_BUFFER_NAME, "name the buffer"))
 		return -EINVAL;
-	err = magnet_buffer_remove(nla_data(name));
+	err = may_change(info, session_of(info->attrs));
+	if (err)
+		return err;
+	err = magnet_buffer_remove(session_of(info->attrs), nla_data(name));
 	if (err == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack, name,
 				    "no buffer of that name");
@@ -404,6 +466,7 @@ static int fill_probe(struct sk_buff *skb, struct magnet_event *ev, u8 cmd,
 	     nla_put_u64_64bit(skb, MAGNET_A_SAMPLE_INTERVAL,
 			       ev->sample_interval, MAGNET_A_PAD) ||
 	     (ev->owner_portid && nla_put_flag(skb, MAGNET_A_OWNED)) ||
+	     put_session(skb, ev->session) ||
 	     (dispatch >= 0 &&
 	      nla_put_u8(skb, MAGNET_A_PROBE_DISPATCH, dispatch))))
 		goto cancel;
@@ -525,7 +588,11 @@ static int probe_new_doit(struct sk_buff *skb, struct genl_info *info)
 		spec.notify = nla_get_u8(a[MAGNET_A_PROBE_NOTIFY]);
 	if (a[MAGNET_A_PROBE_DISPATCH])
 		spec.dispatch = nla_get_u8(a[MAGNET_A_PROBE_DISPATCH]);
-	spec.owner_portid = owner_of(info);
+	spec.session = session_of(a);
+	spec.owner_portid = new_owner(info);
+	err = may_change(info, spec.session);
+	if (err)
+		return err;
 
 	mutex_lock(&magnet_events_lock);
 	ev = magnet_probe_create(&spec, info->extack);
@@ -550,6 +617,8 @@ static int probe_del_doit(struct sk_buff *skb, struct genl_info *info)
 	ev = probe_lookup(info);
 	if (IS_ERR(ev)) {
 		err = PTR_ERR(ev);
+	} else if (may_change(info, ev->session)) {
+		err = -EPERM;
 	} else if (ev->kind == MAGNET_PROBE_EXTERNAL) {
 		NL_SET_ERR_MSG(info->extack,
 			       "this event belongs to another module: it goes when that module unregisters it");
@@ -577,6 +646,9 @@ static int probe_set_doit(struct sk_buff *skb, struct genl_info *info)
 		err = PTR_ERR(ev);
 		goto out;
 	}
+	err = may_change(info, ev->session);
+	if (err)
+		goto out;
 	/* The changes that can fail go first, undone if the next one fails. */
 	if (sampling) {
 		every = a[MAGNET_A_SAMPLE_EVERY] ?
@@ -624,6 +696,7 @@ static int fill_filter(struct sk_buff *skb, struct magnet_filter_rule *r,
 		return -EMSGSIZE;
 	if (nla_put_u16(skb, MAGNET_A_PROBE_ID, ev->id) ||
 	    nla_put_string(skb, MAGNET_A_PROBE_NAME, ev->name) ||
+	    put_session(skb, ev->session) ||
 	    magnet_filter_fill(skb, r)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -644,7 +717,7 @@ static int filter_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 
 	mutex_lock(&magnet_events_lock);
 	if (!cb->args[0] && (pid || pname) &&
-	    !magnet_event_find(pid ? nla_get_u16(pid) : 0,
+	    !magnet_event_find(pid ? nla_get_u16(pid) : 0, session_of(attrs),
 			       pname ? nla_data(pname) : NULL)) {
 		NL_SET_ERR_MSG_ATTR(cb->extack, pid ?: pname,
 				    "no probe with this id or name");
@@ -655,7 +728,8 @@ static int filter_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		struct magnet_event *ev = magnet_filter_event(r);
 
 		if ((!pid || ev->id == nla_get_u16(pid)) &&
-		    (!pname || !strcmp(ev->name, nla_data(pname)))) {
+		    (!pname || (ev->session == session_of(attrs) &&
+				!strcmp(ev->name, nla_data(pname))))) {
 			err = fill_filter(skb, r, MAGNET_CMD_FILTER_GET,
 					  NETLINK_CB(cb->skb).portid,
 					  cb->nlh->nlmsg_seq, NLM_F_MULTI);
@@ -687,6 +761,9 @@ static int filter_new_doit(struct sk_buff *skb, struct genl_info *info)
 		id = PTR_ERR(ev);
 		goto fail;
 	}
+	id = may_change(info, ev->session);
+	if (id)
+		goto fail;
 	id = magnet_filter_new(ev, info);
 	if (id < 0)
 		goto fail;
@@ -712,12 +789,23 @@ static int filter_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	int err;
 
+	struct magnet_filter_rule *r;
+	u32 id;
+
 	if (!need_attr(info, MAGNET_A_FILTER_ID, "name the rule: MAGNET_A_FILTER_ID"))
 		return -EINVAL;
+	id = nla_get_u32(info->attrs[MAGNET_A_FILTER_ID]);
 	mutex_lock(&magnet_events_lock);
-	err = magnet_filter_del(nla_get_u32(info->attrs[MAGNET_A_FILTER_ID]));
+	r = magnet_filter_next(&id);
+	if (r && id == nla_get_u32(info->attrs[MAGNET_A_FILTER_ID])) {
+		err = may_change(info, magnet_filter_event(r)->session);
+		if (!err)
+			err = magnet_filter_del(id);
+	} else {
+		err = -ENOENT;
+	}
 	mutex_unlock(&magnet_events_lock);
-	if (err)
+	if (err == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MAGNET_A_FILTER_ID],
 				    "no filter rule with this id");
 	return err;
@@ -912,7 +1000,7 @@ int magnet_notify_send(const struct magnet_record *rec, u32 len)
 	    nla_put(msg, MAGNET_A_NOTIFY_RECORD, len, rec))
 		goto nospace;
 	mutex_lock(&magnet_events_lock);
-	ev = magnet_event_find(rec->event, NULL);
+	ev = magnet_event_find(rec->event, 0, NULL);
 	if (ev && nla_put_string(msg, MAGNET_A_PROBE_NAME, ev->name)) {
 		mutex_unlock(&magnet_events_lock);
 		goto nospace;
@@ -925,6 +1013,97 @@ int magnet_notify_send(const struct magnet_record *rec, u32 len)
 nospace:
 	nlmsg_free(msg);
 	return -EMSGSIZE;
+}
+
+/* --- sessions ----------------------------------------------------------------- */
+
+/* What session @session has: buffers, probes. */
+static void session_counts(u32 session, u32 *buffers, u32 *probes)
+{
+	struct magnet_buffer *buf;
+	u32 n = 0;
+
+	mutex_lock(&magnet_buffers_lock);
+	list_for_each_entry(buf, &magnet_buffers, node)
+		n += buf->session == session;
+	mutex_unlock(&magnet_buffers_lock);
+	*buffers = n;
+	mutex_lock(&magnet_events_lock);
+	*probes = magnet_events_in_session(session);
+	mutex_unlock(&magnet_events_lock);
+}
+
+static int session_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct magnet_session_info si;
+	u32 buffers, probes;
+	void *hdr;
+
+	while (magnet_session_at(cb->args[0], &si)) {
+		session_counts(si.id, &buffers, &probes);
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &magnet_family,
+				  NLM_F_MULTI, MAGNET_CMD_SESSION_GET);
+		if (!hdr)
+			break;
+		if (nla_put_u32(skb, MAGNET_A_SESSION, si.id) ||
+		    nla_put_u32(skb, MAGNET_A_SESSION_UID, si.uid) ||
+		    nla_put_u32(skb, MAGNET_A_SESSION_PID, si.tgid) ||
+		    nla_put_u32(skb, MAGNET_A_SESSION_BUFFERS, buffers) ||
+		    nla_put_u32(skb, MAGNET_A_SESSION_PROBES, probes)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0]++;
+	}
+	return skb->len;
+}
+
+static int session_new_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	void *hdr;
+	u32 id;
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	err = magnet_session_new(info->snd_portid, &id);
+	if (err) {
+		if (err == -EUSERS)
+			NL_SET_ERR_MSG(info->extack,
+				       "this user has max_sessions sessions (a module parameter)");
+		nlmsg_free(msg);
+		return err;
+	}
+	hdr = genlmsg_put_reply(msg, info, &magnet_family, 0,
+				MAGNET_CMD_SESSION_NEW);
+	if (!hdr || nla_put_u32(msg, MAGNET_A_SESSION, id)) {
+		/* No reply, no session: the caller could not use it. */
+		magnet_session_del(id, info->snd_portid, false);
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int session_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	if (!need_attr(info, MAGNET_A_SESSION, "name the session"))
+		return -EINVAL;
+	err = magnet_session_del(session_of(info->attrs), info->snd_portid,
+				 netlink_capable(skb, CAP_SYS_ADMIN));
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MAGNET_A_SESSION],
+				    "no such session");
+	else if (err == -EPERM)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MAGNET_A_SESSION],
+				    "the session belongs to another socket (ending it needs CAP_SYS_ADMIN)");
+	return err;
 }
 
 /* --- family ------------------------------------------------------------------- */
@@ -969,6 +1148,12 @@ static const struct genl_ops magnet_ops[] = {
 	  OP_POLICY(no_attr_policy) },
 	{ .cmd = MAGNET_CMD_CATALOG_GET, .dumpit = catalog_get_dumpit,
 	  OP_POLICY(catalog_get_policy) },
+	{ .cmd = MAGNET_CMD_SESSION_GET, .dumpit = session_get_dumpit,
+	  OP_POLICY(no_attr_policy) },
+	{ .cmd = MAGNET_CMD_SESSION_NEW, .doit = session_new_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(no_attr_policy) },
+	{ .cmd = MAGNET_CMD_SESSION_DEL, .doit = session_del_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(session_del_policy) },
 };
 
 static const struct genl_multicast_group magnet_mcgrps[] = {
@@ -1005,8 +1190,9 @@ static int magnet_socket_closed(struct notifier_block *nb,
 	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
 	    !n->portid || !net_eq(n->net, &init_net))
 		return NOTIFY_DONE;
-	magnet_probes_release(n->portid);
-	magnet_buffers_release(n->portid);
+	magnet_probes_release(n->portid, 0);
+	magnet_buffers_release(n->portid, 0);
+	magnet_sessions_release(n->portid);
 	return NOTIFY_DONE;
 }
 

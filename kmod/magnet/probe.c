@@ -1021,6 +1021,12 @@ struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 	err = spec_check(spec, &predef, extack);
 	if (err)
 		return ERR_PTR(err);
+	if (spec->session && magnet_events_in_session(spec->session) >=
+			     magnet_session_max_probes()) {
+		NL_SET_ERR_MSG(extack,
+			       "the session has max_session_probes probes (a module parameter)");
+		return ERR_PTR(-ENOSPC);
+	}
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
@@ -1037,6 +1043,7 @@ struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 	p->ev.ops = &probe_ops;
 	p->ev.owner = THIS_MODULE;
 	p->ev.owner_portid = spec->owner_portid;
+	p->ev.session = spec->session;
 
 	err = magnet_event_add(&p->ev, spec->buffer);
 	if (err) {
@@ -1094,15 +1101,19 @@ void magnet_probes_destroy_all(void)
 	mutex_unlock(&magnet_events_lock);
 }
 
-/* Remove the probes netlink socket @portid owned (it has closed). */
-void magnet_probes_release(u32 portid)
+/*
+ * Remove the probes netlink socket @portid owned (it has closed), or if
+ * @portid is 0 those of session @session (it ended).
+ */
+void magnet_probes_release(u32 portid, u32 session)
 {
 	struct magnet_event *ev;
 	u16 id = 1;
 
 	mutex_lock(&magnet_events_lock);
 	while ((ev = magnet_event_next(&id))) {
-		if (is_probe(ev) && ev->owner_portid == portid)
+		if (is_probe(ev) && (portid ? ev->owner_portid == portid :
+					      ev->session == session))
 			magnet_probe_destroy(ev);
 		if (id == MAGNET_EVENT_ID_MAX)
 			break;

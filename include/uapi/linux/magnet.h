@@ -32,6 +32,10 @@
  *	(MAGNET_RECORD_MAX always does) and returns 0 once the buffer has
  *	been removed and drained.
  *
+ * magnet/data/<session>/<buffer>
+ *	The same, for a buffer of session <session> (a number; see
+ *	MAGNET_CMD_SESSION_NEW). The directory goes with the session.
+ *
  * magnet/control/buffers	(text, not consumed by reading)
  *	"# name bytes_per_cpu mode cpus max_record reader", then one line per
  *	buffer: mode is "drop" or "overwrite", reader "busy" or "free".
@@ -604,6 +608,34 @@ enum magnet_cmd {
 	 * also PROBE_TARGET_USED.
 	 */
 	MAGNET_CMD_CATALOG_GET,
+	/*
+	 * Sessions: independent users of the same probe points. Each has its
+	 * own namespace of buffer and probe names, so that two captures and
+	 * a daemon may each add a probe "udp-send.socket" and each get every
+	 * record of its own. Objects made outside any session are in the
+	 * default session, 0, which always exists.
+	 * NEW: no attributes. The session belongs to the requesting netlink
+	 * socket and goes, with everything in it, when that socket closes
+	 * (its process exits or is killed) or on SESSION_DEL. The reply (a
+	 * SESSION_NEW message) carries its SESSION id. -EUSERS: the user
+	 * already has the module's max_sessions sessions.
+	 * A request that carries SESSION names buffers and probes inside it:
+	 * BUFFER_NEW/DEL/GET, PROBE_NEW/DEL/SET/GET (a probe's BUFFER_NAME
+	 * too: a probe logs only into a buffer of its own session),
+	 * FILTER_NEW/GET. Only the socket a session belongs to may make,
+	 * change or remove what is in it (-EPERM, whether it names the object
+	 * by name or by id); anyone may list it. -ENOENT: no such session;
+	 * -ENOSPC: the session has the module's max_session_buffers buffers
+	 * or max_session_probes probes already. Replies and dumps carry
+	 * SESSION for an object of a session other than 0; dumps list every
+	 * session's objects.
+	 * GET: as a dump, every session but 0: SESSION, SESSION_UID,
+	 * SESSION_PID, SESSION_BUFFERS, SESSION_PROBES.
+	 * DEL: SESSION; by the socket it belongs to, or with CAP_SYS_ADMIN.
+	 */
+	MAGNET_CMD_SESSION_GET,
+	MAGNET_CMD_SESSION_NEW,
+	MAGNET_CMD_SESSION_DEL,
 
 	__MAGNET_CMD_MAX,
 	MAGNET_CMD_MAX = __MAGNET_CMD_MAX - 1
@@ -738,6 +770,15 @@ enum magnet_attr {
 				  * (default AUTO); PROBE_GET reply, how it is
 				  * called (KPROBE or FTRACE)
 				  */
+	MAGNET_A_SESSION,	/* u32, a session's id (MAGNET_CMD_SESSION_NEW),
+				 * >= 1; absent: the default session, 0
+				 */
+	MAGNET_A_SESSION_UID,	/* u32, SESSION_GET: the user who made it */
+	MAGNET_A_SESSION_PID,	/* u32, SESSION_GET: the process that made it
+				 * (its thread group, initial namespace)
+				 */
+	MAGNET_A_SESSION_BUFFERS, /* u32, SESSION_GET: buffers in it */
+	MAGNET_A_SESSION_PROBES, /* u32, SESSION_GET: probes in it */
 
 	__MAGNET_A_MAX,
 	MAGNET_A_MAX = __MAGNET_A_MAX - 1
