@@ -34,6 +34,7 @@ struct nl_ctx {
 	uint16_t family;		/* 0 until resolved */
 	uint32_t notify_group;		/* 0: the family has none */
 	bool owned;			/* see nl_own_objects() */
+	uint32_t session;		/* see nl_session_new(), 0: default */
 	struct nl_error err;		/* the last failure */
 	char reply[REPLY_SIZE] __attribute__((aligned(8)));
 };
@@ -75,6 +76,8 @@ static const char *const magnet_attr_names[MAGNET_A_MAX + 1] = {
 	ATTR_NAME(FILTER_IDS), ATTR_NAME(FILTER_TYPE), ATTR_NAME(FILTER_CONFIG),
 	ATTR_NAME(FILTER_STATS), ATTR_NAME(OWNED), ATTR_NAME(CATALOG_RESOLVE),
 	ATTR_NAME(PROBE_TARGET_USED), ATTR_NAME(PROBE_DISPATCH),
+	ATTR_NAME(SESSION), ATTR_NAME(SESSION_UID), ATTR_NAME(SESSION_PID),
+	ATTR_NAME(SESSION_BUFFERS), ATTR_NAME(SESSION_PROBES),
 };
 
 #define STAT_NAME(a)	[MAGNET_STAT_##a] = "MAGNET_STAT_" #a
@@ -158,6 +161,11 @@ static const enum mnl_attr_data_type magnet_attr_types[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_CATALOG_RESOLVE]	= MNL_TYPE_FLAG,
 	[MAGNET_A_PROBE_TARGET_USED]	= MNL_TYPE_NUL_STRING,
 	[MAGNET_A_PROBE_DISPATCH]	= MNL_TYPE_U8,
+	[MAGNET_A_SESSION]		= MNL_TYPE_U32,
+	[MAGNET_A_SESSION_UID]		= MNL_TYPE_U32,
+	[MAGNET_A_SESSION_PID]		= MNL_TYPE_U32,
+	[MAGNET_A_SESSION_BUFFERS]	= MNL_TYPE_U32,
+	[MAGNET_A_SESSION_PROBES]	= MNL_TYPE_U32,
 };
 
 static const enum mnl_attr_data_type stat_attr_types[MAGNET_STAT_MAX + 1] = {
@@ -608,7 +616,53 @@ struct nlmsghdr *request_start(struct nl_ctx *nl, struct request *req,
 	if (nl->owned && (cmd == MAGNET_CMD_BUFFER_NEW ||
 			  cmd == MAGNET_CMD_PROBE_NEW))
 		mnl_attr_put(req->nlh, MAGNET_A_OWNED, 0, NULL);
+	/* (the commands that name buffers and probes: linux/magnet.h) */
+	if (nl->session && cmd >= MAGNET_CMD_BUFFER_GET &&
+	    cmd <= MAGNET_CMD_FILTER_NEW)
+		mnl_attr_put_u32(req->nlh, MAGNET_A_SESSION, nl->session);
 	return req->nlh;
+}
+
+static int session_new_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[MAGNET_A_MAX + 1];
+
+	if (parse_magnet_attrs(nlh, tb) || !tb[MAGNET_A_SESSION])
+		return MNL_CB_ERROR;
+	*(uint32_t *)data = mnl_attr_get_u32(tb[MAGNET_A_SESSION]);
+	return MNL_CB_OK;
+}
+
+int nl_session_new(struct nl_ctx *nl)
+{
+	struct request req;
+	uint32_t id = 0;
+
+	nl->session = 0;
+	request_start(nl, &req, MAGNET_CMD_SESSION_NEW, 0);
+	if (nl_request(nl, &req, session_new_cb, &id))
+		return nl_err_prefix(nl, "a session of its own");
+	if (!id)
+		return nl_fail(nl, EPROTO, "no session id in the kernel's reply");
+	nl->session = id;
+	return 0;
+}
+
+uint32_t nl_session(const struct nl_ctx *nl)
+{
+	return nl->session;
+}
+
+int nl_data_path(const struct nl_ctx *nl, const char *debugfs,
+		 const char *buffer, char *path, size_t size)
+{
+	int n = nl && nl->session ?
+		snprintf(path, size, "%s/" MAGNET_DEBUGFS_DIR "/data/%u/%s",
+			 debugfs, nl->session, buffer) :
+		snprintf(path, size, "%s/" MAGNET_DEBUGFS_DIR "/data/%s",
+			 debugfs, buffer);
+
+	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 void nl_own_objects(struct nl_ctx *nl, bool owned)

@@ -17,6 +17,7 @@
 #define MAGNET_NL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <libmnl/libmnl.h>
@@ -85,6 +86,27 @@ int nl_err_prefix(struct nl_ctx *nl, const char *fmt, ...)
  * magnet-read -P); the socket must then stay open that long.
  */
 void nl_own_objects(struct nl_ctx *nl, bool owned);
+
+/*
+ * Make a session (MAGNET_CMD_SESSION_NEW) and work in it from now on:
+ * the buffers and probes @nl names are its own, so that they cannot clash
+ * with anyone else's, and the kernel removes them and the session when
+ * the socket closes (nl_close(), nl_free(), or the process's end). For
+ * programs that capture for as long as they run (magnet-read -P). 0, or
+ * -1 (nl_err()).
+ */
+int nl_session_new(struct nl_ctx *nl);
+
+/* @nl's session, 0 for the default one. */
+uint32_t nl_session(const struct nl_ctx *nl);
+
+/*
+ * The data file of buffer @buffer of @nl's session (@nl NULL: the default
+ * session's), under debugfs mounted at @debugfs, in @path (@size bytes).
+ * 0, or -1 if it does not fit.
+ */
+int nl_data_path(const struct nl_ctx *nl, const char *debugfs,
+		 const char *buffer, char *path, size_t size);
 
 /*
  * Start a MAGNET_CMD_* request in @req. Flags: NLM_F_DUMP for a dump;
