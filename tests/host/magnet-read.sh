@@ -300,7 +300,10 @@ check "-vv: each layer's skb, socket, length and bytes kept" \
 	grep -q '^        skb 0x[0-9a-f]* sock 0x[0-9a-f]* len [0-9]* kept [0-9]* from the IP header$' "$T/out"
 mr -r "$T/t.mtr" -vvv
 check "-vvv: refused" sh -c "[ $rc -eq 2 ] && grep -q 'at most -vv' '$T/err'"
-for f in -p -I '-B 4096' '-y EN10MB' -L -K -O '-Q in'; do
+mr -r "$T/t.mtr" -B 4096
+check "-B sizes -P's buffer: without -P, refused with why" \
+	sh -c "[ $rc -eq 2 ] && grep -q '^magnet-read: -B sizes the buffer -P makes' '$T/err'"
+for f in -p -I '-y EN10MB' -L -K -O '-Q in'; do
 	mr -r "$T/t.mtr" $f
 	if [ "$rc" -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 2 ] &&
 	   grep -q "^magnet-read: ${f%% *}: " "$T/err"; then

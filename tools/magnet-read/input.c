@@ -93,7 +93,10 @@ struct source *source_open_live(const struct options *o)
 		fprintf(stderr, PROG ": %s\n", err);
 		return NULL;
 	}
-	snprintf(path, sizeof(path), DEBUGFS "/magnet/data/%s", o->buffer);
+	if (data_path(o, path, sizeof(path))) {
+		fprintf(stderr, PROG ": buffer name too long: %s\n", o->buffer);
+		return NULL;
+	}
 	fd = open(path, O_RDONLY | (o->nonblock ? O_NONBLOCK : 0));
 	if (fd < 0) {
 		if (errno == EBUSY)

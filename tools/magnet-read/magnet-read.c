@@ -364,6 +364,10 @@ int main(int argc, char **argv)
 	} else {
 		if (check_devices(&o))
 			return 1;
+		if (o.probe_sets && open_session(&o))
+			return 1;
+		if (!o.probe_sets)
+			hint_no_probes(&o);
 		src = source_open_live(&o);
 	}
 	if (!src)

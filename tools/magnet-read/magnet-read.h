@@ -70,6 +70,7 @@ struct options {
 	const char *perfetto_file;	/* --perfetto */
 	struct rotation rot;		/* -C, -G, -W, -z */
 	const char *probe_sets;		/* -P */
+	unsigned long buffer_kib;	/* -B: the size of the buffer -P makes */
 	const char **interfaces;		/* -i, each given */
 	unsigned int ninterfaces;
 	uint32_t *tgids;		/* --tgid */
@@ -188,6 +189,15 @@ void parse_args(int argc, char **argv, struct options *o);
 void __attribute__((noreturn)) bad_usage(const char *why);
 
 /* probes.c */
+/*
+ * -P, first: a session of magnet-read's own (gone with it), and in it the
+ * buffer o->buffer (-B's size); -1 (and a message) if it cannot be made.
+ */
+int open_session(const struct options *o);
+/* Without -P: say so if no probe logs into o->buffer (nothing to read). */
+void hint_no_probes(const struct options *o);
+/* o->buffer's data file, in the session if -P made one: 0, or -1. */
+int data_path(const struct options *o, char *path, size_t size);
 /*
  * -P: add the probe sets o->probe_sets logging into o->buffer until
  * magnet-read exits, with the expression as their kernel filter where it

@@ -34,8 +34,9 @@ static void version(FILE *f)
 static void usage(FILE *f)
 {
 	version(f);
-	fputs("Usage: magnet-read [-AdDehjlnNqStUvxX] [ -b buffer ] [ -c count ]\n"
-	      "\t\t[ -C file_size ] [ -F file ] [ -G seconds ] [ -i interface ]\n"
+	fputs("Usage: magnet-read [-AdDehjlnNqStUvxX] [ -b buffer ] [ -B buffer_size ]\n"
+	      "\t\t[ -c count ]"
+	      " [ -C file_size ] [ -F file ] [ -G seconds ] [ -i interface ]\n"
 	      "\t\t[ -P probe_sets ] [ -r file ] [ -s snaplen ] [ -w file ]\n"
 	      "\t\t[ -W filecount ] [ -z postrotate-command ] [ -Z user ]\n"
 	      "\t\t[ --tgid pid[,pid...] ] [ --cpu list ] [ --trace file ]\n"
@@ -108,7 +109,6 @@ static const struct {
 } refused[] = {
 	{ 'p', false, "-p: there is no promiscuous mode to turn off: magnet's probes see the packets this host's kernel sends and receives, and only those" },
 	{ 'I', false, "-I: there is no monitor mode: magnet's probes are in the network stack, not in a wireless driver" },
-	{ 'B', true, "-B: magnet's buffers are sized when made (magnetctl buffer add NAME size BYTES), not by the reader" },
 	{ 'y', true, "-y: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
 	{ 'L', false, "-L: one link type only: packets look like tcpdump -i any's (LINUX_SLL2)" },
 	{ 'K', false, "-K: checksums are not verified: tcpdump -r on the -w file does that" },
@@ -216,6 +216,7 @@ void parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option lopts[] = {
 		{ "buffer", required_argument, NULL, 'b' },
+		{ "buffer-size", required_argument, NULL, 'B' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "write", required_argument, NULL, 'w' },
 		{ "read", required_argument, NULL, 'r' },
@@ -248,7 +249,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		{}
 	};
 	/* magnet-read's own short options, then the refused ones */
-	char optstring[128] = "b:c:w:r:NP:i:s:nqxjhF:XAtlUDSdZ:vC:G:W:z:e";
+	char optstring[128] = "b:B:c:w:r:NP:i:s:nqxjhF:XAtlUDSdZ:vC:G:W:z:e";
 	size_t len = strlen(optstring);
 	bool print = false;
 	int dump_level = 0;
@@ -268,6 +269,13 @@ void parse_args(int argc, char **argv, struct options *o)
 	while ((opt = getopt_long(argc, argv, optstring, lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b': o->buffer = optarg; break;
+		case 'B':
+			/* KiB, as tcpdump's; at most MAGNET_BUFFER_SIZE_MAX a CPU */
+			o->buffer_kib = number(optarg, "-B",
+					       MAGNET_BUFFER_SIZE_MAX >> 10);
+			if (!o->buffer_kib)
+				bad_usage("bad -B 0: the buffer's size in KiB, at least 4");
+			break;
 		case 'w': o->pcapng_file = optarg; break;
 		case 'r': o->read_file = optarg; break;
 		case 'N': o->nonblock = true; break;
@@ -392,6 +400,8 @@ void parse_args(int argc, char **argv, struct options *o)
 	}
 	if (o->read_file && o->probe_sets)
 		bad_usage("-P adds probes for a live capture: not with --read");
+	if (o->buffer_kib && !o->probe_sets)
+		bad_usage("-B sizes the buffer -P makes; other buffers are sized when made (magnetctl buffer add NAME size BYTES)");
 	if (o->read_file && o->nonblock)
 		bad_usage("--nonblock is for a live capture: not with --read");
 	if ((o->rot.size || o->rot.seconds || o->rot.files || o->rot.command) &&

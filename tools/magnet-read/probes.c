@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The probes -P adds for the length of a live capture: added on
- * magnet-read's netlink socket, which owns them (so that they go with
- * it, even if magnet-read is killed), the expression made their filter
- * rule where it can run in the kernel, what that rule dropped counted,
- * and removed at exit whatever happens. -Z's change of user is here too:
- * without the privilege to remove them, the probes go with the socket.
+ * The probes -P adds for the length of a live capture: in a session of
+ * magnet-read's own (MAGNET_CMD_SESSION_NEW), with its own buffer, so
+ * that they clash with no one's (magnetd's, another capture's), owned by
+ * magnet-read's netlink socket (so that they go with it, even if
+ * magnet-read is killed), the expression made their filter rule where it
+ * can run in the kernel, what that rule dropped counted, and removed at
+ * exit whatever happens. -Z's change of user is here too: without the
+ * privilege to remove them, the probes go with the socket.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -95,12 +97,24 @@ bool kernel_filtered_records(unsigned long long *n)
 	return kernel_filtering;
 }
 
-int add_probes(const struct options *o)
+/* The per-CPU size of the buffer -P makes, from -B's KiB in all. */
+static uint64_t buffer_size(const struct options *o)
 {
-	/* The probes' snap length: 0 (whole) beyond what a record holds. */
-	uint32_t snaplen = o->snaplen >= MAGNET_RECORD_MAX ? 0 : o->snaplen;
-	/* enabled once their filter is in place */
-	bool enabled = !o->filter_text || o->no_kernel_filter;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t want, size = MAGNET_BUFFER_SIZE_MIN;
+
+	if (!o->buffer_kib)
+		return 1 << 20;		/* 1 MiB a CPU */
+	want = ((uint64_t)o->buffer_kib << 10) / (cpus > 0 ? cpus : 1);
+	while (size < want && size < MAGNET_BUFFER_SIZE_MAX)
+		size <<= 1;
+	return size;
+}
+
+int open_session(const struct options *o)
+{
+	struct request req;
+	struct nlmsghdr *nlh;
 
 	nl = nl_new();
 	if (!nl) {
@@ -109,6 +123,61 @@ int add_probes(const struct options *o)
 	}
 	/* Gone with magnet-read, even if it is killed. */
 	nl_own_objects(nl, true);
+	if (nl_session_new(nl)) {
+		print_nl_error();
+		return -1;
+	}
+	nlh = request_start(nl, &req, MAGNET_CMD_BUFFER_NEW, 0);
+	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, o->buffer);
+	mnl_attr_put_u64(nlh, MAGNET_A_BUFFER_SIZE, buffer_size(o));
+	if (nl_request(nl, &req, NULL, NULL)) {
+		nl_err_prefix(nl, "buffer %s", o->buffer);
+		print_nl_error();
+		return -1;
+	}
+	return 0;
+}
+
+static int buffer_probes_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[MAGNET_A_MAX + 1];
+
+	if (parse_magnet_attrs(nlh, tb))
+		return MNL_CB_ERROR;
+	*(uint64_t *)data = attr_uint(tb[MAGNET_A_BUFFER_PROBES]);
+	return MNL_CB_OK;
+}
+
+void hint_no_probes(const struct options *o)
+{
+	struct nl_ctx *q = nl_new();
+	struct request req;
+	struct nlmsghdr *nlh;
+	uint64_t n = 1;
+
+	if (!q)
+		return;
+	nlh = request_start(q, &req, MAGNET_CMD_BUFFER_GET, 0);
+	mnl_attr_put_strz(nlh, MAGNET_A_BUFFER_NAME, o->buffer);
+	/* (an error here is the open's to tell) */
+	if (!nl_request(q, &req, buffer_probes_cb, &n) && !n)
+		fprintf(stderr, PROG ": no probes log into buffer \"%s\": for packets add -P udp-send,udp-recv,tcp-send,tcp-recv (see magnet-read(1))\n",
+			o->buffer);
+	nl_free(q);
+}
+
+int data_path(const struct options *o, char *path, size_t size)
+{
+	return nl_data_path(nl, DEBUGFS, o->buffer, path, size);
+}
+
+int add_probes(const struct options *o)
+{
+	/* The probes' snap length: 0 (whole) beyond what a record holds. */
+	uint32_t snaplen = o->snaplen >= MAGNET_RECORD_MAX ? 0 : o->snaplen;
+	/* enabled once their filter is in place */
+	bool enabled = !o->filter_text || o->no_kernel_filter;
+
 	if (probeset_add(nl, o->probe_sets, o->buffer, snaplen, enabled,
 			 &probes)) {
 		print_nl_error();
