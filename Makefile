@@ -130,7 +130,7 @@ build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_
 	$(CC) $(TOOL_CFLAGS) -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl -lpcap
 
 MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c buffer.c probe.c filter.c stats.c \
-		 monitor.c daemon.c)
+		 monitor.c daemon.c session.c)
 
 build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $(LIB_HDR) \
 		build/lib/libmagnet.a

@@ -27,8 +27,9 @@ const char help_buffer[] =
 "  magnetctl buffer show [NAME]\n"
 "      List the buffers, or buffer NAME: NAME, SIZE (bytes per CPU), MODE,\n"
 "      CPUS (rings, one per possible CPU), MAX_RECORD (largest record in\n"
-"      bytes), READER (busy while a reader is attached, else free) and\n"
-"      PROBES (probes logging into it).\n";
+"      bytes), READER (busy while a reader is attached, else free),\n"
+"      PROBES (probes logging into it) and SESSION (0: the default one;\n"
+"      see magnetctl session). Names are those of the default session.\n";
 
 /* --- buffer --------------------------------------------------------------- */
 
@@ -102,6 +103,7 @@ static int buffer_row_cb(const struct nlmsghdr *nlh, void *data)
 		     tb[MAGNET_A_BUFFER_READER] ? "busy" : "free");
 	print_u64(PRINT_ANY, "probes", NULL,
 		  attr_uint(tb[MAGNET_A_BUFFER_PROBES]));
+	print_u64(PRINT_ANY, "session", NULL, attr_uint(tb[MAGNET_A_SESSION]));
 	print_row_end();
 	return MNL_CB_OK;
 }

@@ -91,6 +91,7 @@ static const struct object objects[] = {
 	{ "stats", help_stats },
 	{ "monitor", help_monitor },
 	{ "daemon", help_daemon },
+	{ "session", help_session },
 };
 
 static void print_help(void)
@@ -543,6 +544,9 @@ static const struct command commands[] = {
 	{ "stats", NULL, stats_show },
 	{ "monitor", NULL, monitor },
 	{ "daemon", NULL, daemon_run },
+	{ "session", "list", session_list },
+	{ "session", "show", session_list },
+	{ "session", "del", session_del },
 };
 
 static const struct command *find_command(const char *object,

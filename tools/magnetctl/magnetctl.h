@@ -86,7 +86,7 @@ int list_lines(struct request *req, mnl_cb_t row_cb);
 
 /* The objects: their help and commands. */
 extern const char help_buffer[], help_probe[], help_filter[], help_stats[],
-	help_monitor[], help_daemon[];
+	help_monitor[], help_daemon[], help_session[];
 
 int buffer_add(struct args *a);
 int buffer_del(struct args *a);
@@ -107,5 +107,7 @@ int filter_list(struct args *a);
 int stats_show(struct args *a);
 int monitor(struct args *a);
 int daemon_run(struct args *a);
+int session_list(struct args *a);
+int session_del(struct args *a);
 
 #endif /* MAGNETCTL_H */

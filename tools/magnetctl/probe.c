@@ -417,6 +417,7 @@ static int probe_row_cb(const struct nlmsghdr *nlh, void *data)
 	print_u64(PRINT_JSON, "missed", NULL,
 		  attr_uint(tb[MAGNET_A_PROBE_MISSED]));
 	print_probe_sampling(tb);
+	print_u64(PRINT_ANY, "session", NULL, attr_uint(tb[MAGNET_A_SESSION]));
 	print_row_end();
 	return MNL_CB_OK;
 }
