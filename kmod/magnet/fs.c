@@ -425,6 +425,9 @@ int magnet_fs_add_buffer(struct magnet_buffer *buf)
 		return -ENOENT;
 	d = debugfs_create_file_unsafe(buf->name, 0400, dir ?: data_dir, buf,
 				       &data_fops);
+	/* A session's data is its owner's (and root's), as its directory. */
+	if (dir && !IS_ERR(d))
+		d_inode(d)->i_uid = d_inode(dir)->i_uid;
 	dput(dir);
 	if (IS_ERR(d))
 		return PTR_ERR(d);
@@ -440,14 +443,23 @@ void magnet_fs_remove_buffer(struct magnet_buffer *buf)
 	buf->data_file = NULL;
 }
 
-int magnet_fs_add_session(u32 id)
+/*
+ * data/<id>/, for session @id's buffers: its owner @uid's, mode 0700, so
+ * that other users see that the session exists and nothing of its data.
+ * (debugfs makes directories 0755 root's; the new inode is not in use.)
+ */
+int magnet_fs_add_session(u32 id, kuid_t uid)
 {
 	char name[16];
 	struct dentry *d;
 
 	snprintf(name, sizeof(name), "%u", id);
 	d = debugfs_create_dir(name, data_dir);
-	return PTR_ERR_OR_ZERO(d);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	d_inode(d)->i_uid = uid;
+	d_inode(d)->i_mode = S_IFDIR | 0700;
+	return 0;
 }
 
 void magnet_fs_remove_session(u32 id)
@@ -561,7 +573,7 @@ int magnet_fs_init(void)
 	control = debugfs_create_dir("control", magnet_dir);
 	debugfs_create_file("buffers", 0400, control, NULL, &buffers_fops);
 	debugfs_create_file("stats", 0400, control, NULL, &stats_fops);
-	debugfs_create_file("format", 0400, control, NULL, &format_fops);
+	debugfs_create_file("format", 0444, control, NULL, &format_fops);
 	if (IS_ERR(data_dir) || IS_ERR(control)) {
 		debugfs_remove_recursive(magnet_dir);
 		return -ENOMEM;

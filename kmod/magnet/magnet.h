@@ -497,7 +497,7 @@ int magnet_fs_init(void);
 void magnet_fs_exit(void);
 int magnet_fs_add_buffer(struct magnet_buffer *buf);
 void magnet_fs_remove_buffer(struct magnet_buffer *buf);
-int magnet_fs_add_session(u32 id);
+int magnet_fs_add_session(u32 id, kuid_t uid);
 void magnet_fs_remove_session(u32 id);
 
 /* session.c */

@@ -105,7 +105,7 @@ int magnet_session_new(u32 portid, u32 *id)
 	new->portid = portid;
 	new->uid = uid;
 	new->tgid = task_tgid_nr(current);
-	err = magnet_fs_add_session(new->id);
+	err = magnet_fs_add_session(new->id, uid);
 	if (err)
 		goto fail;
 	list_add_tail(&new->node, &magnet_sessions);

@@ -19,8 +19,8 @@
 #define MAGNET_FORMAT_VERSION	1
 
 /*
- * Files, below the debugfs mount point (usually /sys/kernel/debug), all
- * root-only:
+ * Files, below the debugfs mount point (usually /sys/kernel/debug),
+ * root-only but for a session's (its owner's too) and the format (anyone's):
  *
  * magnet/data/<buffer>
  *	The buffer's records as a byte stream of whole records (see struct
@@ -34,7 +34,8 @@
  *
  * magnet/data/<session>/<buffer>
  *	The same, for a buffer of session <session> (a number; see
- *	MAGNET_CMD_SESSION_NEW). The directory goes with the session.
+ *	MAGNET_CMD_SESSION_NEW). The directory (mode 0700) and its files
+ *	belong to the user who made the session; they go with it.
  *
  * magnet/control/buffers	(text, not consumed by reading)
  *	"# name bytes_per_cpu mode cpus max_record reader", then one line per
@@ -49,7 +50,7 @@
  *	mode only). Once the reader has drained the buffer,
  *	produced = read + lost + discarded.
  *
- * magnet/control/format	(text, not consumed by reading)
+ * magnet/control/format	(text, not consumed by reading; mode 0444)
  *	"version: N" (MAGNET_FORMAT_VERSION), "header_size: N", then
  *	"field: TYPE NAME; offset: N; size: N" per header field and the
  *	other constants of this header.
