@@ -5,7 +5,9 @@
 # magnet-supermon runs as an unprivileged user; and neither plugin passes
 # on anything but metrics, nor lets a client change anything. (The kernel's
 # side, netlink changes and debugfs as nobody, is in the probes and
-# lifecycle suites.)
+# lifecycle suites.) Sessions: a user's capture's data is that user's;
+# others see that the session exists, not what it holds.
+# rig-programs: setpriv
 . /magnet/lib.sh
 
 S=/tmp/md.sock
@@ -224,6 +226,38 @@ check "magnet-supermon exits 0 on SIGTERM" [ $? -eq 0 ]
 
 stop_magnetd
 check "magnetd exits cleanly" [ $? -eq 0 ]
+
+# --- sessions: a user's capture ---------------------------------------------------
+# smon with CAP_NET_ADMIN (as setcap would give magnet-read) captures in a
+# session of its own; debugfs opened up to let users through, as an
+# administrator may.
+chmod 755 /sys/kernel/debug
+$M/bin/setpriv --reuid=smon --regid=smon --init-groups --inh-caps=+net_admin \
+	--ambient-caps=+net_admin $M/bin/magnet-read -n -q -P udp-send \
+	> /tmp/smon-cap.out 2> /tmp/smon-cap.err &
+SC=$!
+check "smon, with CAP_NET_ADMIN, captures with magnet-read -P" \
+	wait_for 30 grep -q 'probe udp-send.socket' /tmp/smon-cap.err
+cat /tmp/smon-cap.err | grep -v '^magnet-read: probe '
+sid=$(magnetctl session list | awk -v p=$SC '$3 == p { print $1 }')
+check "its session is smon's (uid 1001)" \
+	sh -c "magnetctl session list | awk -v p=$SC '\$3 == p && \$2 == 1001' | grep -q ."
+D=/sys/kernel/debug/magnet/data/$sid
+check "... so are its directory (0700) and its buffer" \
+	sh -c "[ \"\$(stat -c '%u %a' $D)\" = '1001 700' ] && [ \"\$(stat -c %u $D/default)\" = 1001 ]"
+check "nobody lists the session" \
+	sh -c "su nobody -s /bin/sh -c '$M/bin/magnetctl session list' | awk -v s=$sid '\$1 == s' | grep -q ."
+check_fails "... but cannot open its data" \
+	su nobody -s /bin/sh -c "cat $D/default > /dev/null"
+check_fails "... nor end it (no CAP_NET_ADMIN)" \
+	su nobody -s /bin/sh -c "$M/bin/magnetctl session del $sid"
+inA magnet-test udp-send 10.9.0.2 5009 3 100 > /dev/null
+interrupt $SC
+wait $SC
+check "smon's capture exits 0, having read its records" \
+	sh -c "[ $? -eq 0 ] && grep -q '[1-9][0-9]* packets captured' /tmp/smon-cap.err"
+check "... and its session is gone" sh -c "[ -z \"\$(magnetctl session list | sed 1d)\" ]"
+chmod 700 /sys/kernel/debug
 kill $A $B 2>/dev/null
 unload_all
 summary
