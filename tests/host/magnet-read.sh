@@ -579,7 +579,7 @@ print("durations", ok)
 PY
 )" "slices same
 tracks True
-flows 51 51
+flows 50 50
 durations True" "--perfetto: a slice per layer on its CPU's track, each until the next layer, a flow per packet"
 mr -r "$T/p.pcapng" --perfetto "$T/tl2.json" udp
 $TEC "$T/tl2.json" > "$T/tec.txt"
@@ -599,6 +599,12 @@ check "--perfetto - and -w -: refused" sh -c "[ $rc -eq 2 ] && grep -q 'cannot s
 # --- rotation: -C, -W, -G, -z (tcpdump's) ------------------------------------------
 # the real capture's 100 packets (50 journeys, out of va and in at vb)
 D="$top/tests/host/data/udp-veth.mtr"
+# Its first datagram's sender moved from CPU 1 to CPU 0 between the UDP
+# and IP layers: still one packet, with the addresses its headers had.
+mr -r "$D" -n -c 1
+same "$(head -1 "$T/out" | cut -d' ' -f2-):$(grep -c '^    ' "$T/out")" \
+	"IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP, length 1000:10" \
+	"a send that changed CPU between two layers is one packet, all ten layers"
 mkdir "$T/rot"
 mr -r "$D" -w "$T/rot/c.pcapng" -C 20k
 same "$rc:$(cd "$T/rot" && ls | tr '\n' ' ')" \

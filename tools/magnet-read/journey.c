@@ -11,8 +11,10 @@
  *    or an earlier layer starts a new journey (skb addresses are reused);
  *  - a record without an skb (the send call, udp's send layer), and tcp's
  *    send layer (whose skb is a clone), leave their journey pending on
- *    (sock, cpu): the next record of that socket on that CPU with a later
- *    layer continues it (tcp: if it has the same seq);
+ *    (sock, context): the next record of that socket in that context with
+ *    a later layer continues it (tcp: if it has the same seq). The
+ *    context is the thread in a task, which may move to another CPU
+ *    between two layers of one send, and the CPU in an interrupt;
  *  - a journey ends at the app layer, when no record joined it for the
  *    journey timeout (stream time), or at the end of the input.
  * Items (packets, other records, losses) are shown in the order of their
@@ -44,9 +46,21 @@ static unsigned int hash(uint64_t key)
 	return (key * 0x9e3779b97f4a7c15ULL) >> (64 - HASH_BITS);
 }
 
-static unsigned int pend_key(uint64_t sock, uint32_t cpu)
+static unsigned int pend_key(uint64_t sock, uint64_t ctx)
 {
-	return hash(sock ^ ((uint64_t)cpu << 48 | cpu));
+	return hash(sock ^ (ctx << 40 | ctx));
+}
+
+/*
+ * Where a record ran, for following one send call down the layers: its
+ * thread in a task (bit 32 set), its CPU in an interrupt. One call chain
+ * runs in one context, whichever CPUs a task is moved to in between.
+ */
+static uint64_t ctx_of(const struct magnet_record *r)
+{
+	if (r->flags & (MAGNET_RF_SOFTIRQ | MAGNET_RF_HARDIRQ | MAGNET_RF_NMI))
+		return r->cpu;
+	return 1ULL << 32 | r->tid;
 }
 
 static void *zalloc(size_t size)
@@ -81,7 +95,7 @@ bool is_packet_record(const struct magnet_record *r)
 	       p->layer > MAGNET_LAYER_NONE && p->layer < MAGNET_LAYER_COUNT;
 }
 
-/* --- the indexes: skb, pending (sock, cpu), open by last record ---------- */
+/* --- the indexes: skb, pending (sock, context), open by last record ------ */
 
 static void skb_unhash(struct journeys *js, struct journey *j)
 {
@@ -122,7 +136,7 @@ static void pend_unhash(struct journeys *js, struct journey *j)
 
 	if (!j->pending)
 		return;
-	pp = &js->pend_hash[pend_key(j->sock, j->pend_cpu)];
+	pp = &js->pend_hash[pend_key(j->sock, j->pend_ctx)];
 	while (*pp != j)
 		pp = &(*pp)->pend_next;
 	*pp = j->pend_next;
@@ -130,20 +144,20 @@ static void pend_unhash(struct journeys *js, struct journey *j)
 }
 
 static struct journey *pend_find(struct journeys *js, uint64_t sock,
-				 uint32_t cpu)
+				 uint64_t ctx)
 {
-	struct journey *j = js->pend_hash[pend_key(sock, cpu)];
+	struct journey *j = js->pend_hash[pend_key(sock, ctx)];
 
-	while (j && (j->sock != sock || j->pend_cpu != cpu))
+	while (j && (j->sock != sock || j->pend_ctx != ctx))
 		j = j->pend_next;
 	return j;
 }
 
-/* @j waits for the next record of @sock on @cpu (the only one to). */
+/* @j waits for the next record of @sock in @ctx (the only one to). */
 static void pend_set(struct journeys *js, struct journey *j, uint64_t sock,
-		     uint32_t cpu)
+		     uint64_t ctx)
 {
-	struct journey *other = pend_find(js, sock, cpu), **head;
+	struct journey *other = pend_find(js, sock, ctx), **head;
 
 	if (other == j)
 		return;
@@ -151,8 +165,8 @@ static void pend_set(struct journeys *js, struct journey *j, uint64_t sock,
 		pend_unhash(js, other);
 	pend_unhash(js, j);
 	j->sock = sock;
-	j->pend_cpu = cpu;
-	head = &js->pend_hash[pend_key(sock, cpu)];
+	j->pend_ctx = ctx;
+	head = &js->pend_hash[pend_key(sock, ctx)];
 	j->pend_next = *head;
 	*head = j;
 	j->pending = true;
@@ -222,7 +236,7 @@ static struct journey *link_record(struct journeys *js,
 			return j;
 		journey_end(js, j);	/* the skb is another packet's now */
 	}
-	if (p->sock && (j = pend_find(js, p->sock, r->cpu)) &&
+	if (p->sock && (j = pend_find(js, p->sock, ctx_of(r))) &&
 	    p->layer > last_layer(j) &&
 	    !(j->proto == IPPROTO_TCP && j->have_seq && p->seq &&
 	      p->seq != j->seq))
@@ -315,7 +329,7 @@ static void journey_join(struct journeys *js, struct journey *j,
 		skb_rehash(js, j, p->skb);
 	if (p->sock && (!p->skb || (p->proto == IPPROTO_TCP &&
 				    p->layer == MAGNET_LAYER_PROTO_SEND)))
-		pend_set(js, j, p->sock, r->cpu);
+		pend_set(js, j, p->sock, ctx_of(r));
 	else
 		pend_unhash(js, j);
 	if (p->layer == MAGNET_LAYER_APP) {

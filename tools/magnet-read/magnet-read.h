@@ -160,7 +160,7 @@ struct journey {
 	int data_rank;
 	/* assembly state, journey.c's */
 	uint64_t skb, sock;
-	uint32_t pend_cpu;
+	uint64_t pend_ctx;		/* journey.c's ctx_of() */
 	bool open, in_skb, pending, tcp_clone;
 	/*
 	 * A packet of a file without magnet's journey (another tool's): its

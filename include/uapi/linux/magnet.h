@@ -421,8 +421,9 @@ struct magnet_tcp_send {
  * veth pair, across to the receiving socket) one packet keeps its @skb.
  * The send call and the protocol layer above IP have @sock but no @skb
  * (udp) or a clone of the segment (tcp: the segment is cloned before IP);
- * the first record with an @skb of the same @sock that follows on the same
- * CPU continues the journey. TCP segments also carry @seq. A TCP segment
+ * the first record with an @skb of the same @sock that follows in the same
+ * context continues the journey: in a task, the same thread (which may
+ * have moved to another CPU in between); in an interrupt, the same CPU. TCP segments also carry @seq. A TCP segment
  * that the receiver merges into the one queued before it ends its journey
  * at sock-queue; the application's copy (app) then shows the merged skb.
  */
