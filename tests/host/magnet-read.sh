@@ -605,6 +605,13 @@ mr -r "$D" -n -c 1
 same "$(head -1 "$T/out" | cut -d' ' -f2-):$(grep -c '^    ' "$T/out")" \
 	"IP 10.9.0.1.4242 > 10.9.0.2.5001: UDP, length 1000:10" \
 	"a send that changed CPU between two layers is one packet, all ten layers"
+# -w's file read back prints as the capture did, -e's devices included
+mr -r "$D" -n -e
+cp "$T/out" "$T/e-live.txt"
+mr -r "$D" -w "$T/e.pcapng"
+mr -r "$T/e.pcapng" -n -e
+same "$(cmp "$T/e-live.txt" "$T/out" 2>&1 && grep -c 'vb In ifindex 4' "$T/out")" 50 \
+	"-r of -w's pcapng: the same lines, -e's devices and indexes, as the capture (50 packets)"
 mkdir "$T/rot"
 mr -r "$D" -w "$T/rot/c.pcapng" -C 20k
 same "$rc:$(cd "$T/rot" && ls | tr '\n' ' ')" \

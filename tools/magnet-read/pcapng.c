@@ -9,9 +9,11 @@
  *   direction), so that tcpdump and Wireshark tell devices and
  *   directions apart.
  * - One Interface Description Block per device the packets passed (its
- *   name in if_name), made when a packet first passes it; packets that
- *   passed no device (a capture of the socket layers only) are on an
- *   interface named "any", ifindex 0.
+ *   name in if_name, "device NAME, ifindex N" in if_description), made
+ *   before the first packet that passes it, with those of every device
+ *   of that packet's journey; packets that passed no device (a capture
+ *   of the socket layers only) are on an interface named "any", ifindex
+ *   0.
  * - One Enhanced Packet Block per sighting, as tcpdump -i any sees a
  *   packet once on each device it passes (cooked.c): over a veth pair,
  *   once going out of one end, once coming in at the other. Each has its
@@ -419,6 +421,10 @@ int pcapng_write(struct pcapng *p, const struct journey *j, int64_t offset,
 	}
 	if (caplen > p->snaplen)
 		caplen = p->snaplen;
+	/* every device of the journey described before its first sighting */
+	for (unsigned int i = 0; i < n; i++)
+		if (interface(p, s[i].dev, s[i].ifindex) < 0)
+			return -1;
 	for (unsigned int i = 0; i < n; i++) {
 		/* each at the time it was seen there */
 		uint64_t t = ts;
@@ -549,6 +555,8 @@ struct pcapng_in_if {
 	uint64_t unit;			/* ns per timestamp unit, 0: finer */
 	uint64_t per_ns;		/* units per ns when finer than 1 ns */
 	char name[16];
+	uint32_t ifindex;		/* from magnet-read's if_description */
+	bool have_ifindex;
 };
 
 struct pcapng_in {
@@ -780,6 +788,13 @@ static void if_option(struct pcapng_in *r, uint16_t code, const uint8_t *v,
 
 		memcpy(in->name, v, n);
 		in->name[strnlen(in->name, n)] = 0;
+	} else if (code == IF_DESCRIPTION && len < 80) {
+		char desc[80], dev[16];
+
+		memcpy(desc, v, len);
+		desc[len] = 0;
+		in->have_ifindex = sscanf(desc, "device %15[^,], ifindex %u",
+					  dev, &in->ifindex) == 2;
 	} else if (code == IF_TSRESOL && len >= 1) {
 		uint8_t e = v[0] & 0x7f;
 		uint64_t units = 1;	/* per second */
@@ -972,6 +987,25 @@ static void remember(struct pcapng_in *r, const struct epb_opts *o,
 	r->last_caplen = caplen;
 }
 
+/*
+ * The index of device @dev, as magnet-read described it when it wrote the
+ * file (the interfaces before a journey's first packet include all of
+ * its devices); 0 when unknown, or when two devices bear the name.
+ */
+static uint32_t described_ifindex(const struct pcapng_in *r, const char *dev)
+{
+	uint32_t found = 0;
+
+	for (unsigned int i = 0; i < r->nifs; i++) {
+		if (!r->ifs[i].have_ifindex || strcmp(r->ifs[i].name, dev))
+			continue;
+		if (found && found != r->ifs[i].ifindex)
+			return 0;
+		found = r->ifs[i].ifindex;
+	}
+	return found;
+}
+
 /* A packet as a journey: 1, or 0 if it is not one. */
 static int packet_journey(struct pcapng_in *r, const struct pcapng_in_if *in,
 			  uint64_t ts, const uint8_t *data, uint32_t caplen,
@@ -1023,6 +1057,8 @@ static int packet_journey(struct pcapng_in *r, const struct pcapng_in_if *in,
 	for (unsigned int i = 0; i < j->nhops; i++) {
 		if (!strcmp(j->hop[i].dev, in->name))
 			j->hop[i].ifindex = ifindex;
+		else if (j->hop[i].dev[0])
+			j->hop[i].ifindex = described_ifindex(r, j->hop[i].dev);
 		if (j->hop[i].layer >= MAGNET_LAYER_IP_SEND &&
 		    j->hop[i].layer <= MAGNET_LAYER_PROTO_RECV && !j->hop[i].len)
 			j->hop[i].len = j->data_len;
