@@ -423,9 +423,10 @@ struct magnet_tcp_send {
  * (udp) or a clone of the segment (tcp: the segment is cloned before IP);
  * the first record with an @skb of the same @sock that follows in the same
  * context continues the journey: in a task, the same thread (which may
- * have moved to another CPU in between); in an interrupt, the same CPU. TCP segments also carry @seq. A TCP segment
- * that the receiver merges into the one queued before it ends its journey
- * at sock-queue; the application's copy (app) then shows the merged skb.
+ * have moved to another CPU in between); in an interrupt, the same CPU.
+ * TCP segments also carry @seq. A TCP segment that the receiver merges
+ * into the one queued before it ends its journey at sock-queue; the
+ * application's copy (app) then shows the merged skb.
  */
 enum magnet_layer {
 	MAGNET_LAYER_NONE,
