@@ -81,20 +81,15 @@ static int set_attr(int fd, long long value, int whence)
 	return lseek(fd, value, whence) < 0 ? -1 : 0;
 }
 
-struct source *source_open_live(const struct options *o)
+struct source *source_open_live(const struct options *o, const char *path)
 {
 	struct source *s;
-	char path[512];
 	int fd;
 
 	char err[512];
 
 	if (control_check_format(err, sizeof(err))) {
 		fprintf(stderr, PROG ": %s\n", err);
-		return NULL;
-	}
-	if (data_path(o, path, sizeof(path))) {
-		fprintf(stderr, PROG ": buffer name too long: %s\n", o->buffer);
 		return NULL;
 	}
 	fd = open(path, O_RDONLY | (o->nonblock ? O_NONBLOCK : 0));

@@ -314,6 +314,7 @@ int main(int argc, char **argv)
 	struct source *src;
 	struct options o;
 	const char *data;
+	char path[512];
 	size_t len;
 	bool end = false, draining = false;
 
@@ -368,7 +369,12 @@ int main(int argc, char **argv)
 			return 1;
 		if (!o.probe_sets)
 			hint_no_probes(&o);
-		src = source_open_live(&o);
+		if (data_path(&o, path, sizeof(path))) {
+			fprintf(stderr, PROG ": buffer name too long: %s\n",
+				o.buffer);
+			return 1;
+		}
+		src = source_open_live(&o, path);
 	}
 	if (!src)
 		return 1;

@@ -224,7 +224,8 @@ int check_devices(const struct options *o);
 
 /* input.c */
 struct source;
-struct source *source_open_live(const struct options *o);
+/* The live buffer, its data file at @path (data_path()): NULL and a message. */
+struct source *source_open_live(const struct options *o, const char *path);
 /* A trace file, open as @f, whose first @n bytes were read into @head. */
 struct source *source_open_file(FILE *f, const char *path,
 				const uint8_t *head, size_t n);
