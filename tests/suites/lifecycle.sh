@@ -41,10 +41,13 @@ check "load with defaults" load_magnet
 check "default buffer file" test -e $DBG/magnet/data/default
 check "control/buffers lists default" \
 	grep -q '^default 262144 drop ' $DBG/magnet/control/buffers
-for f in data/default control/buffers control/stats control/format; do
+for f in data/default control/buffers control/stats; do
 	mode=$(stat -c %a $DBG/magnet/$f)
 	if [ "$mode" = 400 ]; then pass "$f is root-only"; else fail "$f is root-only" "mode $mode"; fi
 done
+# (the record layout, which every reader checks first, a session's owner too)
+mode=$(stat -c %a $DBG/magnet/control/format)
+check "control/format is everyone's to read (mode $mode)" [ "$mode" = 444 ]
 check "control files are not consumed" sh -c \
 	"cmp $DBG/magnet/control/format $DBG/magnet/control/format"
 check "second load refused" sh -c "! insmod $M/magnet.ko 2>/dev/null"
