@@ -25,7 +25,11 @@ magnet-read -N --trace /tmp/trace.mtr 2>/tmp/err.txt
 saved=$(sed -n 's/^magnet-read: \([0-9]*\) records.*/\1/p' /tmp/err.txt)
 magnet-read -r /tmp/trace.mtr > /tmp/replay.txt 2>/tmp/err2.txt
 check "trace file replays every record" test "$(grep -c ' ev ' /tmp/replay.txt)" -eq "$saved"
-check "trace file summary matches the live one" cmp -s /tmp/err.txt /tmp/err2.txt
+# (the counts: live, magnet-read may also have said that no probe logs
+# into the buffer, the stress module's events being registered later)
+same_counts() { [ "$(grep ' records' /tmp/err.txt)" = "$(grep ' records' /tmp/err2.txt)" ]; }
+check "trace file summary matches the live one" same_counts
+check "... and counts something" grep -q ' records' /tmp/err2.txt
 check "saved something" test "$saved" -gt 0
 
 # Loss lines, in a buffer too small for the writers.
