@@ -796,7 +796,8 @@ static int filter_del_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	id = nla_get_u32(info->attrs[MAGNET_A_FILTER_ID]);
 	mutex_lock(&magnet_events_lock);
-	r = magnet_filter_next(&id);
+	/* (rule ids are below INT_MAX: an idr's, which warns beyond it) */
+	r = id <= INT_MAX ? magnet_filter_next(&id) : NULL;
 	if (r && id == nla_get_u32(info->attrs[MAGNET_A_FILTER_ID])) {
 		err = may_change(info, magnet_filter_event(r)->session);
 		if (!err)
