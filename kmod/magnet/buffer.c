@@ -70,6 +70,18 @@ static void buffer_release(struct kref *ref)
 	buffer_free(container_of(ref, struct magnet_buffer, ref));
 }
 
+/* How many buffers session @session has (its max_session_buffers). */
+unsigned int magnet_buffers_in_session(u32 session)
+{
+	struct magnet_buffer *buf;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&magnet_buffers_lock);
+	list_for_each_entry(buf, &magnet_buffers, node)
+		n += buf->session == session;
+	return n;
+}
+
 /* The buffer named @name in session @session. */
 static struct magnet_buffer *buffer_find(u32 session, const char *name)
 {
@@ -184,7 +196,6 @@ static struct magnet_buffer *buffer_create_locked(const char *name,
 						  u32 session)
 {
 	struct magnet_buffer *buf;
-	unsigned int n = 0;
 	int err;
 
 	lockdep_assert_held(&magnet_buffers_lock);
@@ -192,12 +203,9 @@ static struct magnet_buffer *buffer_create_locked(const char *name,
 		return ERR_PTR(-EINVAL);
 	if (buffer_find(session, name))
 		return ERR_PTR(-EEXIST);
-	if (session) {
-		list_for_each_entry(buf, &magnet_buffers, node)
-			n += buf->session == session;
-		if (n >= magnet_session_max_buffers())
-			return ERR_PTR(-ENOSPC);
-	}
+	if (session &&
+	    magnet_buffers_in_session(session) >= magnet_session_max_buffers())
+		return ERR_PTR(-ENOSPC);
 	if (magnet_memory_used + buffer_memory(ring_size) >
 	    magnet_memory_limit)
 		return ERR_PTR(-E2BIG);

@@ -287,6 +287,7 @@ int magnet_buffer_remove(u32 session, const char *name);
 void magnet_buffers_release(u32 portid, u32 session);
 struct magnet_buffer *magnet_buffer_get_for_event(u32 session,
 						  const char *name);
+unsigned int magnet_buffers_in_session(u32 session);
 void magnet_buffer_put_for_event(struct magnet_buffer *buf);
 void magnet_buffer_destroy(struct magnet_buffer *buf);
 void magnet_buffers_destroy_all(void);
@@ -511,7 +512,6 @@ int magnet_session_new(u32 portid, u32 *id);
 int magnet_session_del(u32 id, u32 portid, bool admin);
 void magnet_sessions_release(u32 portid);
 int magnet_session_check(u32 id, u32 portid);
-u32 magnet_session_portid(u32 id);
 unsigned int magnet_session_max_buffers(void);
 unsigned int magnet_session_max_probes(void);
 bool magnet_session_at(long idx, struct magnet_session_info *info);

@@ -1021,14 +1021,9 @@ nospace:
 /* What session @session has: buffers, probes. */
 static void session_counts(u32 session, u32 *buffers, u32 *probes)
 {
-	struct magnet_buffer *buf;
-	u32 n = 0;
-
 	mutex_lock(&magnet_buffers_lock);
-	list_for_each_entry(buf, &magnet_buffers, node)
-		n += buf->session == session;
+	*buffers = magnet_buffers_in_session(session);
 	mutex_unlock(&magnet_buffers_lock);
-	*buffers = n;
 	mutex_lock(&magnet_events_lock);
 	*probes = magnet_events_in_session(session);
 	mutex_unlock(&magnet_events_lock);

@@ -193,22 +193,6 @@ int magnet_session_check(u32 id, u32 portid)
 	return err;
 }
 
-/* The socket session @id belongs to, 0 for the default or none. */
-u32 magnet_session_portid(u32 id)
-{
-	struct magnet_session *s;
-	u32 portid = 0;
-
-	if (!id)
-		return 0;
-	mutex_lock(&magnet_sessions_lock);
-	s = session_find(id);
-	if (s)
-		portid = s->portid;
-	mutex_unlock(&magnet_sessions_lock);
-	return portid;
-}
-
 unsigned int magnet_session_max_buffers(void)
 {
 	return READ_ONCE(max_session_buffers);
