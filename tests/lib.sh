@@ -132,6 +132,16 @@ wait_for() {
 	return 1
 }
 
+# session_probe_enabled NAME: probe NAME is enabled in a session other
+# than the default (where magnetd's probes of that name may be): what a
+# magnet-read -P has once its expression is in place, for it enables its
+# probes after that. (probe show NAME looks in the default session only.)
+session_probe_enabled() {
+	magnetctl -j probe list 2> /dev/null | sed 's/{"id":/\n&/g' |
+		grep "\"name\":\"$1\"" | grep '"enabled":true' |
+		grep -q '"session":[1-9]'
+}
+
 # interrupt PID: SIGINT to a program started in the background, once it
 # has its handler. The shell starts background commands with SIGINT
 # ignored, so a signal sent before the program's sigaction() is lost and

@@ -95,7 +95,7 @@ send() {
 	magnet-read -n -q -P udp-send ip6 and udp port 5001 > /tmp/mr.out 2> /tmp/mr.err &
 	mr=$!
 	# (it enables its probes once its filter is in place; the last is dev-xmit)
-	wait_for 30 sh -c 'magnetctl -j probe show udp-send.dev-xmit 2> /dev/null | grep -q "\"enabled\":true"'
+	wait_for 30 session_probe_enabled udp-send.dev-xmit
 	inB magnet-test udp-recv fd09::2 5001 $1 > /tmp/recv.out 2>&1 &
 	rx=$!
 	sleep 0.3

@@ -236,7 +236,7 @@ magnetctl probe del-set udp-send,udp-recv,tcp-send,tcp-recv
 # capturing SET.LAYER: once magnet-read -P has enabled its probes (the
 # last it adds is LAYER of SET): on a debug kernel that takes seconds
 capturing() {
-	wait_for 60 sh -c "magnetctl -j probe show $1 2> /dev/null | grep -q '\"enabled\":true'"
+	wait_for 60 session_probe_enabled $1
 }
 live() {
 	rm -f /tmp/pf-live.pcapng
@@ -244,7 +244,8 @@ live() {
 	magnet-read -P udp-send,udp-recv,tcp-send,tcp-recv -i va \
 		-w /tmp/pf-live.pcapng "$@" 2> /tmp/pf-live.err &
 	mr=$!
-	capturing tcp-recv.app
+	capturing tcp-recv.app ||
+		fail "live: magnet-read $*" "its probes were not enabled within 60 s"
 	sleep 0.2
 	traffic
 	sleep 1
