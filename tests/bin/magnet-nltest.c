@@ -603,6 +603,9 @@ static const struct tcase cases[] = {
 	  { A(FILTER_ID, U32, 0) }, ERANGE },
 	{ "filter del: unknown id", MAGNET_CMD_FILTER_DEL, 0,
 	  { A(FILTER_ID, U32, 999999) }, ENOENT },
+	/* (the kernel's ids are ints: one past INT_MAX is no rule's) */
+	{ "filter del: id past INT_MAX", MAGNET_CMD_FILTER_DEL, 0,
+	  { A(FILTER_ID, U32, 0x80000000u) }, ENOENT },
 	{ "stats: with an attribute", MAGNET_CMD_STATS_GET, NLM_F_DUMP,
 	  { A(PROBE_ID, U16, 1) }, EINVAL },
 	{ "stats: not as a dump", MAGNET_CMD_STATS_GET, 0, {}, EOPNOTSUPP,
