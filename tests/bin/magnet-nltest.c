@@ -5,8 +5,9 @@
  *
  *   magnet-nltest badinput      every malformed request of the table below
  *                               fails with its errno and an extended-ack
- *                               explanation, and leaves buffers and probes
- *                               exactly as they were
+ *                               explanation, and leaves buffers, probes,
+ *                               filter rules and sessions exactly as they
+ *                               were
  *   magnet-nltest unpriv        (run unprivileged) every change is refused
  *                               with EPERM, listing still works, the notify
  *                               group cannot be joined
@@ -300,6 +301,7 @@ struct tcase {
 	struct tattr a[10];
 	int err;		/* expected errno */
 	bool no_msg;		/* the core answers without a message */
+	const char *msg;	/* the message must hold this (NULL: any) */
 };
 
 #define LONGNAME "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -311,6 +313,8 @@ struct tcase {
 #define ENDNEST { 0, NEND, 0, NULL }
 #define RAWN(t, s, n) { t, RAW, n, s }
 #define ID_UNKNOWN 0xfe00
+/* A session that does not exist (ids are handed out from 1 upwards). */
+#define SESSION_UNKNOWN 0xfffffff0
 /* classic BPF: ret #262144 (struct sock_filter, little-endian) */
 #define BPF_RET_ALL "\x06\0\0\0\0\0\x04\0"
 /*
@@ -610,6 +614,43 @@ static const struct tcase cases[] = {
 	  { A(PROBE_ID, U16, 1) }, EINVAL },
 	{ "stats: not as a dump", MAGNET_CMD_STATS_GET, 0, {}, EOPNOTSUPP,
 	  true },
+	/* sessions */
+	{ "session add: an attribute", MAGNET_CMD_SESSION_NEW, 0,
+	  { A(SESSION, U32, 1) }, EINVAL },
+	{ "session del: no session named", MAGNET_CMD_SESSION_DEL, 0, {},
+	  EINVAL },
+	{ "session del: session 0", MAGNET_CMD_SESSION_DEL, 0,
+	  { A(SESSION, U32, 0) }, ERANGE },
+	{ "session del: session as u16", MAGNET_CMD_SESSION_DEL, 0,
+	  { A(SESSION, U16, 1) }, EINVAL },
+	{ "session del: unknown session", MAGNET_CMD_SESSION_DEL, 0,
+	  { A(SESSION, U32, SESSION_UNKNOWN) }, ENOENT,
+	  .msg = "no such session" },
+	{ "session list: with an attribute", MAGNET_CMD_SESSION_GET, NLM_F_DUMP,
+	  { A(SESSION, U32, 1) }, EINVAL },
+	{ "session list: not as a dump", MAGNET_CMD_SESSION_GET, 0, {},
+	  EOPNOTSUPP, true },
+	{ "buffer add: session 0", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 8192),
+	    A(SESSION, U32, 0) }, ERANGE },
+	{ "buffer add: unknown session", MAGNET_CMD_BUFFER_NEW, 0,
+	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 8192),
+	    A(SESSION, U32, SESSION_UNKNOWN) }, ENOENT,
+	  .msg = "no such session" },
+	{ "buffer del: unknown session", MAGNET_CMD_BUFFER_DEL, 0,
+	  { S(BUFFER_NAME, "default"), A(SESSION, U32, SESSION_UNKNOWN) },
+	  ENOENT, .msg = "no such session" },
+	{ "probe add: unknown session", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, "vfs_read"), A(SESSION, U32, SESSION_UNKNOWN) },
+	  ENOENT, .msg = "no such session" },
+	{ "probe add: session 0", MAGNET_CMD_PROBE_NEW, 0,
+	  { S(PROBE_NAME, "p1"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+	    S(PROBE_TARGET, "vfs_read"), A(SESSION, U32, 0) }, ERANGE },
+	{ "stats: with a session", MAGNET_CMD_STATS_GET, NLM_F_DUMP,
+	  { A(SESSION, U32, 1) }, EINVAL },
+	{ "filter del: with a session", MAGNET_CMD_FILTER_DEL, 0,
+	  { A(FILTER_ID, U32, 999999), A(SESSION, U32, 1) }, EINVAL },
 	{ "unknown command", 99, 0, {}, EOPNOTSUPP, true },
 	{ "reserved header flag", MAGNET_CMD_BUFFER_NEW, NLM_F_CREATE,
 	  { S(BUFFER_NAME, "b1"), A(BUFFER_SIZE, U64, 8192) }, EINVAL },
@@ -659,7 +700,7 @@ static struct nlmsghdr *build(char *buf, const struct tcase *c)
 	return nlh;
 }
 
-/* Configuration (not counters) of every buffer and probe, as text. */
+/* Configuration (not counters) of every buffer, probe, rule and session. */
 #define SNAP_MAX	(1 << 20)
 
 static void snap_msg(const struct nlmsghdr *nlh, void *ctx)
@@ -703,6 +744,9 @@ static void snapshot(char *out)
 	transact(genl_start(buf, family_id, MAGNET_CMD_FILTER_GET,
 			    NLM_F_DUMP), &r);
 	check(!r.err, "snapshot: filter dump (%s)", strerror(r.err));
+	transact(genl_start(buf, family_id, MAGNET_CMD_SESSION_GET,
+			    NLM_F_DUMP), &r);
+	check(!r.err, "snapshot: session dump (%s)", strerror(r.err));
 }
 
 static int bad_input(void)
@@ -718,7 +762,8 @@ static int bad_input(void)
 
 		transact(build(buf, c), &r);
 		check(r.err == c->err &&
-		      (c->no_msg || r.msg[0] || r.bad_attr || r.miss_attr),
+		      (c->no_msg || r.msg[0] || r.bad_attr || r.miss_attr) &&
+		      (!c->msg || strstr(r.msg, c->msg)),
 		      "%s: %s (want %s)%s%s", c->what, strerror(r.err),
 		      strerror(c->err), r.msg[0] ? ": " : "", r.msg);
 	}
