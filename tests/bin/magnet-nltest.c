@@ -19,6 +19,10 @@
  *                               remove BUFFER (the load and the reader's)
  *   magnet-nltest probestats    every probe's statistics add up
  *   magnet-nltest owned         make owned and other objects (see owned())
+ *   magnet-nltest sessions      two sockets, a session each: neither may
+ *                               change the other's, names are per session,
+ *                               a session ends with its socket (see
+ *                               sessions())
  *   magnet-nltest faults        (fault-injection kernels) make the 1st, 2nd,
  *                               ... allocation of each kind of creating
  *                               request fail (/proc/thread-self/fail-nth):
@@ -837,13 +841,21 @@ static void new_id(const struct nlmsghdr *nlh, void *ctx)
 			*(uint16_t *)ctx = mnl_attr_get_u16(a);
 }
 
-static void filter_id_msg(const struct nlmsghdr *nlh, void *ctx)
+/* A u16 or u32 attribute of a reply: its type, given; its value, found. */
+struct num_attr {
+	uint16_t type;
+	uint32_t val;
+};
+
+static void num_attr_msg(const struct nlmsghdr *nlh, void *ctx)
 {
+	struct num_attr *want = ctx;
 	const struct nlattr *a;
 
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
-		if (mnl_attr_get_type(a) == MAGNET_A_FILTER_ID)
-			*(uint32_t *)ctx = mnl_attr_get_u32(a);
+		if (mnl_attr_get_type(a) == want->type)
+			want->val = mnl_attr_get_payload_len(a) == 2 ?
+				    mnl_attr_get_u16(a) : mnl_attr_get_u32(a);
 }
 
 /* The id of probe @name, 0 if there is none. */
@@ -864,14 +876,14 @@ static uint16_t probe_id_of(const char *name)
 static uint32_t last_filter(const char *probe)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	uint32_t id = 0;
-	struct reply r = { .on_msg = filter_id_msg, .ctx = &id };
+	struct num_attr id = { MAGNET_A_FILTER_ID, 0 };
+	struct reply r = { .on_msg = num_attr_msg, .ctx = &id };
 	struct nlmsghdr *nlh;
 
 	nlh = genl_start(buf, family_id, MAGNET_CMD_FILTER_GET, NLM_F_DUMP);
 	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, probe);
 	transact(nlh, &r);
-	return r.err ? 0 : id;
+	return r.err ? 0 : id.val;
 }
 
 /* Remove what a creating request made (without injection): 0 or errno. */
@@ -1826,6 +1838,185 @@ static int owned(void)
 	return harness_summary();
 }
 
+/* --- sessions ----------------------------------------------------------------- */
+
+/* A new session of this socket: its id, or 0 (and why, on stderr). */
+static uint32_t session_new(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct num_attr id = { MAGNET_A_SESSION, 0 };
+	struct reply r = { .on_msg = num_attr_msg, .ctx = &id };
+
+	transact(genl_start(buf, family_id, MAGNET_CMD_SESSION_NEW, NLM_F_ACK),
+		 &r);
+	if (r.err || !id.val) {
+		fprintf(stderr, "magnet-nltest: session add: %s%s%s\n",
+			strerror(r.err), r.msg[0] ? ": " : "", r.msg);
+		return 0;
+	}
+	return id.val;
+}
+
+/*
+ * Request @c on socket @s into @r: its errno, 0 on success. A num_attr
+ * @want (or NULL) is looked for in the reply.
+ */
+static int request_on(struct mnl_socket *s, const struct tcase *c,
+		      struct num_attr *want, struct reply *r)
+{
+	struct mnl_socket *was = nl;
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+
+	*r = (struct reply){ .on_msg = want ? num_attr_msg : NULL, .ctx = want };
+	nl = s;
+	transact(build(buf, c), r);
+	nl = was;
+	return r->err;
+}
+
+/* @c, its MAGNET_A_SESSION set to @s. */
+static struct tcase *in_session(struct tcase *c, uint32_t s)
+{
+	for (struct tattr *a = c->a; a < c->a + 10 && a->fmt != END; a++)
+		if (a->type == MAGNET_A_SESSION)
+			a->num = s;
+	return c;
+}
+
+/* What the kernel says to a socket acting in another socket's session. */
+#define OTHERS_SESSION "session of another socket"
+
+/*
+ * Check that request @c on socket @s ends in @err (0: succeeds), its ack
+ * saying @msg (NULL: anything); a num_attr @want (or NULL) is looked for
+ * in the reply.
+ */
+static void expect(struct mnl_socket *s, const struct tcase *c,
+		   struct num_attr *want, int err, const char *msg,
+		   const char *what)
+{
+	struct reply r;
+
+	request_on(s, c, want, &r);
+	check(r.err == err && (!msg || strstr(r.msg, msg)), "%s: %s%s%s", what,
+	      strerror(r.err), r.msg[0] ? ": " : "", r.msg);
+}
+
+/*
+ * Two sockets, each with a session of its own. Both are root's, so what
+ * keeps the second out of the first's session is the session alone: it
+ * may not make, change or remove anything there, however it names it
+ * (EPERM). Names are per session: the same buffer and probe names are
+ * made in both sessions and in the default one. Closing the second
+ * socket ends its session and takes its objects, not the first's.
+ */
+static int sessions(void)
+{
+	struct tcase buffer = { "buffer add", MAGNET_CMD_BUFFER_NEW, 0,
+		{ S(BUFFER_NAME, "ses_b"), A(BUFFER_SIZE, U64, 65536),
+		  A(SESSION, U32, 0) } };
+	struct tcase probe = { "probe add", MAGNET_CMD_PROBE_NEW, 0,
+		{ S(PROBE_NAME, "ses_p"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+		  S(PROBE_TARGET, "__x64_sys_fsync"), S(BUFFER_NAME, "ses_b"),
+		  A(SESSION, U32, 0) } };
+	/* What the second socket tries on the first's objects. */
+	struct tcase theirs[] = {
+		{ "remove its probe by id", MAGNET_CMD_PROBE_DEL, 0,
+		  { A(PROBE_ID, U16, 0) } },
+		{ "disable its probe by id", MAGNET_CMD_PROBE_SET, 0,
+		  { A(PROBE_ID, U16, 0), A(PROBE_ENABLED, U8, 0) } },
+		{ "add a rule to its probe by id", MAGNET_CMD_FILTER_NEW, 0,
+		  { A(PROBE_ID, U16, 0), A(FILTER_TGID, U32, 1) } },
+		{ "remove its probe by name", MAGNET_CMD_PROBE_DEL, 0,
+		  { S(PROBE_NAME, "ses_p"), A(SESSION, U32, 0) } },
+		{ "remove its buffer", MAGNET_CMD_BUFFER_DEL, 0,
+		  { S(BUFFER_NAME, "ses_b"), A(SESSION, U32, 0) } },
+	};
+	struct tcase plain = { "buffer add", MAGNET_CMD_BUFFER_NEW, 0,
+		{ S(BUFFER_NAME, "ses_b"), A(BUFFER_SIZE, U64, 65536) } };
+	struct tcase plain_del = { "buffer del", MAGNET_CMD_BUFFER_DEL, 0,
+		{ S(BUFFER_NAME, "ses_b") } };
+	struct tcase buffer_get = { "buffer get", MAGNET_CMD_BUFFER_GET, 0,
+		{ S(BUFFER_NAME, "ses_b"), A(SESSION, U32, 0) } };
+	struct tcase probe_get = { "probe get", MAGNET_CMD_PROBE_GET, 0,
+		{ A(PROBE_ID, U16, 0) } };
+	struct tcase end = { "session del", MAGNET_CMD_SESSION_DEL, 0,
+		{ A(SESSION, U32, 0) } };
+	struct num_attr id1 = { MAGNET_A_PROBE_ID, 0 };
+	struct num_attr id2 = { MAGNET_A_PROBE_ID, 0 };
+	struct num_attr listed = { MAGNET_A_SESSION, 0 };
+	struct mnl_socket *one = nl, *two;
+	char what[128];
+	uint32_t s1, s2;
+	size_t i;
+
+	open_family();
+	two = nl;
+	nl = one;
+	s1 = session_new();
+	nl = two;
+	s2 = session_new();
+	nl = one;
+	check(s1 && s2 && s1 != s2, "two sockets, a session each (%u, %u)",
+	      s1, s2);
+	if (!s1 || !s2)
+		return harness_summary();
+
+	expect(two, in_session(&buffer, s1), NULL, EPERM, OTHERS_SESSION,
+	       "the second socket may not make a buffer in the first's session");
+	expect(one, in_session(&buffer, s1), NULL, 0, NULL,
+	       "the first makes buffer ses_b in its session");
+	expect(two, in_session(&buffer, s2), NULL, 0, NULL,
+	       "the second makes a buffer of the same name in its own");
+	expect(one, &plain, NULL, 0, NULL, "... and in the default session");
+	expect(two, in_session(&probe, s1), NULL, EPERM, OTHERS_SESSION,
+	       "the second may not make a probe in the first's session");
+	expect(one, in_session(&probe, s1), &id1, 0, NULL,
+	       "the first makes probe ses_p in its session");
+	expect(two, in_session(&probe, s2), &id2, 0, NULL,
+	       "the second a probe of the same name in its own");
+	check(id1.val && id2.val && id1.val != id2.val,
+	      "... two probes ses_p, ids %u and %u", id1.val, id2.val);
+
+	for (i = 0; i < sizeof(theirs) / sizeof(theirs[0]); i++) {
+		if (theirs[i].a[0].type == MAGNET_A_PROBE_ID)
+			theirs[i].a[0].num = id1.val;
+		snprintf(what, sizeof(what),
+			 "the second may not %s in the first's session",
+			 theirs[i].what);
+		expect(two, in_session(&theirs[i], s1), NULL, EPERM,
+		       OTHERS_SESSION, what);
+	}
+
+	expect(one, in_session(&buffer_get, s1), &listed, 0, NULL,
+	       "buffer ses_b of the first session listed");
+	check(listed.val == s1, "... as of session %u (%u)", s1, listed.val);
+	listed.val = 0;
+	expect(one, in_session(&buffer_get, s2), &listed, 0, NULL,
+	       "that of the second listed");
+	check(listed.val == s2, "... as of session %u (%u)", s2, listed.val);
+	expect(one, &plain_del, NULL, 0, NULL,
+	       "the default session's ses_b removed");
+
+	/* Closing a socket ends its session, and only its. */
+	mnl_socket_close(two);
+	expect(one, in_session(&buffer_get, s2), NULL, ENOENT, NULL,
+	       "the second socket closed: its buffer is gone");
+	probe_get.a[0].num = id2.val;
+	expect(one, &probe_get, NULL, ENOENT, NULL, "... its probe");
+	expect(one, in_session(&end, s2), NULL, ENOENT, NULL,
+	       "... its session");
+	probe_get.a[0].num = id1.val;
+	expect(one, in_session(&buffer_get, s1), NULL, 0, NULL,
+	       "the first session's buffer stays");
+	expect(one, &probe_get, NULL, 0, NULL, "... and its probe");
+	expect(one, in_session(&end, s1), NULL, 0, NULL,
+	       "the first socket ends its session");
+	expect(one, &buffer_get, NULL, ENOENT, NULL, "... its buffer goes");
+	expect(one, &probe_get, NULL, ENOENT, NULL, "... and its probe");
+	return harness_summary();
+}
+
 /* --- churn -------------------------------------------------------------------- */
 
 
@@ -1935,7 +2126,7 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		fprintf(stderr,
 			"usage: magnet-nltest badinput | unpriv | faults | churn N SYMBOL |\n"
-			"       fuzz N SEED PROBE BUFFER | probestats | owned |\n"
+			"       fuzz N SEED PROBE BUFFER | probestats | owned | sessions |\n"
 			"       program PROBE [N*]CODE,JT,JF,K...\n");
 		return 2;
 	}
@@ -1955,6 +2146,8 @@ int main(int argc, char **argv)
 		return probe_stats_agree();
 	if (!strcmp(argv[1], "owned"))
 		return owned();
+	if (!strcmp(argv[1], "sessions"))
+		return sessions();
 	if (!strcmp(argv[1], "program") && argc > 3)
 		return packet_program(argv[2], argc - 3, argv + 3);
 	fprintf(stderr, "magnet-nltest: unknown mode %s\n", argv[1]);

@@ -141,6 +141,8 @@ check "... which takes its probes with it" \
 	sh -c "! magnetctl probe list | awk -v s=$sid '\$NF == s' | grep -q ."
 wait $co 2> /dev/null
 check_fails "a session that does not exist: session del fails" magnetctl session del $sid
+check "two sockets, a session each: neither may change the other's, a name is per session" \
+	run_nl magnet-nltest sessions
 
 # --- limits ------------------------------------------------------------------
 echo 1 > /sys/module/magnet/parameters/max_sessions
