@@ -23,6 +23,14 @@
  *                               change the other's, names are per session,
  *                               a session ends with its socket (see
  *                               sessions())
+ *   magnet-nltest session-hold SYM SIZE
+ *                               make a session, in it a buffer "hold" of
+ *                               SIZE bytes a CPU (N, NK or NM; overwrite
+ *                               mode) and an enabled kprobe "hold" on SYM
+ *                               logging into it, print the session's id,
+ *                               then wait until killed (its session ends
+ *                               with it): a session's cost, for the
+ *                               benchmarks
  *   magnet-nltest faults        (fault-injection kernels) make the 1st, 2nd,
  *                               ... allocation of each kind of creating
  *                               request fail (/proc/thread-self/fail-nth):
@@ -2017,6 +2025,55 @@ static int sessions(void)
 	return harness_summary();
 }
 
+/*
+ * A session that lasts until this program is killed: made on this
+ * socket, with buffer "hold" of @size bytes a CPU (overwrite mode) and
+ * an enabled kprobe "hold" on @sym logging into it. Prints the session's
+ * id once all is in place (for the benchmarks: bench/scripts/session-cost.sh).
+ */
+static int session_hold(const char *sym, const char *size_arg)
+{
+	char *end;
+	unsigned long long size = strtoull(size_arg, &end, 0);
+	uint32_t s;
+	struct reply r;
+
+	if (!strcmp(end, "K") || !strcmp(end, "M"))
+		size <<= *end == 'K' ? 10 : 20;
+	else if (*end)
+		size = 0;
+	if (!size) {
+		fprintf(stderr, "magnet-nltest: session-hold: bad size %s (bytes, or NK or NM)\n",
+			size_arg);
+		return 2;
+	}
+	s = session_new();
+	if (!s)
+		return 1;
+	const struct tcase make[] = {
+		{ "buffer add", MAGNET_CMD_BUFFER_NEW, 0,
+		  { S(BUFFER_NAME, "hold"), A(BUFFER_SIZE, U64, size),
+		    A(BUFFER_MODE, U8, MAGNET_BUFFER_OVERWRITE),
+		    A(SESSION, U32, s) } },
+		{ "probe add", MAGNET_CMD_PROBE_NEW, 0,
+		  { S(PROBE_NAME, "hold"), A(PROBE_KIND, U8, MAGNET_PROBE_KPROBE),
+		    S(PROBE_TARGET, sym), S(BUFFER_NAME, "hold"),
+		    A(SESSION, U32, s) } },
+	};
+	for (size_t i = 0; i < sizeof(make) / sizeof(make[0]); i++) {
+		if (request_on(nl, &make[i], NULL, &r)) {
+			fprintf(stderr, "magnet-nltest: session-hold: %s: %s%s%s\n",
+				make[i].what, strerror(r.err),
+				r.msg[0] ? ": " : "", r.msg);
+			return 1;
+		}
+	}
+	printf("%u\n", s);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 /* --- churn -------------------------------------------------------------------- */
 
 
@@ -2127,7 +2184,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: magnet-nltest badinput | unpriv | faults | churn N SYMBOL |\n"
 			"       fuzz N SEED PROBE BUFFER | probestats | owned | sessions |\n"
-			"       program PROBE [N*]CODE,JT,JF,K...\n");
+			"       session-hold SYMBOL SIZE | program PROBE [N*]CODE,JT,JF,K...\n");
 		return 2;
 	}
 	open_family();
@@ -2148,6 +2205,8 @@ int main(int argc, char **argv)
 		return owned();
 	if (!strcmp(argv[1], "sessions"))
 		return sessions();
+	if (!strcmp(argv[1], "session-hold") && argc == 4)
+		return session_hold(argv[2], argv[3]);
 	if (!strcmp(argv[1], "program") && argc > 3)
 		return packet_program(argv[2], argc - 3, argv + 3);
 	fprintf(stderr, "magnet-nltest: unknown mode %s\n", argv[1]);
