@@ -103,6 +103,16 @@ SCALING = [
     ("magnet-16-probes-16-buffers", "magnet, 16 kprobes into 16 buffers", "none-1cpu", 16),
 ]
 
+# Sessions: (case, what, sessions or probes on the function).
+SESSIONS = [
+    ("default-1", "1 probe in the default session", 1),
+    ("sessions-1", "1 session, its probe", 1),
+    ("sessions-2", "2 sessions, a probe each", 2),
+    ("sessions-4", "4 sessions, a probe each", 4),
+    ("default-2", "2 probes in the default session", 2),
+    ("default-4", "4 probes in the default session", 4),
+]
+
 
 # The stream benchmark's cases: (experiment, case, what).
 STREAM = [
@@ -876,6 +886,79 @@ def scaling_section(doc, path):
     return out + remarks(doc)
 
 
+# --- 8. sessions ---------------------------------------------------------------------
+
+def sessions_summary(doc):
+    runs = {c: by_run(v) for c, v in doc["runs"].items()}
+    if not runs.get("none"):
+        return None
+    base = statistics.median(runs["none"].values())
+    s = {"none": spread(runs["none"].values()), "rows": [], "more": []}
+    for case, _, n in SESSIONS:
+        r = runs.get(case)
+        if r:
+            s["rows"].append({"case": case, "ns": spread(r.values()),
+                              "added": spread(v - base for v in r.values()),
+                              "per": spread((v - base) / n for v in r.values())})
+    # One more session, or probe: same-numbered runs' differences, per one added.
+    for kind in ("sessions", "default"):
+        for a, b in ((1, 2), (2, 4)):
+            ra, rb = runs.get("%s-%d" % (kind, a), {}), runs.get("%s-%d" % (kind, b), {})
+            d = [(rb[i] - ra[i]) / (b - a) for i in sorted(set(ra) & set(rb))]
+            if d:
+                s["more"].append({"kind": kind, "from": a, "to": b, "ns": spread(d)})
+    return s
+
+
+SESSIONS_INTRO = (
+    "getppid() on CPU 0 under kprobes on __x64_sys_getppid: 1, 2 and 4 "
+    "sessions, each with its own kprobe logging into its own buffer (each "
+    "session made and held by a magnet-nltest session-hold, whose netlink "
+    "socket it lives by), against 1, 2 and 4 probes on the function in the "
+    "default session, a buffer each. Buffers of 256 KiB in overwrite mode, "
+    "no reader: the producer side only. Each run's figure is the fastest of "
+    "its five chunks of calls (the host's disturbances only add time). Added "
+    "is against the no-probe loop's median; per session or probe divides it "
+    "by their number.\n")
+
+
+def sessions_section(doc, path):
+    s = doc["summary"] if doc.get("summary_only") else sessions_summary(doc)
+    out = ["## 8. Sessions on one probe point\n"] + provenance(doc, path)
+    if s is None:
+        return out + ["_No figures: the no-probe case did not run._\n"] + remarks(doc)
+    out += [SESSIONS_INTRO,
+            "| case | ns per call | added over no probe | added per session or probe |",
+            "|---|---|---|---|",
+            "| no probe | %s | | |" % fmt_spread(s["none"], "%.0f")]
+    what = {c: w for c, w, _ in SESSIONS}
+    for r in s["rows"]:
+        out.append("| %s | %s | %s | %s |" % (
+            what[r["case"]], fmt_spread(r["ns"], "%.0f"), fmt_spread(r["added"], "%+.0f"),
+            fmt_spread(r["per"], "%+.0f")))
+    out.append("")
+    more = {(m["kind"], m["from"], m["to"]): m["ns"] for m in s["more"]}
+    steps = sorted({(a, b) for _, a, b in more})
+    if steps:
+        out += ["What one more on the function adds per call: the median of the "
+                "same-numbered runs' differences, per one added, and their range.\n",
+                "| from → to | a session | a probe in the default session |",
+                "|---|---|---|"]
+        for a, b in steps:
+            out.append("| %d → %d | %s | %s |" % (a, b, *(
+                fmt_spread(more[(k, a, b)], "%+.0f") if (k, a, b) in more else "-"
+                for k in ("sessions", "default"))))
+        out.append("")
+    ses, dflt = more.get(("sessions", 1, 2)), more.get(("default", 1, 2))
+    if ses and dflt:
+        out.append("A second session on the point costs %+.0f ns per call (runs: %+.0f "
+                   "to %+.0f); a second probe in the default session %+.0f (%+.0f to "
+                   "%+.0f): %s.\n" % (tuple(ses) + tuple(dflt) + (
+                       "the ranges overlap" if ses[1] <= dflt[2] and dflt[1] <= ses[2]
+                       else "the ranges do not overlap",)))
+    return out + remarks(doc)
+
+
 # --- 5 and 6. the packet filter ----------------------------------------------------
 
 def added_ratio(case, ref, none, draws=2000):
@@ -1083,6 +1166,7 @@ def render(results, plots):
          lambda d, p: pfilter_section(d, p, True)),
         ("stream-filter-icount", "## 7. The competing stream in instructions",
          stream_icount_section),
+        ("session-cost", "## 8. Sessions on one probe point", sessions_section),
     ]
     for name, title, make in sections:
         if name is None:
@@ -1091,7 +1175,7 @@ def render(results, plots):
             out += make(docs[name], "results/%s.json" % name)
         else:
             out += missing(title, name)
-    known = {"cost", "throughput", "scaling", "pfilter", "pfilter-icount",
+    known = {"cost", "throughput", "scaling", "session-cost", "pfilter", "pfilter-icount",
              "stream-filter-icount", "stream-paper", "stream-filter", "stream-sampling"}
     for name in sorted(set(docs) - known):
         print("bench: results/%s.json is no section of the report" % name, file=sys.stderr)
