@@ -73,6 +73,26 @@ best_ns_per_call() {
 	echo "$b"
 }
 
+# bench_probes N SYM SIZE: for the benchmarks, kprobes p1..pN on SYM,
+# each logging into a buffer of its own, b1..bN of SIZE bytes a CPU in
+# overwrite mode; bench_probes_del N removes them.
+bench_probes() {
+	i=1
+	while [ $i -le $1 ]; do
+		magnetctl buffer add b$i size $3 mode overwrite > /dev/null
+		magnetctl probe add p$i kprobe $2 buffer b$i > /dev/null
+		i=$((i + 1))
+	done
+}
+bench_probes_del() {
+	i=1
+	while [ $i -le $1 ]; do
+		magnetctl probe del p$i
+		magnetctl buffer del b$i
+		i=$((i + 1))
+	done
+}
+
 # bench_tracefs: for the benchmarks, tracefs at $T and no command-name
 # recording. That option hooks sched_switch whenever an event is enabled
 # and unhooks it when the last is disabled, and patching that hot site

@@ -75,17 +75,11 @@ for n in 4 16; do
 	i=1
 	while [ $i -le $n ]; do
 		magnetctl probe del p$i
-		magnetctl buffer add b$i size 256K mode overwrite > /dev/null
-		magnetctl probe add p$i kprobe $SYM buffer b$i > /dev/null
 		i=$((i + 1))
 	done
+	bench_probes $n $SYM 256K
 	run magnet-$n-probes-$n-buffers 1
-	i=1
-	while [ $i -le $n ]; do
-		magnetctl probe del p$i
-		magnetctl buffer del b$i
-		i=$((i + 1))
-	done
+	bench_probes_del $n
 done
 
 unload_all

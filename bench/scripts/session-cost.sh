@@ -57,21 +57,11 @@ dispatch() {
 run none
 for n in 1 2 4; do
 	# n probes in the default session, a buffer each
-	i=1
-	while [ $i -le $n ]; do
-		magnetctl buffer add b$i size $SIZE mode overwrite > /dev/null
-		magnetctl probe add p$i kprobe $SYM buffer b$i > /dev/null
-		i=$((i + 1))
-	done
+	bench_probes $n $SYM $SIZE
 	dispatch default-$n
 	run default-$n
 	check "default-$n: every probe logged every call" logged_all $n
-	i=1
-	while [ $i -le $n ]; do
-		magnetctl probe del p$i
-		magnetctl buffer del b$i
-		i=$((i + 1))
-	done
+	bench_probes_del $n
 
 	# n sessions, each with its probe and its buffer
 	pids=
