@@ -90,6 +90,8 @@ check "summary: packets" grep -qx \
 	'magnet-read: 8 packets captured, 0 filtered, 1 without packet data' "$T/err"
 check "summary: records (the line the suites read)" grep -qx \
 	'magnet-read: 41 records, 3 lost' "$T/err"
+same "$(head -1 "$T/err")" "magnet-read: reading from file $T/t.mtr" \
+	"one line to start, naming the file read (tcpdump's \"reading from file\")"
 check "per-hop statistics on stderr" grep -qE \
 	'^  sock-queue -> app +1 +22\.000 +22\.000 +22\.000 +22\.000$' "$T/err"
 check "per-hop statistics: count, min, median, p99, max" grep -qE \
@@ -330,7 +332,8 @@ cp "$T/out" "$T/live.txt"
 cp "$T/err" "$T/live.err"
 mr -r "$T/copy.mtr" -n 'udp or tcp'
 check "--trace FILE --print EXPR and -r FILE EXPR print the same" cmp "$T/live.txt" "$T/out"
-check "... and say the same on stderr" cmp "$T/live.err" "$T/err"
+same "$(sed 1d "$T/live.err")" "$(sed 1d "$T/err")" \
+	"... and say the same on stderr, after the line naming the file read"
 check "--trace saves every record, unfiltered, as read" cmp "$T/t.mtr" "$T/copy.mtr"
 mr -r "$T/t.mtr" --trace "$T/copy2.mtr" tcp
 same "$(wc -c < "$T/out")" 0 "--trace without --print prints nothing"
@@ -341,12 +344,12 @@ same "$rc:$(head -1 "$T/out")" \
 	"version 1 trace files are read (times as CLOCK_MONOTONIC)"
 $GEN --truncate "$T/trunc.mtr"
 mr -r "$T/trunc.mtr" -n
-same "$rc:$(cat "$T/err")" "1:magnet-read: $T/trunc.mtr: truncated: ends inside a record at byte $(($(wc -c < "$T/t.mtr") - 176))" \
-	"truncated file: one line, status 1"
+same "$rc:$(sed 1d "$T/err")" "1:magnet-read: $T/trunc.mtr: truncated: ends inside a record at byte $(($(wc -c < "$T/t.mtr") - 176))" \
+	"truncated file: one line after the one that starts, status 1"
 $GEN --garbage "$T/garbage.mtr"
 mr -r "$T/garbage.mtr" -n
-same "$rc:$(cat "$T/err")" "1:magnet-read: $T/garbage.mtr: damaged record at byte 272" \
-	"damaged file: one line, status 1"
+same "$rc:$(sed 1d "$T/err")" "1:magnet-read: $T/garbage.mtr: damaged record at byte 272" \
+	"damaged file: one line after the one that starts, status 1"
 echo "not a trace" > "$T/bad.mtr"
 mr -r "$T/bad.mtr"
 same "$rc:$(cat "$T/err")" "1:magnet-read: $T/bad.mtr is neither a magnet trace file nor a pcapng file" \

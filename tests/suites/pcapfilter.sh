@@ -259,7 +259,7 @@ live_compare() {
 	m=$(tcpdump_lines /tmp/pf-live.pcapng "")
 	k=$(echo "$t" | grep -c .)
 	kf=$(sed -n 's/^magnet-read: \([0-9]*\) records filtered in the kernel$/\1/p' /tmp/pf-live.err)
-	if ! grep -q 'the expression runs in the kernel too' /tmp/pf-live.err; then
+	if ! grep -q '^magnet-read: capturing on .*, expression in the kernel$' /tmp/pf-live.err; then
 		fail "in the kernel: '$1'" "it did not run there: $(grep expression /tmp/pf-live.err)"
 	elif [ "$t" != "$m" ]; then
 		fail "in the kernel: '$1'" "tcpdump selected $k packets, magnet-read $(echo "$m" | grep -c .)"
@@ -291,13 +291,14 @@ live_compare 'udp[8] << udp[9] = 0'
 
 live inbound and udp
 check "an expression on the direction runs here only, and says why" \
-	grep -q 'the expression runs here only: it asks about the device or the direction' /tmp/pf-live.err
+	grep -q '^magnet-read: capturing on .*, expression here only: it asks about the device or the direction' /tmp/pf-live.err
 check "... and selects what tcpdump selects" same_lines \
 	"$(tcpdump_lines /tmp/pf-live.pcap '(udp or tcp) and (inbound and udp)')" \
 	"$(tcpdump_lines /tmp/pf-live.pcapng '')"
 live --no-kernel-filter udp port 5001
 check "--no-kernel-filter: the expression runs here only" \
-	sh -c "! grep -q 'filtered in the kernel' /tmp/pf-live.err"
+	sh -c "! grep -q 'filtered in the kernel' /tmp/pf-live.err &&
+	       grep -q ', expression here only: --no-kernel-filter$' /tmp/pf-live.err"
 check "... and selects what tcpdump selects" same_lines \
 	"$(tcpdump_lines /tmp/pf-live.pcap '(udp or tcp) and (udp port 5001)')" \
 	"$(tcpdump_lines /tmp/pf-live.pcapng '')"

@@ -237,8 +237,8 @@ $M/bin/setpriv --reuid=smon --regid=smon --init-groups --inh-caps=+net_admin \
 	> /tmp/smon-cap.out 2> /tmp/smon-cap.err &
 SC=$!
 check "smon, with CAP_NET_ADMIN, captures with magnet-read -P" \
-	wait_for 30 grep -q 'probe udp-send.socket' /tmp/smon-cap.err
-cat /tmp/smon-cap.err | grep -v '^magnet-read: probe '
+	wait_for 30 grep -q '^magnet-read: capturing on udp-send ' /tmp/smon-cap.err
+cat /tmp/smon-cap.err
 sid=$(magnetctl session list | awk -v p=$SC '$3 == p { print $1 }')
 check "its session is smon's (uid 1001)" \
 	sh -c "magnetctl session list | awk -v p=$SC '\$3 == p && \$2 == 1001' | grep -q ."

@@ -24,10 +24,10 @@ check "... its udp-send probes are in the default session" \
 	sh -c "magnetctl probe list | awk '\$2 == \"udp-send.socket\" && \$NF == 0' | grep -q ."
 
 # --- two captures beside it, overlapping -------------------------------------
-# start_capture NAME SETS EXPRESSION: magnet-read -P in the background ($!),
-# the packets that passed va
+# start_capture NAME SETS EXPRESSION [OPTION]: magnet-read -P in the
+# background ($!), the packets that passed va
 start_capture() {
-	magnet-read -n -q -i va -P "$2" -w /tmp/ses-$1.pcapng "$3" \
+	magnet-read -n -q -i va -P "$2" -w /tmp/ses-$1.pcapng $4 "$3" \
 		> /tmp/ses-$1.out 2> /tmp/ses-$1.err &
 }
 # session_of PID: the session process PID made
@@ -43,10 +43,14 @@ start_capture one udp-send,udp-recv "udp and dst port 5001"
 c1=$!
 start_capture two udp-send,tcp-send "udp and dst port 5002"
 c2=$!
-capturing() { grep -q 'runs in the kernel too' /tmp/ses-$1.err; }
+capturing() { grep -q '^magnet-read: capturing on ' /tmp/ses-$1.err; }
 check "the first capture starts beside magnetd" wait_for 30 capturing one
 check "the second too, on probe sets the first and magnetd use" wait_for 30 capturing two
-cat /tmp/ses-one.err /tmp/ses-two.err | grep -v '^magnet-read: probe ' | head
+cat /tmp/ses-one.err /tmp/ses-two.err | head
+check "one line says it started: the sets, the probes, the expression in the kernel" \
+	grep -qE '^magnet-read: capturing on udp-send,udp-recv \([0-9]+ probes(, [0-9]+ layers? skipped)?\), expression in the kernel$' /tmp/ses-one.err
+check "... and no line per probe without -v" \
+	sh -c "! grep -q '^magnet-read: probe ' /tmp/ses-one.err"
 magnetctl session list
 check "magnetctl session list shows the two sessions" \
 	sh -c "[ \$(magnetctl session list | sed 1d | wc -l) -eq 2 ]"
@@ -81,7 +85,7 @@ wait $c1
 check "the first capture exits 0" [ $? -eq 0 ]
 wait $c2
 check "the second too" [ $? -eq 0 ]
-cat /tmp/ses-one.err /tmp/ses-two.err | grep -v '^magnet-read: probe '
+cat /tmp/ses-one.err /tmp/ses-two.err
 
 # the packets of a pcap file as tcpdump -q prints them, sorted
 lines() {
@@ -106,9 +110,13 @@ check "... with their buffers' directories" \
 check "magnetd is still healthy" healthy
 
 # --- killed mid-capture ------------------------------------------------------
-start_capture killed udp-send,udp-recv ""
+start_capture killed udp-send,udp-recv "" -v
 ck=$!
-check "a third capture starts" wait_for 30 sh -c "grep -q 'probe udp-recv' /tmp/ses-killed.err"
+check "a third capture starts" wait_for 30 capturing killed
+check "... with -v, a line per probe before" \
+	grep -qE '^magnet-read: probe udp-recv\.app on [a-z_]+$' /tmp/ses-killed.err
+check "... and no expression: none said" \
+	grep -qE '^magnet-read: capturing on udp-send,udp-recv \([0-9]+ probes(, [0-9]+ layers? skipped)?\)$' /tmp/ses-killed.err
 inA magnet-test udp-send 10.9.0.2 5001 3 100 > /dev/null
 kill -9 $ck
 wait $ck 2> /dev/null
@@ -121,7 +129,7 @@ check "... and its buffer" sh -c "[ \$(magnetctl buffer list | awk '\$NF != 0' |
 # --- who may change what -----------------------------------------------------
 magnet-read -n -q -i va -B 8192 -P udp-send > /dev/null 2> /tmp/ses-other.err &
 co=$!
-wait_for 30 sh -c "grep -q 'probe udp-send' /tmp/ses-other.err"
+wait_for 30 sh -c "grep -q '^magnet-read: capturing on udp-send ' /tmp/ses-other.err"
 sid=$(session_of $co)
 pid=$(column udp-send.socket "$sid" ID)
 echo "# session $sid, its probe udp-send.socket is $pid"
@@ -148,7 +156,7 @@ check "two sockets, a session each: neither may change the other's, a name is pe
 echo 1 > /sys/module/magnet/parameters/max_sessions
 start_capture lim1 udp-send ""
 l1=$!
-wait_for 30 sh -c "grep -q 'probe udp-send' /tmp/ses-lim1.err"
+wait_for 30 capturing lim1
 magnet-read -q -P udp-recv > /dev/null 2> /tmp/ses-lim2.err
 rc=$?
 cat /tmp/ses-lim2.err

@@ -262,6 +262,21 @@ static void summary(struct state *st)
 }
 
 /*
+ * Once all is in place, one line that says what is read, as tcpdump's
+ * "listening on" and "reading from file": -P's probe sets, the buffer,
+ * or the file.
+ */
+static void started(const struct options *o)
+{
+	if (o->probe_sets)
+		probes_started(o);
+	else if (o->read_file)
+		fprintf(stderr, PROG ": reading from file %s\n", o->read_file);
+	else
+		fprintf(stderr, PROG ": reading buffer %s\n", o->buffer);
+}
+
+/*
  * -r of a pcapng file: its packets, one journey each, shown as a live
  * capture's are (the expression, -c, -w, the per-hop statistics).
  */
@@ -354,6 +369,7 @@ int main(int argc, char **argv)
 				pcapng_flush_each(st.pcap);
 			st.hops = hops_new();
 			st.packets_in = true;
+			started(&o);
 			ret = read_pcapng(&st, in);
 			pcapng_close_read(in);
 			if (pcapng_close(st.pcap) | timeline_close(st.timeline) ||
@@ -408,6 +424,7 @@ int main(int argc, char **argv)
 	st.js = journeys_new(o.journey_timeout_ns, o.snaplen);
 	st.hops = hops_new();
 	st.save_only = save_only(&o);
+	started(&o);
 
 	while (stop < 2 && !st.done && !end) {
 		bool pending;

@@ -205,6 +205,11 @@ int data_path(const struct options *o, char *path, size_t size);
  */
 int add_probes(const struct options *o);
 /*
+ * After add_probes(): the one line that says the capture has started
+ * (the sets, how many probes, where the expression runs).
+ */
+void probes_started(const struct options *o);
+/*
  * Remove -P's probes now: nothing if there are none, or if -Z gave up the
  * privilege to (they go with the socket, at exit).
  */

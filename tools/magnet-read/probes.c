@@ -49,18 +49,18 @@ void remove_probes(void)
 
 /*
  * The expression as a filter rule of each probe (type "packet"), so that
- * what it rejects costs no record. Where it cannot run there, say why;
- * the expression runs here anyway.
+ * what it rejects costs no record. NULL if it runs there; else why not
+ * (the expression runs here anyway).
  */
-static bool kernel_filter(const struct options *o)
+static const char *kernel_filter(const struct options *o)
 {
 	static struct filter_rule r;	/* a few KiB */
 	char *argv[] = { "packet", o->filter_text };
 	const char *why = expr_kernel_why_not(o->filter);
-	struct parse_error e;
+	static struct parse_error e;
 
-	if (!o->filter_text || o->no_kernel_filter)
-		return false;
+	if (o->no_kernel_filter)
+		return "--no-kernel-filter";
 	if (!why && o->trace_file)
 		why = "--trace saves every record";
 	filter_rule_init(&r);
@@ -70,17 +70,13 @@ static bool kernel_filter(const struct options *o)
 		print_nl_error();
 		why = "the kernel refused it";
 	}
-	if (why) {
-		fprintf(stderr, PROG ": the expression runs here only: %s\n",
-			why);
-		return false;
-	}
-	fprintf(stderr, PROG ": the expression runs in the kernel too: packets it rejects are not logged\n");
-	return true;
+	return why;
 }
 
 static unsigned long long kernel_filtered;
 static bool kernel_filtering;
+static const char *why_not_kernel;	/* the expression runs here only */
+static unsigned int added, skipped;	/* probes, layers this kernel lacks */
 
 /* Before the probes go: what their rules dropped. */
 void count_kernel_filtered(void)
@@ -188,24 +184,47 @@ int add_probes(const struct options *o)
 	for (unsigned int i = 0; i < probes.count; i++) {
 		const struct probeset_probe *p = &probes.probe[i];
 
-		if (!p->error)
-			fprintf(stderr, PROG ": probe %s on %s\n", p->name,
-				p->target);
-		else if (p->error == ENOENT)
-			fprintf(stderr, PROG ": probe %s skipped: this kernel has no function for it\n",
-				p->name);
-		else
+		added += !p->error;
+		skipped += p->error == ENOENT;
+		if (p->error && p->error != ENOENT)
 			fprintf(stderr, PROG ": probe %s not added: %s\n",
 				p->name, strerror(p->error));
+		else if (o->verbose && !p->error)
+			fprintf(stderr, PROG ": probe %s on %s\n", p->name,
+				p->target);
+		else if (o->verbose)
+			fprintf(stderr, PROG ": probe %s skipped: this kernel has no function for it\n",
+				p->name);
 	}
-	if (!enabled) {
-		kernel_filtering = kernel_filter(o);
-		if (probeset_enable(nl, &probes)) {
-			print_nl_error();
-			return -1;
-		}
+	if (o->filter_text) {
+		why_not_kernel = kernel_filter(o);
+		kernel_filtering = !why_not_kernel;
+	}
+	if (!enabled && probeset_enable(nl, &probes)) {
+		print_nl_error();
+		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The one line that says the capture has started, as tcpdump's
+ * "listening on": the probe sets, how many probes, where the expression
+ * runs. -v listed each probe before it.
+ */
+void probes_started(const struct options *o)
+{
+	fprintf(stderr, PROG ": capturing on %s (%u probe%s", o->probe_sets,
+		added, added == 1 ? "" : "s");
+	if (skipped)
+		fprintf(stderr, ", %u layer%s skipped", skipped,
+			skipped == 1 ? "" : "s");
+	fputc(')', stderr);
+	if (o->filter_text && why_not_kernel)
+		fprintf(stderr, ", expression here only: %s", why_not_kernel);
+	else if (o->filter_text)
+		fputs(", expression in the kernel", stderr);
+	fputc('\n', stderr);
 }
 
 /* -Z: run as @user from now on (as root only, as tcpdump does). */
