@@ -316,9 +316,17 @@ for f in -p -I '-y EN10MB' -L -K -O '-Q in'; do
 done
 if [ "$(id -u)" = 0 ]; then
 	chmod 1777 "$T"
-	mr -r "$T/t.mtr" -Z nobody -w "$T/z.pcapng"
-	check "-Z nobody: the file is made as nobody, after the input is open" \
-		sh -c "[ $rc -eq 0 ] && [ \"\$(stat -c %U '$T/z.pcapng')\" = nobody ]"
+	mr -r "$T/t.mtr" -Z nobody -w "$T/z.pcapng" --trace "$T/z.mtr" \
+		--perfetto "$T/z.json"
+	same "$rc:$(stat -c %U "$T/z.pcapng" "$T/z.mtr" "$T/z.json" | tr '\n' ' ')" \
+		"0:nobody nobody nobody " \
+		"-Z nobody: -w's, --trace's and --perfetto's files are made as nobody"
+	mkdir "$T/root-only"
+	mr -r "$T/t.mtr" -Z nobody -w "$T/root-only/z.pcapng"
+	same "$rc:$(cat "$T/err"):$(ls "$T/root-only")" \
+		"1:magnet-read: $T/root-only/z.pcapng: Permission denied:" \
+		"-Z nobody: a file where nobody may not write is refused, as to nobody"
+	rmdir "$T/root-only"
 	mr -r "$T/t.mtr" -Z no-such-user-here -q
 	check "-Z: an unknown user is an error" sh -c \
 		"[ $rc -eq 1 ] && grep -q 'no such user' '$T/err'"
@@ -596,6 +604,11 @@ same "$?:$(grep -c '^not ok' "$T/tec.txt")" "1:3" "the trace-event checker fails
 mr -r "$D" --perfetto "$T/nodir/tl.json"
 same "$rc:$(cat "$T/err")" "1:magnet-read: $T/nodir/tl.json: No such file or directory" \
 	"--perfetto to a file that cannot be made: status 1, says why"
+for f in "-w $T/nodir/x.pcapng" "--trace $T/nodir/x.mtr" "--perfetto $T/nodir/x.json"; do
+	mr -r "$T/t.mtr" $f
+	same "$rc:$(cat "$T/err")" "1:magnet-read: ${f#* }: No such file or directory" \
+		"${f% *} to a file that cannot be made: status 1, says why, before reading"
+done
 mr -r "$D" --perfetto - -w -
 check "--perfetto - and -w -: refused" sh -c "[ $rc -eq 2 ] && grep -q 'cannot share standard output' '$T/err'"
 

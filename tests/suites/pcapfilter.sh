@@ -303,8 +303,9 @@ check "... and selects what tcpdump selects" same_lines \
 	"$(tcpdump_lines /tmp/pf-live.pcap '(udp or tcp) and (udp port 5001)')" \
 	"$(tcpdump_lines /tmp/pf-live.pcapng '')"
 # -Z: as tcpdump's, once the capture is open
-magnet-read -P udp-send,udp-recv -Z nobody -i va -q -n udp port 5001 \
-	> /tmp/pf-z.txt 2> /tmp/pf-z.err &
+rm -f /tmp/pf-z.pcapng
+magnet-read -P udp-send,udp-recv -Z nobody -i va -q -n -w /tmp/pf-z.pcapng \
+	--print udp port 5001 > /tmp/pf-z.txt 2> /tmp/pf-z.err &
 mr=$!
 capturing udp-recv.app
 check "-Z nobody: magnet-read runs as nobody once its probes are in place" \
@@ -316,6 +317,8 @@ wait $mr
 cat /tmp/pf-z.err
 check "... and captures as before: the 5 datagrams to port 5001" \
 	[ "$(grep -c 'UDP' /tmp/pf-z.txt)" -eq 5 ]
+check "... its -w file made as nobody (before the probes, as nobody)" \
+	[ "$(stat -c %U /tmp/pf-z.pcapng)" = nobody ]
 check "magnet-read's probes and their rules are gone" \
 	sh -c "[ -z \"\$(magnetctl filter list)\" ] && ! magnetctl probe list | grep -q udp-send"
 

@@ -175,6 +175,30 @@ check "... leaving nothing behind" \
 	wait_for 10 sh -c "[ -z \"\$(magnetctl session list | sed 1d)\" ]"
 echo 256 > /sys/module/magnet/parameters/max_session_probes
 
+# --- files that cannot be made -----------------------------------------------
+# -w's, --trace's and --perfetto's files are made before anything is
+# installed: with no session to be had (max_sessions=0), the file is what
+# is refused, and nothing is left behind.
+echo 0 > /sys/module/magnet/parameters/max_sessions
+mkdir -m 755 /tmp/ses-root-only
+for f in "-w /nonexistent/dir/x.pcapng:No such file or directory" \
+	 "--trace /nonexistent/dir/x.mtr:No such file or directory" \
+	 "--perfetto /nonexistent/dir/x.json:No such file or directory" \
+	 "-Z nobody -w /tmp/ses-root-only/x.pcapng:Permission denied"; do
+	args=${f%:*}
+	magnet-read -q -P udp-send $args > /dev/null 2> /tmp/ses-nofile.err
+	rc=$?
+	cat /tmp/ses-nofile.err
+	check "$args: exit 1, saying why, before asking for a session" \
+		sh -c "[ $rc -eq 1 ] && [ \"\$(cat /tmp/ses-nofile.err)\" = 'magnet-read: ${args##* }: ${f##*:}' ]"
+	check "... nothing installed: no session, no probe but magnetd's" \
+		sh -c "[ -z \"\$(magnetctl session list | sed 1d)\" ] &&
+		       ! magnetctl probe list | sed 1d | awk '\$NF != 0' | grep -q ."
+done
+check "-Z nobody: nothing made where nobody may not make it" \
+	[ -z "$(ls /tmp/ses-root-only)" ]
+echo 16 > /sys/module/magnet/parameters/max_sessions
+
 # --- nothing to read ----------------------------------------------------------
 magnetctl buffer add empty size 64K
 magnet-read -N -q -b empty > /dev/null 2> /tmp/ses-empty.err

@@ -86,12 +86,6 @@ struct source *source_open_live(const struct options *o, const char *path)
 	struct source *s;
 	int fd;
 
-	char err[512];
-
-	if (control_check_format(err, sizeof(err))) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return NULL;
-	}
 	fd = open(path, O_RDONLY | (o->nonblock ? O_NONBLOCK : 0));
 	if (fd < 0) {
 		if (errno == EBUSY)
@@ -512,11 +506,33 @@ enum source_status source_next(struct source *s, const char **data,
 struct trace_out {
 	FILE *f;
 	const char *path;
+	const char *buffer;
+	uint32_t snaplen;
 	bool flush;			/* -U */
 };
 
-struct trace_out *trace_create(const char *path, const struct options *o,
-			       bool have_offset, int64_t realtime_offset)
+struct trace_out *trace_open(const char *path, const struct options *o)
+{
+	struct trace_out *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	t->path = path;
+	t->buffer = o->buffer;
+	t->snaplen = o->snaplen;
+	t->flush = o->packet_buffered;
+	t->f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!t->f) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int trace_start(struct trace_out *t, bool have_offset, int64_t realtime_offset)
 {
 	struct trace_header h = {
 		.version = TRACE_VERSION,
@@ -524,24 +540,17 @@ struct trace_out *trace_create(const char *path, const struct options *o,
 		.record_format = MAGNET_FORMAT_VERSION,
 		.record_header_size = sizeof(struct magnet_record),
 		.realtime_offset_ns = realtime_offset,
-		.snaplen = o->snaplen,
+		.snaplen = t->snaplen,
 		.flags = have_offset ? 0 : TRACE_F_NO_OFFSET,
 	};
-	struct trace_out *t = calloc(1, sizeof(*t));
 
 	memcpy(h.magic, TRACE_MAGIC, sizeof(h.magic));
-	strncpy(h.buffer, o->buffer, sizeof(h.buffer) - 1);
-	t->path = path;
-	t->flush = o->packet_buffered;
-	t->f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!t->f || fwrite(&h, sizeof(h), 1, t->f) != 1) {
-		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
-		if (t->f && t->f != stdout)
-			fclose(t->f);
-		free(t);
-		return NULL;
+	strncpy(h.buffer, t->buffer, sizeof(h.buffer) - 1);
+	if (fwrite(&h, sizeof(h), 1, t->f) != 1) {
+		fprintf(stderr, PROG ": %s: %s\n", t->path, strerror(errno));
+		return -1;
 	}
-	return t;
+	return 0;
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "control.h"
 #include "magnet-read.h"
 
 static volatile sig_atomic_t stop;
@@ -321,15 +322,46 @@ static struct source *open_file(const char *path, struct pcapng_in **pin)
 	return source_open_file(f, path, head, n);
 }
 
+/*
+ * The files written (--trace, -w, --perfetto), made before anything is
+ * installed, so that one that cannot be made ends magnet-read before
+ * then; with -Z, as its user, who writes them (tcpdump makes them once
+ * it is that user: the same owner, the same permission checks). -1 and
+ * a message if one cannot be made; the caller closes what was.
+ */
+static int open_outputs(struct state *st, const struct options *o,
+			struct trace_out **trace)
+{
+	int ret = -1;
+
+	if (as_user(o->user))
+		return -1;
+	if (o->trace_file && !(*trace = trace_open(o->trace_file, o)))
+		goto out;
+	if (o->pcapng_file &&
+	    !(st->pcap = pcapng_create(o->pcapng_file, o->snaplen,
+				       !o->read_file, &o->rot)))
+		goto out;
+	if (st->pcap && o->packet_buffered)
+		pcapng_flush_each(st->pcap);
+	if (o->perfetto_file &&
+	    !(st->timeline = timeline_create(o->perfetto_file)))
+		goto out;
+	ret = 0;
+out:
+	as_root();
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct state st = {};
 	struct trace_out *trace = NULL;
-	struct source *src;
+	struct source *src = NULL;
 	struct options o;
 	const char *data;
-	char path[512];
+	char path[512], err[512];
 	size_t len;
 	bool end = false, draining = false;
 
@@ -355,18 +387,13 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			output_init(&o, true, 0);
-			if (drop_privileges(o.user) ||
-			    (o.pcapng_file &&
-			     !(st.pcap = pcapng_create(o.pcapng_file, o.snaplen, false,
-						       &o.rot))) ||
-			    (o.perfetto_file &&
-			     !(st.timeline = timeline_create(o.perfetto_file)))) {
+			if (open_outputs(&st, &o, &trace) ||
+			    drop_privileges(o.user)) {
 				pcapng_close_read(in);
 				pcapng_close(st.pcap);
+				timeline_close(st.timeline);
 				return 1;
 			}
-			if (st.pcap && o.packet_buffered)
-				pcapng_flush_each(st.pcap);
 			st.hops = hops_new();
 			st.packets_in = true;
 			started(&o);
@@ -378,43 +405,40 @@ int main(int argc, char **argv)
 			summary(&st);
 			return 0;
 		}
+		if (!src || open_outputs(&st, &o, &trace))
+			goto fail;
 	} else {
+		/* What can be checked first, installing nothing. */
 		if (check_devices(&o))
 			return 1;
-		if (o.probe_sets && open_session(&o))
+		if (control_check_format(err, sizeof(err))) {
+			fprintf(stderr, PROG ": %s\n", err);
 			return 1;
+		}
+		if (open_outputs(&st, &o, &trace) ||
+		    (o.probe_sets && open_session(&o)))
+			goto fail;
 		if (!o.probe_sets)
 			hint_no_probes(&o);
 		if (data_path(&o, path, sizeof(path))) {
 			fprintf(stderr, PROG ": buffer name too long: %s\n",
 				o.buffer);
-			return 1;
+			goto fail;
 		}
 		src = source_open_live(&o, path);
+		if (!src)
+			goto fail;
 	}
-	if (!src)
-		return 1;
 	st.src = src;
 	st.live = !o.read_file;
 	st.offset = source_have_offset(src) ? source_realtime_offset(src) : 0;
 	output_init(&o, source_have_offset(src), st.offset);
 	if (o.probe_sets && add_probes(&o))
 		goto fail;
-	/* as tcpdump: after the capture is open, before the files are made */
+	/* as tcpdump: once the capture is open */
 	if (drop_privileges(o.user))
 		goto fail;
-	if (o.trace_file && !(trace = trace_create(o.trace_file, &o,
-						    source_have_offset(src),
-						    st.offset)))
-		goto fail;
-	if (o.pcapng_file &&
-	    !(st.pcap = pcapng_create(o.pcapng_file, o.snaplen, st.live,
-				      &o.rot)))
-		goto fail;
-	if (st.pcap && o.packet_buffered)
-		pcapng_flush_each(st.pcap);
-	if (o.perfetto_file &&
-	    !(st.timeline = timeline_create(o.perfetto_file)))
+	if (trace && trace_start(trace, source_have_offset(src), st.offset))
 		goto fail;
 	st.merge = merge_new(REORDER_WINDOW_NS);
 	if (!st.merge) {

@@ -220,6 +220,14 @@ void count_kernel_filtered(void);
 bool kernel_filtered_records(unsigned long long *n);
 /* -Z: run as @user from now on (as root only); -1 and a message: cannot. */
 int drop_privileges(const char *user);
+/*
+ * -Z, as root, before the capture: act as @user (its effective user,
+ * group and groups) until as_root(), so that the files made meanwhile
+ * are @user's, and made where @user may make them. -1 and a message if
+ * it cannot; nothing to do as another user, or without -Z.
+ */
+int as_user(const char *user);
+void as_root(void);
 
 /* devices.c */
 /* -D: print what -i can name: "any", then this namespace's devices. */
@@ -261,9 +269,13 @@ int64_t source_realtime_offset(const struct source *s);
 int records_check(const char *data, size_t len, const char *what);
 
 struct trace_out;
-/* A trace file; @have_offset false: the wall clock is not known. */
-struct trace_out *trace_create(const char *path, const struct options *o,
-			       bool have_offset, int64_t realtime_offset);
+/*
+ * A trace file, made before the capture starts (NULL and a message if it
+ * cannot be); its header written by trace_start() once the input is open
+ * (@have_offset false: the wall clock is not known).
+ */
+struct trace_out *trace_open(const char *path, const struct options *o);
+int trace_start(struct trace_out *t, bool have_offset, int64_t realtime_offset);
 int trace_write(struct trace_out *t, const char *data, size_t len);
 int trace_close(struct trace_out *t);
 

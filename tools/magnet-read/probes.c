@@ -7,7 +7,8 @@
  * magnet-read is killed), the expression made their filter rule where it
  * can run in the kernel, what that rule dropped counted, and removed at
  * exit whatever happens. -Z's change of user is here too: without the
- * privilege to remove them, the probes go with the socket.
+ * privilege to remove them, the probes go with the socket; and the
+ * moment as -Z's user, before the capture, in which the files are made.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -227,8 +228,36 @@ void probes_started(const struct options *o)
 	fputc('\n', stderr);
 }
 
-/* -Z: run as @user from now on (as root only, as tcpdump does). */
-int drop_privileges(const char *user)
+/* Root's groups and effective group, while as_user() has @user's. */
+static struct {
+	bool on;
+	gid_t egid;
+	int ngroups;
+	gid_t *groups;
+} root_ids;
+
+static int save_root_ids(void)
+{
+	root_ids.egid = getegid();
+	root_ids.ngroups = getgroups(0, NULL);
+	root_ids.groups = calloc(root_ids.ngroups + 1, sizeof(gid_t));
+	if (root_ids.ngroups < 0 || !root_ids.groups ||
+	    getgroups(root_ids.ngroups, root_ids.groups) < 0) {
+		fprintf(stderr, PROG ": -Z: %s\n", strerror(errno));
+		free(root_ids.groups);
+		return -1;
+	}
+	root_ids.on = true;
+	return 0;
+}
+
+/*
+ * -Z, as root: take @user's groups, group and user, @for_good (real,
+ * effective and saved ids) or for now (the effective ones, which
+ * as_root() gives back). 1 if done, 0 if there is nothing to do (no -Z,
+ * not root), -1 and a message if it cannot be done.
+ */
+static int become(const char *user, bool for_good)
 {
 	struct passwd *pw;
 
@@ -241,12 +270,48 @@ int drop_privileges(const char *user)
 			errno ? ": " : "", errno ? strerror(errno) : "");
 		return -1;
 	}
-	if (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) ||
-	    setuid(pw->pw_uid)) {
-		fprintf(stderr, PROG ": -Z: cannot become %s: %s\n", user,
-			strerror(errno));
+	if (!for_good && save_root_ids())
+		return -1;
+	/* the user last: it takes root's capabilities away */
+	if (initgroups(pw->pw_name, pw->pw_gid) ||
+	    (for_good ? setgid(pw->pw_gid) : setegid(pw->pw_gid)) ||
+	    (for_good ? setuid(pw->pw_uid) : seteuid(pw->pw_uid))) {
+		fprintf(stderr, PROG ": -Z: cannot %s %s: %s\n",
+			for_good ? "become" : "act as", user, strerror(errno));
 		return -1;
 	}
-	privileges_dropped = true;
-	return 0;
+	return 1;
+}
+
+/* -Z: run as @user from now on (as root only, as tcpdump does). */
+int drop_privileges(const char *user)
+{
+	int done = become(user, true);
+
+	if (done > 0)
+		privileges_dropped = true;
+	return done < 0 ? -1 : 0;
+}
+
+int as_user(const char *user)
+{
+	if (become(user, false) >= 0)
+		return 0;
+	as_root();
+	return -1;
+}
+
+void as_root(void)
+{
+	if (!root_ids.on)
+		return;
+	/* the user first: it gives root's capabilities back */
+	if (seteuid(0) || setegid(root_ids.egid) ||
+	    setgroups(root_ids.ngroups, root_ids.groups)) {
+		fprintf(stderr, PROG ": -Z: cannot act as root again: %s\n",
+			strerror(errno));
+		exit(1);
+	}
+	root_ids.on = false;
+	free(root_ids.groups);
 }
