@@ -333,8 +333,9 @@ void parse_args(int argc, char **argv, struct options *o)
 		case 'l': setvbuf(stdout, NULL, _IOLBF, 0); break;
 		case 'Z': o->user = optarg; break;
 		case 'v':
-			if (++o->verbose > 2)
-				bad_usage("-v: at most -vv");
+			/* -vvv and more: as -vv (tcpdump takes them) */
+			if (o->verbose < 2)
+				o->verbose++;
 			break;
 		case 'U': o->packet_buffered = true; break;
 		case 'D': list_interfaces(); exit(0);
