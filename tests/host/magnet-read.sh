@@ -263,7 +263,36 @@ mr --version
 check "--version: magnet-read's and libpcap's" sh -c \
 	"grep -q '^magnet-read version ' '$T/out' && grep -q '^libpcap version ' '$T/out'"
 mr -D
-check "-D: any, and the devices" sh -c "grep -q '^1\.any ' '$T/out' && grep -q '^[0-9]*\.lo$' '$T/out'"
+check "-D: any, and the devices, with their index and flags" \
+	sh -c "grep -q '^1\.any ' '$T/out' && grep -q '^[0-9]*\.lo (ifindex 1) \[.*Loopback\]$' '$T/out'"
+# a device of another namespace: listed, and a name -i takes (a live
+# capture checks -i's devices before it looks for the module)
+if [ "$(id -u)" = 0 ] && command -v ip > /dev/null &&
+   unshare -n true 2> /dev/null; then
+	unshare -n sh -c "ip link add mrva0 type veth peer name mrvb0 &&
+		ip link set mrva0 up && touch '$T/ns-up' && exec sleep 30" 2> /dev/null &
+	ns=$!
+	i=0
+	while [ ! -e "$T/ns-up" ] && kill -0 $ns 2> /dev/null && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if [ -e "$T/ns-up" ]; then
+		mr -D
+		check "-D: a device of another namespace, with its index, namespace and flags" \
+			grep -qE "^[0-9]+\.mrva0 \(ifindex [0-9]+, netns of pid $ns: sleep\) \[Up\]$" "$T/out"
+		name=$(sed -n "s/^[0-9]*\.\(mrva0\) (.*/\1/p" "$T/out")
+		mr -N -i "$name"
+		check "... -i takes the name -D printed" \
+			sh -c "[ -n '$name' ] && ! grep -q 'no such device' '$T/err'"
+		mr -N -i mrva9
+		check "... and refuses one no namespace has" grep -q 'mrva9: no such device' "$T/err"
+	else
+		skip "no veth pair in a new network namespace here: -D of another namespace not tried"
+	fi
+	kill $ns 2> /dev/null
+	wait $ns 2> /dev/null
+fi
 mr -r "$T/t.mtr" -n -v -q -t
 # (packets that kept no IP bytes are not in the pcapng file: apart)
 awk '/^IP \(proto / { skip = 2 } skip { skip--; next } { print }' "$T/out" > "$T/v-mine"

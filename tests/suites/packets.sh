@@ -266,6 +266,16 @@ check "-i of no device: status 1, says so" sh -c \
 	"[ $? -eq 1 ] && grep -q 'nosuch0: no such device' /tmp/err.txt"
 magnet-read -N -q -i va > /dev/null 2> /tmp/err.txt
 check "-i of a device of another namespace (va, in A): taken" [ $? -eq 0 ]
+magnet-read -D > /tmp/devs.txt
+cat /tmp/devs.txt
+check "-D lists va, in A's namespace, with its index and flags" \
+	grep -qE "^[0-9]+\.va \(ifindex [0-9]+, netns of pid $A: sleep\) \[Up, Running\]$" /tmp/devs.txt
+check "... and this namespace's lo, with no namespace named" \
+	grep -qE '^[0-9]+\.lo \(ifindex 1\) \[Up, Running, Loopback\]$' /tmp/devs.txt
+name=$(sed -n "s/^[0-9]*\.\([^ ]*\) (ifindex [0-9]*, netns of pid $A: sleep) .*/\1/p" /tmp/devs.txt |
+	grep -v '^lo$')
+magnet-read -N -q -i "$name" > /dev/null 2> /tmp/err.txt
+check "... and -i takes the name it printed ($name)" [ $? -eq 0 ]
 magnet-read -r /nonexistent > /dev/null 2> /tmp/err.txt
 check "unreadable file: non-zero exit" [ $? -ne 0 ]
 check "unreadable file: one line" [ "$(wc -l < /tmp/err.txt)" -eq 1 ]

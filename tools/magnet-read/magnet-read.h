@@ -230,7 +230,10 @@ int as_user(const char *user);
 void as_root(void);
 
 /* devices.c */
-/* -D: print what -i can name: "any", then this namespace's devices. */
+/*
+ * -D: print what -i can name: "any", then every device of every network
+ * namespace, with its index, its namespace and its flags.
+ */
 void list_interfaces(void);
 /* A live capture's -i: -1 (and a message) if one names no device anywhere. */
 int check_devices(const struct options *o);
