@@ -204,17 +204,28 @@ if command -v tcpdump > /dev/null; then
 else
 	skip "tcpdump missing: the expressions not held against it"
 fi
+# a bad expression: one line, status 1, as tcpdump (its words, where the
+# host has it: libpcap's message after the program's name)
 bad_expr() { # bad_expr MESSAGE-PART EXPR...
 	part=$1
 	shift
 	mr -r /nonexistent "$@"
-	if [ "$rc" -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 1 ] &&
-	   grep -q "^magnet-read: bad filter expression: .*$part" "$T/err"; then
-		ok "bad expression '$*': status 2, one line"
+	if [ "$rc" -eq 1 ] && [ "$(wc -l < "$T/err")" -eq 1 ] &&
+	   grep -q "^magnet-read: .*$part" "$T/err"; then
+		ok "bad expression '$*': status 1, one line"
 	else
 		not_ok "bad expression '$*': status $rc: $(cat "$T/err")"
 	fi
+	if command -v tcpdump > /dev/null; then
+		td=$(tcpdump -y LINUX_SLL2 -d "$*" 2>&1)
+		tdrc=$?
+		same "$rc:$(sed 's/^magnet-read: /tcpdump: /' "$T/err")" "$tdrc:$td" \
+			"... as tcpdump says it, with its status"
+	fi
 }
+mr -r /nonexistent 'foo bar'
+same "$rc:$(cat "$T/err")" "1:magnet-read: can't parse filter expression: syntax error" \
+	"a bad expression: tcpdump's words and status"
 bad_expr 'syntax error' port
 bad_expr 'syntax error' udp and
 bad_expr 'syntax error' foo
@@ -778,7 +789,9 @@ usage_fails "-s not a number" -s abc -r "$T/t.mtr"
 usage_fails "--journey-timeout 0" --journey-timeout 0 -r "$T/t.mtr"
 usage_fails "-P with -r" -P udp-send -r "$T/t.mtr"
 usage_fails "-w - with --print" -w - --print
-usage_fails "the old -t" -t 5
+mr -t 5
+same "$rc:$(cat "$T/err")" "1:magnet-read: can't parse filter expression: syntax error" \
+	"the old -t 5: 5 is an expression (tcpdump's -t takes no number), refused as tcpdump refuses it"
 mr --help
 same "$rc:$(cat "$T/err")" "0:" "--help: status 0, nothing on standard error"
 check "--help: the synopsis" grep -q '^Usage: magnet-read \[-' "$T/out"

@@ -181,8 +181,8 @@ static inline struct journey *item_journey(struct item *it)
 /* options.c */
 /*
  * The command line into *@o: the options checked, the expression
- * compiled. Bad usage exits with status 2; -h, --version, -D and -d
- * print and exit.
+ * compiled. Bad usage exits with status 2, a bad expression with 1; -h,
+ * --version, -D and -d print and exit.
  */
 void parse_args(int argc, char **argv, struct options *o);
 /* "magnet-read: @why", a pointer to --help, exit status 2. */

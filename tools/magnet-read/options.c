@@ -4,8 +4,9 @@
  * something for packets seen by probes in the network stack, and
  * magnet's own) parsed and checked into struct options, the expression
  * read and compiled, and the usage. tcpdump's options that mean nothing
- * here are refused, each with why. Bad usage exits with status 2; -h,
- * --version, -D and -d print and exit.
+ * here are refused, each with why. Bad usage exits with status 2, a bad
+ * expression with 1 (as tcpdump's); -h, --version, -D and -d print and
+ * exit.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -202,9 +203,10 @@ static void compile_filter(struct options *o, int argc, char **argv)
 	char *text = filter_text(o, argc, argv);
 	char err[PCAP_ERRBUF_SIZE + 64];
 
+	/* libpcap's message alone, and status 1: as tcpdump says it */
 	if (expr_compile(text, &sel, &o->filter, err, sizeof(err))) {
-		fprintf(stderr, PROG ": bad filter expression: %s\n", err);
-		exit(2);
+		fprintf(stderr, PROG ": %s\n", err);
+		exit(1);
 	}
 	if (pcapfilter_blank(text))
 		free(text);
