@@ -15,7 +15,8 @@
 /*
  * Check that the module's record format (control/format) is the one this
  * program was built for. Returns 0, or -1 with one line saying why in
- * @err (@len bytes, no newline).
+ * @err (@len bytes, no newline): the module not loaded, debugfs not
+ * mounted, no right to read it, or another format.
  */
 int control_check_format(char *err, size_t len);
 

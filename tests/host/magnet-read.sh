@@ -812,10 +812,21 @@ check "the synopsis names 40 options or more" test "$(echo $opts | wc -w)" -ge 4
 same "$missing" "" "each option of the synopsis has its entry in the manual"
 check "the manual documents the output" grep -q 'LOST \\fIN\\fP records' "$man1"
 check "the manual documents the expression" grep -q 'pcap\\-filter (7)' "$man1"
-if [ ! -e /sys/kernel/debug/magnet/control/format ]; then
+if [ ! -e /sys/module/magnet ]; then
 	mr -N
 	same "$rc" 1 "no module: status 1"
-	check "no module: says so" grep -q 'is the magnet module loaded' "$T/err"
+	check "no module: says so" \
+		grep -q '^magnet-read: the magnet module is not loaded (no /sys/module/magnet: modprobe magnet)' "$T/err"
+	if [ "$(stat -f -c %T /sys/kernel/debug 2> /dev/null)" = debugfs ]; then
+		check "... and no more: debugfs is mounted" sh -c "! grep -q 'debugfs is not mounted' '$T/err'"
+	else
+		check "... and debugfs not mounted either" \
+			grep -q ', and debugfs is not mounted at /sys/kernel/debug (mount -t debugfs none /sys/kernel/debug)$' "$T/err"
+	fi
+	mr -P udp-send -w "$T/nomod.pcapng"
+	same "$rc:$(head -c 40 "$T/err"):$(ls "$T/nomod.pcapng" 2> /dev/null)" \
+		"1:magnet-read: the magnet module is not lo:" \
+		"no module, -P -w: said first, no file made"
 fi
 if command -v groff > /dev/null; then
 	groff -man -Tutf8 -ww -z "$top/tools/magnet-read/magnet-read.1" > "$T/groff.txt" 2>&1

@@ -71,7 +71,25 @@ kill $pid
 i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
 check_fails "SIGTERM stops a reader waiting on an idle buffer" kill -0 $pid
 kill -9 $pid 2>/dev/null
+# What is missing, told apart: no right, debugfs not mounted, no module.
+# said RC LINE: magnet-read exited RC (status 1) having said LINE alone
+said() { [ "$1" -eq 1 ] && [ "$(cat /tmp/err.txt)" = "$2" ]; }
+su nobody -s /bin/sh -c "/magnet/bin/magnet-read -N -q" > /dev/null 2> /tmp/err.txt
+check "not root: status 1, permission denied, says so" said $? \
+	"magnet-read: /sys/kernel/debug/magnet/control/format: Permission denied (are you root? debugfs lets only root in)"
+cat /tmp/err.txt
+# (lazily if tracefs is mounted under it: mounted again, it is the same)
+umount $DBG 2> /dev/null || umount -l $DBG
+magnet-read -N > /dev/null 2>/tmp/err.txt
+rc=$?
+mount -t debugfs debugfs $DBG
+check "debugfs not mounted: status 1, says so, and that only" said $rc \
+	"magnet-read: debugfs is not mounted at /sys/kernel/debug, where the magnet module's files are (mount -t debugfs none /sys/kernel/debug)"
+cat /tmp/err.txt
+check "debugfs mounted again: magnet-read reads" sh -c 'magnet-read -N -q 2> /dev/null'
 unload_all
 magnet-read -N > /dev/null 2>/tmp/err.txt
-check "module not loaded: says so" grep -q 'is the magnet module loaded' /tmp/err.txt
+check "module not loaded: status 1, says so, and that only" said $? \
+	"magnet-read: the magnet module is not loaded (no /sys/module/magnet: modprobe magnet)"
+cat /tmp/err.txt
 summary
