@@ -12,18 +12,20 @@
  *   magnet_events_total{event,set,layer}		counter
  *   magnet_event_bytes_total{event,set,layer}		counter
  *   magnet_event_cpu_events_total{event,set,layer,cpu}	counter
- *   magnet_event_rate{...}, magnet_event_byte_rate{...}	gauges, per
- *							second over the window
  *   magnet_latency_seconds{latency}			histogram: _bucket{le},
  *							_sum, _count
- *   magnet_latency_window_seconds{latency,stat}	gauge: min mean p50 p90
- *							p99 max over the window
  *   magnet_latency_pending{latency}			gauge
  *   magnet_latency_expired_total, _overflow_total	counters
  *   magnet_records_total, _lost_total, _unknown_total	counters
  *   magnetd_health, magnetd_uptime_seconds, magnetd_clients, ... (magnetd's
  *   own, as in snapshots), magnetd_build_info{version}, and
  *   magnetd_scrapes_total, magnetd_http_refused_total (the endpoint's).
+ *
+ * Only totals and gauges of now, no value over magnetd's own window
+ * (metrics.window): rates are PromQL's rate() over the counters, and
+ * quantiles histogram_quantile() over the histograms, over any range and
+ * any set of nodes; the window's rates and percentiles stay on the Unix
+ * socket (snapshots, thresholds, gmond, Supermon).
  *
  * The two formats differ in the family's name on # TYPE and # HELP lines
  * (OpenMetrics names a counter without _total), # UNIT lines, the info
@@ -228,7 +230,7 @@ static void gather_latency(void *ctx, const struct metrics_latency_view *v)
 	gather(ctx, v);
 }
 
-enum { EV_COUNT, EV_BYTES, EV_CPU, EV_RATE, EV_BYTE_RATE };
+enum { EV_COUNT, EV_BYTES, EV_CPU };
 
 static void event_cb(void *ctx, const struct metrics_event_view *v)
 {
@@ -253,12 +255,6 @@ static void event_cb(void *ctx, const struct metrics_event_view *v)
 			       v->cpu[i]);
 		}
 		break;
-	case EV_RATE:
-		sample(p->o, "magnet_event_rate", l, v->rate);
-		break;
-	case EV_BYTE_RATE:
-		sample(p->o, "magnet_event_byte_rate", l, v->byte_rate);
-		break;
 	}
 }
 
@@ -278,12 +274,6 @@ static const struct fam event_fams[] = {
 	  EV_BYTES },
 	{ "magnet_event_cpu_events", COUNTER, NULL,
 	  "Records logged per CPU since magnetd started", EV_CPU },
-	{ "magnet_event_rate", GAUGE, NULL,
-	  "Records per second over magnetd's window (metrics.window)",
-	  EV_RATE },
-	{ "magnet_event_byte_rate", GAUGE, NULL,
-	  "Bytes per second over magnetd's window (metrics.window)",
-	  EV_BYTE_RATE },
 };
 
 static void events(struct out *o, const struct metrics *m)
@@ -311,7 +301,7 @@ static void events(struct out *o, const struct metrics *m)
 
 /* ---- latencies ---- */
 
-enum { LAT_HIST, LAT_WINDOW, LAT_PENDING, LAT_EXPIRED, LAT_OVERFLOW };
+enum { LAT_HIST, LAT_PENDING, LAT_EXPIRED, LAT_OVERFLOW };
 
 /* Bucket @i's le label, in seconds ("+Inf" past the last): made once. */
 static const char *le_label(unsigned int i)
@@ -330,11 +320,8 @@ static const char *le_label(unsigned int i)
 
 static void latency_cb(void *ctx, const struct metrics_latency_view *v)
 {
-	static const char *const stat[] = { "min", "mean", "p50", "p90",
-					    "p99", "max" };
 	struct pass *p = ctx;
 	char name[2 * MAGNET_NAME_LEN], l[300];
-	double w[6];
 	uint64_t cum = 0;
 	unsigned int i;
 
@@ -352,20 +339,6 @@ static void latency_cb(void *ctx, const struct metrics_latency_view *v)
 		sample(p->o, "magnet_latency_seconds_sum", l, v->sum_ns / 1e9);
 		sample(p->o, "magnet_latency_seconds_count", l, v->count);
 		break;
-	case LAT_WINDOW:
-		w[0] = v->min;
-		w[1] = v->mean;
-		w[2] = v->p50;
-		w[3] = v->p90;
-		w[4] = v->p99;
-		w[5] = v->max;
-		for (i = 0; i < 6; i++) {
-			snprintf(l, sizeof(l), "latency=\"%s\",stat=\"%s\"",
-				 name, stat[i]);
-			sample(p->o, "magnet_latency_window_seconds", l,
-			       w[i] / 1e9);
-		}
-		break;
 	case LAT_PENDING:
 		sample(p->o, "magnet_latency_pending", l, v->pending);
 		break;
@@ -382,9 +355,6 @@ static const struct fam latency_fams[] = {
 	{ "magnet_latency_seconds", HISTOGRAM, "seconds",
 	  "Time from a latency's start event to its end event, every pair since magnetd started (buckets: 256 ns, then 8 per doubling to 17.2 s)",
 	  LAT_HIST },
-	{ "magnet_latency_window_seconds", GAUGE, "seconds",
-	  "Start-to-end time over magnetd's window: min, mean, p50, p90, p99 (within 1.6 %), max; 0 without pairs",
-	  LAT_WINDOW },
 	{ "magnet_latency_pending", GAUGE, NULL,
 	  "Starts waiting for their end", LAT_PENDING },
 	{ "magnet_latency_expired", COUNTER, NULL,

@@ -29,7 +29,7 @@ struct exposition_input {
 /*
  * The page, malloc'ed (*@len bytes, not NUL-terminated), or NULL out of
  * memory. Its size is linear in what is configured: about 110 bytes per
- * event and family (5 families; per-cpu adds one line per CPU that logged),
+ * event and family (2 families; per-cpu adds one line per CPU that logged),
  * 210 bucket lines of about 80 bytes per latency, 1.5 KB besides.
  */
 char *exposition_render(const struct exposition_input *in,

@@ -194,9 +194,11 @@ def test_formats(base):
           all(a <= b for a, b in zip(counts, counts[1:])),
           "210 buckets from 256 ns to 2^34 ns and +Inf, cumulative "
           f"({len(buckets)}, {les[0]} .. {les[-2]})")
-    check(value(text, "magnet_latency_window_seconds",
-                'latency="send",stat="p99"') is not None,
-          "the windowed gauges are there too (stat=\"p99\")")
+    window = [l.split("{")[0] for l in text.splitlines()
+              if l.startswith(("magnet_event_rate", "magnet_event_byte_rate",
+                               "magnet_latency_window"))]
+    check(not window, "nothing over magnetd's window: rates are rate()'s, "
+          "quantiles histogram_quantile()'s (%s)" % sorted(set(window)))
     check(value(text, "magnetd_health") == 1 and
           value(text, "magnetd_build_info", 'version="0.1.0"') == 1,
           "magnetd's own health and version")
