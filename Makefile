@@ -316,7 +316,8 @@ MR_HEADERS   := tools/magnet-read/magnet-read.h $(LIB_HDR)
 FUZZ_trace   := tests/fuzz/trace.c $(MR_PARTS) $(LIB_SRC)
 FUZZ_expr    := tests/fuzz/expr.c $(MR_PARTS) $(LIB_SRC)
 FUZZ_config  := tests/fuzz/config.c magnetd/config.c $(LIB_SRC)
-FUZZ_request := tests/fuzz/request.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c
+FUZZ_request := tests/fuzz/request.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c \
+		lib/words.c
 # (reply.c includes libmagnet.c, to make a client on a socket pair)
 FUZZ_reply   := tests/fuzz/reply.c
 FUZZ_webconfig := tests/fuzz/webconfig.c magnetd/webconfig.c
@@ -335,10 +336,10 @@ FUZZ_HDRS    := $(MR_HEADERS) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
 # magnetd's socket on the host, its daemon stubbed (tests/host/server-unit.c).
 build/test-bin/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c tests/harness.h \
 		magnetd/server.c magnetd/metrics.c \
-		$(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_HDR)
+		$(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/server-unit.c tests/host/daemon-stubs.c magnetd/server.c \
-		magnetd/metrics.c -lev -lm
+		magnetd/metrics.c $(LIB_A) -lev -lm
 
 check-server-unit: build/test-bin/server-unit
 	build/test-bin/server-unit
@@ -379,7 +380,8 @@ build/fuzz/san/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c
 build/fuzz/san/metrics-unit: SAN_LIBS := -lm
 build/fuzz/san/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c
 build/fuzz/san/libmagnet-unit: SAN_LIBS := -lpthread
-build/fuzz/san/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c
+build/fuzz/san/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c \
+		lib/words.c
 build/fuzz/san/server-unit: SAN_LIBS := -lev -lm
 $(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,34 @@ void format_duration(uint64_t ns, char buf[32])
 			return;
 		}
 	snprintf(buf, 32, "%" PRIu64 "%s", ns, ns ? "ns" : "");
+}
+
+void format_double(double v, char buf[32])
+{
+	int prec;
+
+	if (isnan(v)) {
+		snprintf(buf, 32, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		snprintf(buf, 32, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (v > -0x1p53 && v < 0x1p53 && v == (double)(int64_t)v) {
+		snprintf(buf, 32, "%.0f", v);
+		return;
+	}
+	/*
+	 * %g drops trailing zeros, so the first precision that reads back
+	 * is the shortest form; 17 digits always do.
+	 */
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, 32, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+	snprintf(buf, 32, "%.17g", v);
 }
 
 char *format_cpu_list(const uint8_t *map, size_t len)

@@ -64,6 +64,17 @@ static inline bool cpu_in_map(const uint8_t *map, size_t cpu)
 /* Nanoseconds as "1s", "1500us", "250ns": the largest exact unit. */
 void format_duration(uint64_t ns, char buf[32]);
 
+/*
+ * A double in the fewest significant digits that read back as the same
+ * double (Go's strconv 'g' -1, as Prometheus's clients print): "0.1",
+ * "7.23188e-05", "1e+300"; a whole number below 2^53 in plain digits
+ * ("1048576"); "NaN", "+Inf", "-Inf". In the C locale's notation, which
+ * magnet's programs keep. Values computed by one correctly rounded
+ * operation from exact ones (ns / 1e9) print without float noise; a
+ * second rounding (ns / n / 1e9) can add some.
+ */
+void format_double(double v, char buf[32]);
+
 /* A CPU bitmap of @len bytes as "0-3,6"; NULL: out of memory. Free it. */
 char *format_cpu_list(const uint8_t *map, size_t len);
 

@@ -11,15 +11,17 @@
  * probe-set, cpu only with per-cpu = true):
  *   magnet_events_total{event,set,layer}		counter
  *   magnet_event_bytes_total{event,set,layer}		counter
- *   magnet_event_cpu_events_total{event,set,layer,cpu}	counter
+ *   magnet_cpu_events_total{event,set,layer,cpu}	counter
  *   magnet_latency_seconds{latency}			histogram: _bucket{le},
  *							_sum, _count
- *   magnet_latency_pending{latency}			gauge
- *   magnet_latency_expired_total, _overflow_total	counters
+ *   magnet_latency_starts_pending{latency}		gauge
+ *   magnet_latency_starts_expired_total, _dropped_total	counters
  *   magnet_records_total, _lost_total, _unknown_total	counters
- *   magnetd_health, magnetd_uptime_seconds, magnetd_clients, ... (magnetd's
- *   own, as in snapshots), magnetd_build_info{version}, and
- *   magnetd_scrapes_total, magnetd_http_refused_total (the endpoint's).
+ *   process_cpu_seconds_total, process_start_time_seconds, ... (the
+ *   process, as Prometheus's client libraries export it), magnetd_health,
+ *   magnetd_clients, ... (magnetd's own, as in snapshots, but for
+ *   magnetd.uptime), magnetd_build_info{version}, and magnetd_scrapes_total,
+ *   magnetd_http_requests_refused_total (the endpoint's).
  *
  * Only totals and gauges of now, no value over magnetd's own window
  * (metrics.window): rates are PromQL's rate() over the counters, and
@@ -31,13 +33,17 @@
  * (OpenMetrics names a counter without _total), # UNIT lines, the info
  * type, and the closing "# EOF".
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "exposition.h"
+#include "words.h"
 
 struct out {
 	char *buf;
@@ -83,34 +89,6 @@ add(struct out *o, const char *fmt, ...)
 		o->buf = p;
 		o->cap = cap;
 	}
-}
-
-/*
- * A sample value: integers as integers, others with the fewest digits
- * that read back the same (as Prometheus's own clients print them).
- */
-static void fmt_value(char *s, size_t len, double v)
-{
-	int prec;
-
-	if (isnan(v)) {
-		snprintf(s, len, "NaN");
-		return;
-	}
-	if (isinf(v)) {
-		snprintf(s, len, v > 0 ? "+Inf" : "-Inf");
-		return;
-	}
-	if (v == floor(v) && fabs(v) < 1e15) {
-		snprintf(s, len, "%.0f", v);
-		return;
-	}
-	for (prec = 6; prec < 17; prec++) {
-		snprintf(s, len, "%.*g", prec, v);
-		if (strtod(s, NULL) == v)
-			return;
-	}
-	snprintf(s, len, "%.17g", v);
 }
 
 /* A label value, escaped as both formats want (\\, \", \n). */
@@ -160,9 +138,9 @@ static void family(struct out *o, const char *name, enum kind kind,
 static void sample(struct out *o, const char *name, const char *labels,
 		   double value)
 {
-	char v[40];
+	char v[32];
 
-	fmt_value(v, sizeof(v), value);
+	format_double(value, v);
 	add(o, "%s%s%s%s %s\n", name, *labels ? "{" : "", labels,
 	    *labels ? "}" : "", v);
 }
@@ -251,8 +229,7 @@ static void event_cb(void *ctx, const struct metrics_event_view *v)
 			if (!v->cpu[i])
 				continue;
 			snprintf(lc, sizeof(lc), "%s,cpu=\"%u\"", l, i);
-			sample(p->o, "magnet_event_cpu_events_total", lc,
-			       v->cpu[i]);
+			sample(p->o, "magnet_cpu_events_total", lc, v->cpu[i]);
 		}
 		break;
 	}
@@ -272,8 +249,8 @@ static const struct fam event_fams[] = {
 	{ "magnet_event_bytes", COUNTER, "bytes",
 	  "Bytes of the records' packets (their length), or of the records, since magnetd started",
 	  EV_BYTES },
-	{ "magnet_event_cpu_events", COUNTER, NULL,
-	  "Records logged per CPU since magnetd started", EV_CPU },
+	{ "magnet_cpu_events", COUNTER, NULL,
+	  "Records logged on each CPU since magnetd started", EV_CPU },
 };
 
 static void events(struct out *o, const struct metrics *m)
@@ -306,14 +283,14 @@ enum { LAT_HIST, LAT_PENDING, LAT_EXPIRED, LAT_OVERFLOW };
 /* Bucket @i's le label, in seconds ("+Inf" past the last): made once. */
 static const char *le_label(unsigned int i)
 {
-	static char text[METRICS_LE][24];
+	static char text[METRICS_LE][32];
 	static bool made;
 	unsigned int k;
 
 	if (i >= METRICS_LE)
 		return "+Inf";
 	for (k = 0; !made && k < METRICS_LE; k++)
-		fmt_value(text[k], sizeof(text[k]), metrics_le_ns(k) / 1e9);
+		format_double(metrics_le_ns(k) / 1e9, text[k]);
 	made = true;
 	return text[i];
 }
@@ -340,13 +317,15 @@ static void latency_cb(void *ctx, const struct metrics_latency_view *v)
 		sample(p->o, "magnet_latency_seconds_count", l, v->count);
 		break;
 	case LAT_PENDING:
-		sample(p->o, "magnet_latency_pending", l, v->pending);
+		sample(p->o, "magnet_latency_starts_pending", l, v->pending);
 		break;
 	case LAT_EXPIRED:
-		sample(p->o, "magnet_latency_expired_total", l, v->expired);
+		sample(p->o, "magnet_latency_starts_expired_total", l,
+		       v->expired);
 		break;
 	case LAT_OVERFLOW:
-		sample(p->o, "magnet_latency_overflow_total", l, v->overflow);
+		sample(p->o, "magnet_latency_starts_dropped_total", l,
+		       v->overflow);
 		break;
 	}
 }
@@ -355,12 +334,12 @@ static const struct fam latency_fams[] = {
 	{ "magnet_latency_seconds", HISTOGRAM, "seconds",
 	  "Time from a latency's start event to its end event, every pair since magnetd started (buckets: 256 ns, then 8 per doubling to 17.2 s)",
 	  LAT_HIST },
-	{ "magnet_latency_pending", GAUGE, NULL,
+	{ "magnet_latency_starts_pending", GAUGE, NULL,
 	  "Starts waiting for their end", LAT_PENDING },
-	{ "magnet_latency_expired", COUNTER, NULL,
+	{ "magnet_latency_starts_expired", COUNTER, NULL,
 	  "Starts that found no end within the latency's timeout", LAT_EXPIRED },
-	{ "magnet_latency_overflow", COUNTER, NULL,
-	  "Starts dropped because max-pending starts were waiting",
+	{ "magnet_latency_starts_dropped", COUNTER, NULL,
+	  "Starts dropped on arrival because max-pending starts were waiting (LATENCY.overflow in snapshots)",
 	  LAT_OVERFLOW },
 };
 
@@ -396,6 +375,9 @@ static void own_cb(void *ctx, const char *name, enum magnet_metric_type type,
 	char fam[96], s[112];
 	size_t i;
 
+	/* process_start_time_seconds says it, as Prometheus's clients do */
+	if (!strcmp(name, "magnetd.uptime"))
+		return;
 	snprintf(fam, sizeof(fam), "%s%s", name, seconds ? "_seconds" : "");
 	for (i = 0; fam[i]; i++)
 		if (fam[i] == '.' || fam[i] == '-')
@@ -407,12 +389,133 @@ static void own_cb(void *ctx, const char *name, enum magnet_metric_type type,
 	sample(o, s, "", value);
 }
 
+/* ---- the process, as Prometheus's client libraries export it ---- */
+
+struct process {
+	bool stat;			/* /proc/self/stat was read */
+	uint64_t ticks;			/* user and system time, clock ticks */
+	uint64_t start;			/* since boot, clock ticks */
+	uint64_t vsize, rss;		/* bytes, pages */
+	long open_fds;			/* -1: /proc/self/fd not read */
+	struct rlimit nofile;
+};
+
+/* The boot time, seconds since the epoch ("btime" of /proc/stat); 0 if
+ * unknown. It does not change: read once.
+ */
+static uint64_t boot_time(void)
+{
+	static uint64_t btime;
+	unsigned long long v;
+	char line[256];
+	FILE *f;
+
+	if (btime)
+		return btime;
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %llu", &v) == 1) {
+			btime = v;
+			break;
+		}
+	fclose(f);
+	return btime;
+}
+
+static void process_read(struct process *p)
+{
+	unsigned long long utime, stime, start, vsize, rss;
+	struct dirent *e;
+	char buf[1024];
+	const char *s;
+	size_t n = 0;
+	FILE *f;
+	DIR *d;
+
+	memset(p, 0, sizeof(*p));
+	f = fopen("/proc/self/stat", "re");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	/* after the command's name, which may hold anything but ends at
+	 * the last ')': fields 3 (state) on; 14, 15, 22, 23, 24 wanted
+	 */
+	s = strrchr(buf, ')');
+	p->stat = s && sscanf(s + 1, " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu %*s %*s %*s %*s %*s %*s %llu %llu %llu",
+			      &utime, &stime, &start, &vsize, &rss) == 5;
+	if (p->stat) {
+		p->ticks = utime + stime;
+		p->start = start;
+		p->vsize = vsize;
+		p->rss = rss;
+	}
+	p->open_fds = -1;
+	d = opendir("/proc/self/fd");
+	if (d) {
+		p->open_fds = 0;
+		while ((e = readdir(d)))
+			/* not ".", "..", nor the listing's own */
+			p->open_fds += e->d_name[0] != '.' &&
+				       atoi(e->d_name) != dirfd(d);
+		closedir(d);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &p->nofile))
+		p->nofile.rlim_cur = RLIM_INFINITY;
+}
+
+/*
+ * Seconds from clock ticks, and the start time from the boot time, as
+ * one division each of exact integers: no float noise in the printing.
+ */
+static void process(struct out *o)
+{
+	double hz = sysconf(_SC_CLK_TCK);
+	uint64_t btime = boot_time();
+	struct process p;
+
+	process_read(&p);
+	if (p.stat) {
+		family(o, "process_cpu_seconds", COUNTER, "seconds",
+		       "Total user and system CPU time spent in seconds.");
+		sample(o, "process_cpu_seconds_total", "", p.ticks / hz);
+	}
+	if (p.open_fds >= 0) {
+		family(o, "process_open_fds", GAUGE, NULL,
+		       "Number of open file descriptors.");
+		sample(o, "process_open_fds", "", p.open_fds);
+	}
+	family(o, "process_max_fds", GAUGE, NULL,
+	       "Maximum number of open file descriptors.");
+	sample(o, "process_max_fds", "", p.nofile.rlim_cur == RLIM_INFINITY ?
+	       INFINITY : (double)p.nofile.rlim_cur);
+	if (!p.stat)
+		return;
+	family(o, "process_virtual_memory_bytes", GAUGE, "bytes",
+	       "Virtual memory size in bytes.");
+	sample(o, "process_virtual_memory_bytes", "", p.vsize);
+	family(o, "process_resident_memory_bytes", GAUGE, "bytes",
+	       "Resident memory size in bytes.");
+	sample(o, "process_resident_memory_bytes", "",
+	       (double)p.rss * sysconf(_SC_PAGESIZE));
+	if (!btime)
+		return;
+	family(o, "process_start_time_seconds", GAUGE, "seconds",
+	       "Start time of the process since unix epoch in seconds.");
+	sample(o, "process_start_time_seconds", "",
+	       (btime * (uint64_t)hz + p.start) / hz);
+}
+
 char *exposition_render(const struct exposition_input *in,
 			enum exposition_format fmt, size_t *len)
 {
 	struct out o = { .fmt = fmt, .cfg = in->cfg, .per_cpu = in->per_cpu };
 	uint64_t records, lost, unknown;
 
+	process(&o);
 	if (in->server)
 		server_foreach_own(in->server, own_cb, &o);
 	family(&o, "magnetd_build", INFO, NULL, "magnetd's version");
@@ -420,9 +523,9 @@ char *exposition_render(const struct exposition_input *in,
 	family(&o, "magnetd_scrapes", COUNTER, NULL,
 	       "Metrics requests answered by magnetd's HTTP endpoint, this one included");
 	sample(&o, "magnetd_scrapes_total", "", in->scrapes);
-	family(&o, "magnetd_http_refused", COUNTER, NULL,
+	family(&o, "magnetd_http_requests_refused", COUNTER, NULL,
 	       "HTTP requests magnetd's endpoint answered with an error status");
-	sample(&o, "magnetd_http_refused_total", "", in->refused);
+	sample(&o, "magnetd_http_requests_refused_total", "", in->refused);
 	events(&o, in->metrics);
 	latencies(&o, in->metrics);
 	metrics_totals(in->metrics, &records, &lost, &unknown);

@@ -22,7 +22,7 @@ struct exposition_input {
 	const struct metrics *metrics;
 	const struct config *cfg;	/* probe-sets: set and layer labels */
 	const struct server *server;	/* magnetd's own metrics, or NULL */
-	bool per_cpu;			/* magnet_event_cpu_events_total */
+	bool per_cpu;			/* magnet_cpu_events_total */
 	uint64_t scrapes, refused;	/* the endpoint's own counters */
 };
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "magnetd.h"
+#include "words.h"
 
 #define SUBS_PER_CLIENT	64
 #define WORDS_MAX	12
@@ -265,14 +266,6 @@ struct snapshot {
 	bool oom;
 };
 
-static void fmt_value(char *buf, size_t len, double v)
-{
-	if (v == floor(v) && fabs(v) < 9e15)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.9g", v);
-}
-
 static void snap_line(struct snapshot *sn, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void snap_line(struct snapshot *sn, const char *fmt, ...)
@@ -296,7 +289,7 @@ static void snap_metric(void *ctx, const char *name,
 {
 	char v[64];
 
-	fmt_value(v, sizeof(v), value);
+	format_double(value, v);
 	snap_line(ctx, "metric %s %s %s %s %s\n", name,
 		  type == MAGNET_COUNTER ? "counter" : "gauge", unit, v,
 		  description);
@@ -666,7 +659,7 @@ void server_tick(struct server *s)
 			sub->state = now;
 			if (isnan(value))
 				value = 0;
-			fmt_value(v, sizeof(v), value);
+			format_double(value, v);
 			n = snprintf(line, sizeof(line), "alert %u %s %s %s\n",
 				     sub->id, sub->name, v,
 				     now ? "fired" : "cleared");

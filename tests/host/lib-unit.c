@@ -11,6 +11,7 @@
 #include "json.h"
 #include "merge.h"
 #include "record.h"
+#include "words.h"
 
 /* What @write printed, as a string the test frees. */
 #define PRINTED(write) ({						\
@@ -94,6 +95,84 @@ TEST(json_integers_keep_every_digit)
 		       "\"-9223372036854775808\"");
 	expect_printed(_t, PRINTED(json_s64(_f, 1704204123000040000LL)),
 		       "\"1704204123000040000\"");
+}
+
+/* --- numbers ------------------------------------------------------------- */
+
+static void expect_double(struct harness_test *_t, double v, const char *want)
+{
+	char buf[32];
+
+	format_double(v, buf);
+	EXPECT_STREQ(buf, want);
+}
+
+/* The fewest digits that read back, whole numbers plain, Prometheus's
+ * spellings of the values that are no numbers.
+ */
+TEST(words_format_double_shortest)
+{
+	expect_double(_t, 0, "0");
+	expect_double(_t, 200, "200");
+	expect_double(_t, -3, "-3");
+	expect_double(_t, 9007199254740991.0, "9007199254740991");
+	expect_double(_t, 0x1p53, "9007199254740992");
+	expect_double(_t, 0x1p54, "18014398509481984");
+	expect_double(_t, 1e21, "1e+21");
+	expect_double(_t, 1e300, "1e+300");
+	expect_double(_t, 0.1, "0.1");
+	expect_double(_t, 2.5, "2.5");
+	expect_double(_t, 1.0 / 3, "0.3333333333333333");
+	expect_double(_t, 256 / 1e9, "2.56e-07");
+	expect_double(_t, 17179869184 / 1e9, "17.179869184");
+	expect_double(_t, 72318 / 1e9, "7.2318e-05");
+	/* a double rounding's noise is the value's own: printed as it is */
+	expect_double(_t, 723188.0 / 10 / 1e9, "7.231880000000001e-05");
+	expect_double(_t, 723188.0 / 1e10, "7.23188e-05");
+	expect_double(_t, 5e-324, "5e-324");
+	expect_double(_t, 1.7976931348623157e308, "1.7976931348623157e+308");
+	expect_double(_t, 0.0 / 0.0, "NaN");
+	expect_double(_t, 1 / 0.0, "+Inf");
+	expect_double(_t, -1 / 0.0, "-Inf");
+}
+
+/* Random doubles of every magnitude read back the same, and one digit
+ * fewer would not (the form is the shortest).
+ */
+TEST(words_format_double_reads_back)
+{
+	uint64_t x = 88172645463325252ULL, bits;
+	unsigned int i, bad = 0, longer = 0;
+	char buf[32], shorter[400];
+	double v;
+
+	for (i = 0; i < 100000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		bits = x & ~(0x7ffULL << 52);
+		bits |= (uint64_t)(1023 - 60 + x % 120) << 52;
+		memcpy(&v, &bits, sizeof(v));
+		format_double(v, buf);
+		if (strtod(buf, NULL) != v)
+			bad++;
+		if (v != (double)(int64_t)v || v >= 0x1p53) {
+			const char *p = buf;
+			int digits = 0;
+
+			/* significant digits: from the first that is not 0 */
+			while (*p == '-' || *p == '0' || *p == '.')
+				p++;
+			for (; *p && *p != 'e'; p++)
+				digits += *p >= '0' && *p <= '9';
+			snprintf(shorter, sizeof(shorter), "%.*g",
+				 digits > 1 ? digits - 1 : 1, v);
+			if (digits > 1 && strtod(shorter, NULL) == v)
+				longer++;
+		}
+	}
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(longer, 0);
 }
 
 /* --- records ------------------------------------------------------------- */

@@ -32,9 +32,11 @@ would see them:
 usage: tests/host/prometheus-test.py TOP
 Prints "ok - ..." / "not ok - ..." lines and a tally; exits 1 on a failure.
 """
+import decimal
 import json
 import math
 import os
+import re
 import resource
 import shutil
 import socket
@@ -49,6 +51,7 @@ import urllib.request
 
 from prometheus_client.openmetrics.parser import \
     text_string_to_metric_families as om_parse
+from prometheus_client.process_collector import ProcessCollector
 
 from hostcheck import check, free_ports, is_open, summary
 
@@ -159,7 +162,7 @@ def start_node(tmp, name, port, seed, low, high, extra="", prom=PROM,
     return p, lat
 
 
-def test_formats(base):
+def test_formats(base, pid):
     st, hd, body = get(base + "/metrics")
     text = body.decode()
     check(st == 200 and hd["Content-Type"] ==
@@ -177,7 +180,7 @@ def test_formats(base):
           "labels: the records fed")
     check(value(text, "magnet_events_total", 'event="exits"') == 4,
           "a probe's event: no set or layer label")
-    check(value(text, "magnet_event_cpu_events_total",
+    check(value(text, "magnet_cpu_events_total",
                 'event="exits",cpu="3"') == 1,
           "per-cpu = true: per-CPU counters with a cpu label")
     check(value(text, "magnet_latency_seconds_count", 'latency="send"')
@@ -194,6 +197,8 @@ def test_formats(base):
           all(a <= b for a, b in zip(counts, counts[1:])),
           "210 buckets from 256 ns to 2^34 ns and +Inf, cumulative "
           f"({len(buckets)}, {les[0]} .. {les[-2]})")
+    test_numbers(text)
+    test_process(text, pid)
     window = [l.split("{")[0] for l in text.splitlines()
               if l.startswith(("magnet_event_rate", "magnet_event_byte_rate",
                                "magnet_latency_window"))]
@@ -230,11 +235,79 @@ def test_formats(base):
               f"Accept: {accept} -> {want}")
 
 
+def test_numbers(text):
+    """Every value and le label in the shortest form that reads back (as
+    Go's strconv 'g' -1, Python's repr), whole numbers in plain digits;
+    what is whole nanoseconds (le, _sum) printed as exactly that."""
+    def shortest(v):
+        f = float(v)
+        if f == int(f) and abs(f) < 2 ** 53:
+            return re.fullmatch(r"-?[0-9]+", v) is not None
+        digits = v.lstrip("-").split("e")[0].replace(".", "").lstrip("0")
+        return len(digits) <= 1 or \
+            float("%.*g" % (len(digits) - 1, f)) != f
+    bad, noisy = [], []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        v = line.rsplit(" ", 1)[1]
+        le = line.split('le="')[1].split('"')[0] if 'le="' in line else None
+        for x in (v, le):
+            if x is not None and x not in ("+Inf", "NaN") and \
+                    not shortest(x):
+                bad.append(line)
+        for x in ([le] if le and le != "+Inf" else []) + \
+                 ([v] if "_seconds_sum" in line else []):
+            if (decimal.Decimal(x) * 10 ** 9) % 1:
+                noisy.append(line)
+    check(not bad, "every value in its shortest form (%d lines): %s"
+          % (len(text.splitlines()), bad[:3]))
+    check(not noisy, "le labels and _sum in whole nanoseconds, no float "
+          "noise: %s" % noisy[:3])
+
+
+def test_process(text, pid):
+    """process_*: as Prometheus's Python client reads the same process."""
+    ref = {}
+    for fam in ProcessCollector(pid=lambda: pid, registry=None).collect():
+        for smp in fam.samples:
+            ref[smp.name] = smp.value
+    got = {n: value(text, n) for n in ref}
+    check(set(ref) == {"process_cpu_seconds_total", "process_open_fds",
+                       "process_max_fds", "process_virtual_memory_bytes",
+                       "process_resident_memory_bytes",
+                       "process_start_time_seconds"} and
+          all(v is not None for v in got.values()),
+          "process_*: the families Prometheus's clients export (%s)"
+          % sorted(n for n, v in got.items() if v is not None))
+    if any(v is None for v in got.values()):
+        return
+    check(abs(got["process_start_time_seconds"] -
+              ref["process_start_time_seconds"]) < 0.011 and
+          got["process_max_fds"] == ref["process_max_fds"] and
+          abs(got["process_open_fds"] - ref["process_open_fds"]) <= 2 and
+          abs(got["process_cpu_seconds_total"] -
+              ref["process_cpu_seconds_total"]) < 0.5 and
+          0.5 < got["process_virtual_memory_bytes"] /
+          ref["process_virtual_memory_bytes"] < 2 and
+          0.5 < got["process_resident_memory_bytes"] /
+          ref["process_resident_memory_bytes"] < 2,
+          "process_*: what the Python client reads for the same process "
+          "(%s)" % ", ".join("%s %g/%g" % (n[8:], got[n], ref[n])
+                             for n in sorted(ref)))
+    gone = [n for n in ("magnetd_uptime_seconds", "magnet_event_cpu_events_total",
+                        "magnet_latency_pending", "magnet_latency_expired_total",
+                        "magnet_latency_overflow_total",
+                        "magnetd_http_refused_total")
+            if re.search("^" + n + "[ {]", text, re.M)]
+    check(not gone, "the old names are gone: %s" % gone)
+
+
 def test_http(base, port):
     def counters():
         t = get(base + "/metrics")[2].decode()
         return (value(t, "magnetd_scrapes_total"),
-                value(t, "magnetd_http_refused_total"),
+                value(t, "magnetd_http_requests_refused_total"),
                 value(t, "magnet_events_total", 'event="exits"'))
 
     s0, r0, e0 = counters()
@@ -625,7 +698,7 @@ def main():
         procs.append(n1)
         n2, lat2 = start_node(tmp, "n2", p2, 2, 10000, 20000000)
         procs.append(n2)
-        test_formats(f"http://127.0.0.1:{p1}")
+        test_formats(f"http://127.0.0.1:{p1}", n1.pid)
         test_http(f"http://127.0.0.1:{p1}", p1)
         test_slowloris(f"http://127.0.0.1:{p1}", p1)
         test_flood(f"http://127.0.0.1:{p1}", p1)

@@ -316,7 +316,7 @@ def test_tls_auth(a, pki):
     check(hd and hd["X-Content-Type-Options"] == "nosniff" and
           hd["X-Frame-Options"] == "deny",
           "http_server_config's headers on the answer")
-    refused0 = value(body.decode(), "magnetd_http_refused_total")
+    refused0 = value(body.decode(), "magnetd_http_requests_refused_total")
     n401 = 0
     for what, user, pw, path in [
             ("no credentials", None, None, "/metrics"),
@@ -336,9 +336,9 @@ def test_tls_auth(a, pki):
               b"magnet_" not in body,
               f"{what}: 401, WWW-Authenticate: Basic realm=\"magnetd\"")
     st, _, body = fetch(a.port, ctx, user="prom", password="s3cret")
-    refused1 = value(body.decode(), "magnetd_http_refused_total")
+    refused1 = value(body.decode(), "magnetd_http_requests_refused_total")
     check(refused1 - refused0 == n401,
-          "the 401s are counted in magnetd_http_refused_total (%g)"
+          "the 401s are counted in magnetd_http_requests_refused_total (%g)"
           % (refused1 - refused0))
     st, _, _ = fetch(a.port, ctx, user="vector", password="U*U")
     check(st == 200, "a $2y$ hash (htpasswd's) on bcrypt's known answer: "

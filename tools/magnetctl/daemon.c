@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "libmagnet.h"
 #include "print.h"
+#include "words.h"
 
 static volatile sig_atomic_t stop;
 
@@ -90,7 +91,7 @@ static int snapshot(struct magnet_client *c)
 		print_string(PRINT_ANY, "type", NULL,
 			     m->type == MAGNET_COUNTER ? "counter" : "gauge");
 		print_string(PRINT_ANY, "unit", NULL, m->unit);
-		snprintf(value, sizeof(value), "%.9g", m->value);
+		format_double(m->value, value);
 		print_number(PRINT_ANY, "value", value);
 		print_string(PRINT_JSON, "description", NULL, m->description);
 		print_row_end();
@@ -138,9 +139,9 @@ static void print_message(const struct magnet_message *m)
 		print_u64(PRINT_ANY, "size", " size %" PRIu64, m->event.size);
 		break;
 	case MAGNET_MSG_ALERT: {
-		char value[64];
+		char value[32];
 
-		snprintf(value, sizeof(value), "%.9g", m->alert.value);
+		format_double(m->alert.value, value);
 		print_string(PRINT_ANY, "kind", "%s", "alert");
 		print_u64(PRINT_ANY, "sub", " %" PRIu64, m->sub);
 		print_string(PRINT_ANY, "metric", " %s", m->alert.metric);
