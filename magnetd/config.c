@@ -343,6 +343,18 @@ DEFINE_RANGE(v_http_port, 1, 65535)
 DEFINE_RANGE(v_http_clients, 1, HTTP_CLIENTS_MAX)
 DEFINE_RANGE(v_http_timeout, 1, HTTP_TIMEOUT_MAX_S)
 
+/* Histogram buckets per doubling: a divisor of METRICS_LE_PER_DOUBLING. */
+static int v_buckets(cfg_t *sec, cfg_opt_t *opt)
+{
+	long v = cfg_opt_getnint(opt, 0);
+
+	note(loading, sec, opt->name);
+	if (v < 1 || v > METRICS_LE_PER_DOUBLING ||
+	    METRICS_LE_PER_DOUBLING % v)
+		parse_error(sec, "%s %ld: 1, 2, 4 or 8", opt->name, v);
+	return 0;
+}
+
 /* The web configuration's file name; read by webconfig.c, not here. */
 static int v_web_config(cfg_t *sec, cfg_opt_t *opt)
 {
@@ -623,6 +635,7 @@ static cfg_opt_t prometheus_opts[] = {
 	OPT_INT("request-timeout", 10, v_http_timeout),
 	{ .name = "per-cpu", .type = CFGT_BOOL, .def.boolean = cfg_false,
 	  .validcb = v_note },
+	OPT_INT("buckets-per-doubling", 4, v_buckets),
 	OPT_STR("web-config", "", v_web_config),
 	CFG_END()
 };
@@ -981,6 +994,7 @@ static void build_prometheus(cfg_t *sec, struct config_prometheus *p)
 	p->timeout_s = cfg_getint(sec, "timeout");
 	p->request_timeout_s = cfg_getint(sec, "request-timeout");
 	p->per_cpu = cfg_getbool(sec, "per-cpu");
+	p->buckets = cfg_getint(sec, "buckets-per-doubling");
 }
 
 static void build_metrics(struct loader *ld, cfg_t *sec,

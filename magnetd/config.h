@@ -23,6 +23,7 @@
  *					#  included (from the connection's
  *					#  opening or previous answer)
  *		per-cpu = false			# per-CPU event counters
+ *		buckets-per-doubling = 4	# 1, 2, 4 or 8 (histograms)
  *		web-config = ""			# TLS, basic auth (webconfig.h);
  *	}					#  relative: to this file's dir
  *	metrics {
@@ -103,6 +104,7 @@ struct config_prometheus {
 	unsigned int timeout_s;		/* silent this long: closed */
 	unsigned int request_timeout_s;	/* a request, whole answer included */
 	bool per_cpu;
+	unsigned int buckets;		/* histogram buckets per doubling */
 	char web_config[256];		/* "": none */
 };
 

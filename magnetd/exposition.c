@@ -52,6 +52,7 @@ struct out {
 	enum exposition_format fmt;
 	const struct config *cfg;
 	bool per_cpu;
+	unsigned int le_step;	/* every le_step-th bound of metrics.h's */
 };
 
 static void __attribute__((format(printf, 2, 3)))
@@ -306,9 +307,14 @@ static void latency_cb(void *ctx, const struct metrics_latency_view *v)
 	snprintf(l, sizeof(l), "latency=\"%s\"", name);
 	switch (p->what) {
 	case LAT_HIST:
+		/* a coarser histogram: the buckets between two bounds kept
+		 * add up in the cumulative count
+		 */
 		for (i = 0; i <= METRICS_LE; i++) {
 			cum += v->le[i];
-			snprintf(l, sizeof(l), "latency=\"%s\",le=\"%.23s\"",
+			if (i < METRICS_LE && i % p->o->le_step)
+				continue;
+			snprintf(l, sizeof(l), "latency=\"%s\",le=\"%.31s\"",
 				 name, le_label(i));
 			sample(p->o, "magnet_latency_seconds_bucket", l, cum);
 		}
@@ -331,9 +337,7 @@ static void latency_cb(void *ctx, const struct metrics_latency_view *v)
 }
 
 static const struct fam latency_fams[] = {
-	{ "magnet_latency_seconds", HISTOGRAM, "seconds",
-	  "Time from a latency's start event to its end event, every pair since magnetd started (buckets: 256 ns, then 8 per doubling to 17.2 s)",
-	  LAT_HIST },
+	{ "magnet_latency_seconds", HISTOGRAM, "seconds", NULL, LAT_HIST },
 	{ "magnet_latency_starts_pending", GAUGE, NULL,
 	  "Starts waiting for their end", LAT_PENDING },
 	{ "magnet_latency_starts_expired", COUNTER, NULL,
@@ -355,8 +359,13 @@ static void latencies(struct out *o, const struct metrics *m)
 	o->oom |= g.oom;
 	for (i = 0; i < sizeof(latency_fams) / sizeof(latency_fams[0]); i++) {
 		const struct fam *f = &latency_fams[i];
+		char help[192];
 
-		family(o, f->name, f->kind, f->unit, f->help);
+		/* the histogram's: its buckets as configured */
+		snprintf(help, sizeof(help),
+			 "Time from a latency's start event to its end event, every pair since magnetd started (buckets: 256 ns, then %u per doubling to 17.2 s)",
+			 METRICS_LE_PER_DOUBLING / o->le_step);
+		family(o, f->name, f->kind, f->unit, f->help ? f->help : help);
 		p.what = f->what;
 		for (k = 0, v = g.v; k < g.n; k++)
 			latency_cb(&p, &v[k]);
@@ -512,7 +521,11 @@ static void process(struct out *o)
 char *exposition_render(const struct exposition_input *in,
 			enum exposition_format fmt, size_t *len)
 {
-	struct out o = { .fmt = fmt, .cfg = in->cfg, .per_cpu = in->per_cpu };
+	struct out o = {
+		.fmt = fmt, .cfg = in->cfg, .per_cpu = in->per_cpu,
+		.le_step = in->buckets ?
+			   METRICS_LE_PER_DOUBLING / in->buckets : 1,
+	};
 	uint64_t records, lost, unknown;
 
 	process(&o);

@@ -23,6 +23,9 @@ struct exposition_input {
 	const struct config *cfg;	/* probe-sets: set and layer labels */
 	const struct server *server;	/* magnetd's own metrics, or NULL */
 	bool per_cpu;			/* magnet_cpu_events_total */
+	unsigned int buckets;		/* histogram buckets per doubling: a
+					 * divisor of METRICS_LE_PER_DOUBLING
+					 */
 	uint64_t scrapes, refused;	/* the endpoint's own counters */
 };
 
@@ -30,7 +33,7 @@ struct exposition_input {
  * The page, malloc'ed (*@len bytes, not NUL-terminated), or NULL out of
  * memory. Its size is linear in what is configured: about 110 bytes per
  * event and family (2 families; per-cpu adds one line per CPU that logged),
- * 210 bucket lines of about 80 bytes per latency, 1.5 KB besides.
+ * 26 x buckets + 2 bucket lines of about 70 bytes per latency, 3 KB besides.
  */
 char *exposition_render(const struct exposition_input *in,
 			enum exposition_format fmt, size_t *len);

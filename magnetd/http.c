@@ -76,6 +76,7 @@ struct http {
 	struct MHD_Daemon *mhd;
 	struct webauth *auth;	/* TLS, basic authentication */
 	bool per_cpu;
+	unsigned int buckets;	/* per doubling, in the histograms */
 	ev_io io;		/* the library's epoll set */
 	ev_timer timer;		/* its next timeout */
 	unsigned int max_clients;
@@ -149,6 +150,7 @@ static enum MHD_Result metrics_page(struct http *h, struct MHD_Connection *c)
 		.cfg = h->d->cfg,
 		.server = h->d->server,
 		.per_cpu = h->per_cpu,
+		.buckets = h->buckets,
 		.scrapes = h->scrapes + 1,
 		.refused = h->refused,
 	};
@@ -451,6 +453,7 @@ struct http *http_new(struct daemon *d, const struct config_prometheus *cp)
 	}
 	h->d = d;
 	h->per_cpu = cp->per_cpu;
+	h->buckets = cp->buckets;
 	h->max_clients = cp->max_clients;
 	h->deadline = cp->request_timeout_s;
 	ev_init(&h->expiry, on_expiry);

@@ -144,11 +144,15 @@ void metrics_foreach_top(const struct metrics *m, metrics_top_cb cb,
  * the one before; le[METRICS_LE] counts the longer ones. A quantile
  * interpolated within a bucket (PromQL's histogram_quantile()) is within
  * that bucket: off by at most 12.5 % of the exact value, for a latency
- * from 256 ns to 17.2 s.
+ * from 256 ns to 17.2 s. Every second, fourth or eighth bound is a
+ * coarser histogram of 4, 2 or 1 buckets per doubling (exposition.c
+ * serves one of those if asked), off by at most 25, 50 or 100 %.
  */
 #define METRICS_LE_MIN_EXP	8
 #define METRICS_LE_MAX_EXP	34
-#define METRICS_LE	(1 + (METRICS_LE_MAX_EXP - METRICS_LE_MIN_EXP) * 8)
+#define METRICS_LE_PER_DOUBLING	8
+#define METRICS_LE	(1 + (METRICS_LE_MAX_EXP - METRICS_LE_MIN_EXP) * \
+			 METRICS_LE_PER_DOUBLING)
 uint64_t metrics_le_ns(unsigned int i);	/* UINT64_MAX from METRICS_LE */
 
 struct metrics_event_view {

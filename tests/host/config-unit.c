@@ -471,8 +471,8 @@ TEST_F(config, defaults_of_an_empty_file)
 	expect_socket(_t, &cfg->socket, &default_socket);
 	expect_metrics(_t, &cfg->metrics, &default_metrics);
 	/*
-	 * prometheus off, 127.0.0.1:9737, 8 clients, 10 s, 10 s, no web
-	 * configuration
+	 * prometheus off, 127.0.0.1:9737, 8 clients, 10 s, 10 s, 4 buckets
+	 * per doubling, no web configuration
 	 */
 	EXPECT_FALSE(cfg->prometheus.enable);
 	EXPECT_STREQ(cfg->prometheus.address, "127.0.0.1");
@@ -481,6 +481,7 @@ TEST_F(config, defaults_of_an_empty_file)
 	EXPECT_EQ(cfg->prometheus.timeout_s, 10);
 	EXPECT_EQ(cfg->prometheus.request_timeout_s, 10);
 	EXPECT_FALSE(cfg->prometheus.per_cpu);
+	EXPECT_EQ(cfg->prometheus.buckets, 4);
 	EXPECT_STREQ(cfg->prometheus.web_config, "");
 	/* nothing installed, no "default" buffer listed */
 	EXPECT_EQ(cfg->nbuffers, 0);
@@ -607,13 +608,16 @@ TEST_F(config, web_config_relative_to_the_file)
 
 TEST_F(config, prometheus_options_read_and_checked)
 {
+	static const int bad_buckets[] = { 3, 16, 0, -4 };
+	char text[128], want[64];
 	struct config *cfg;
+	unsigned int i;
 
 	/* every option read (an IPv6 address) */
 	cfg = load(_t, self, "prom.conf", "prometheus {\n\tenable = true\n"
 		   "\taddress = \"::\"\n\tport = 9100\n\tmax-clients = 2\n"
 		   "\ttimeout = 30\n\trequest-timeout = 60\n"
-		   "\tper-cpu = yes\n}\n");
+		   "\tper-cpu = yes\n\tbuckets-per-doubling = 8\n}\n");
 	ASSERT_TRUE(cfg) show_err(self);
 	EXPECT_TRUE(cfg->prometheus.enable);
 	EXPECT_STREQ(cfg->prometheus.address, "::");
@@ -622,6 +626,7 @@ TEST_F(config, prometheus_options_read_and_checked)
 	EXPECT_EQ(cfg->prometheus.timeout_s, 30);
 	EXPECT_EQ(cfg->prometheus.request_timeout_s, 60);
 	EXPECT_TRUE(cfg->prometheus.per_cpu);
+	EXPECT_EQ(cfg->prometheus.buckets, 8);
 	config_free(cfg);
 	expect_error(_t, self, "prometheus: a host name", "prometheus {\n"
 		     "\taddress = \"localhost\"\n}\n", 2,
@@ -640,6 +645,15 @@ TEST_F(config, prometheus_options_read_and_checked)
 	expect_error(_t, self, "prometheus: request-timeout over an hour",
 		     "prometheus {\n\trequest-timeout = 3601\n}\n", 2,
 		     "request-timeout 3601 out of range 1..3600");
+	/* not a divisor of metrics.h's 8 per doubling */
+	for (i = 0; i < ARRAY_SIZE(bad_buckets); i++) {
+		snprintf(text, sizeof(text),
+			 "prometheus {\n\tbuckets-per-doubling = %d\n}\n",
+			 bad_buckets[i]);
+		snprintf(want, sizeof(want),
+			 "buckets-per-doubling %d: 1, 2, 4 or 8", bad_buckets[i]);
+		expect_error(_t, self, want, text, 2, want);
+	}
 	expect_error(_t, self, "prometheus: enable is a boolean",
 		     "prometheus {\n\tenable = maybe\n}\n", 2, "enable");
 }
