@@ -428,7 +428,8 @@ static void usage(FILE *f)
 "metrics (counts, rates, bytes, per-CPU and per-process breakdowns, latency\n"
 "percentiles between events), and serves snapshots and subscriptions to\n"
 "local clients (libmagnet, the Ganglia and Supermon plugins) on a Unix\n"
-"socket. It runs in the foreground and logs to standard error.\n"
+"socket, and to Prometheus over HTTP if enabled. It runs in the foreground\n"
+"and logs to standard error.\n"
 "\n"
 "Options:\n"
 "  -c, --config FILE  configuration file (default " DEFAULT_CONFIG ")\n"
@@ -453,7 +454,7 @@ static void usage(FILE *f)
 "\n"
 "Exit status: 0 after SIGTERM or SIGINT, 1 if the configuration is invalid\n"
 "or cannot be installed at start, 2 for bad usage.\n"
-"See magnetd(8) and magnetd.conf in the magnet sources.\n");
+"The configuration file's options: magnetd.conf(5); the daemon: magnetd(8).\n");
 }
 
 static int setup(struct daemon *d)
