@@ -121,17 +121,37 @@ static int ms_left(int64_t deadline)
 
 /* --- errors ------------------------------------------------------------ */
 
-/* The connection is unusable from now on: say so, now and later. */
-static int fail(struct magnet_client *c, int err)
+/*
+ * A call failed with @err: errno, and what happened for
+ * magnet_last_error() (a client's, kept until another call fails). No
+ * message without a client (a NULL one, or magnet_connect()'s).
+ */
+static int fail_soft(struct magnet_client *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail_soft(struct magnet_client *c, int err, const char *fmt, ...)
 {
-	c->broken = err;
+	va_list ap;
+
+	if (c) {
+		va_start(ap, fmt);
+		vsnprintf(c->last_error, sizeof(c->last_error), fmt, ap);
+		va_end(ap);
+	}
 	errno = err;
 	return -1;
 }
 
-static int fail_soft(int err)
+/*
+ * The connection is unusable from now on: say so, now and later (every
+ * call fails with @err, and its message stays).
+ */
+#define fail(c, err, ...)	((c)->broken = (err), \
+				 fail_soft((c), (err), __VA_ARGS__))
+
+/* A call failing again because the connection broke before. */
+static int fail_broken(struct magnet_client *c)
 {
-	errno = err;
+	errno = c->broken;
 	return -1;
 }
 
@@ -142,20 +162,23 @@ static int fail_soft(int err)
  * signal only makes it recompute the time left: the caller's timeout,
  * not the signal, ends the wait.
  */
-static int wait_fd(int fd, short events, int64_t deadline)
+static int wait_fd(struct magnet_client *c, short events, int64_t deadline)
 {
-	struct pollfd p = { .fd = fd, .events = events };
+	struct pollfd p = { .fd = c->fd, .events = events };
 	int ms, n;
 
 	for (;;) {
 		ms = ms_left(deadline);
-		if (ms == 0)
-			return fail_soft(ETIMEDOUT);
+		if (ms == 0) {
+			/* the caller says what did not come in time */
+			errno = ETIMEDOUT;
+			return -1;
+		}
 		n = poll(&p, 1, ms);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
-			return -1;
+			return fail_soft(c, errno, "poll: %s", strerror(errno));
 	}
 }
 
@@ -181,12 +204,12 @@ static int fill(struct magnet_client *c, int64_t deadline)
 			return 0;
 		}
 		if (n == 0 || errno == ECONNRESET)
-			return fail(c, EPIPE);
+			return fail(c, EPIPE, "magnetd closed the connection");
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return fail(c, errno);
-		if (wait_fd(c->fd, POLLIN, deadline))
+			return fail(c, errno, "recv: %s", strerror(errno));
+		if (wait_fd(c, POLLIN, deadline))
 			return -1;
 	}
 }
@@ -210,12 +233,15 @@ static int next_line(struct magnet_client *c, int64_t deadline, char **line)
 			*nl = '\0';
 			c->rhead += nl - s + 1;
 			if (memchr(s, '\0', nl - s))
-				return fail(c, EPROTO);
+				return fail(c, EPROTO,
+					    "a line from magnetd holds a NUL byte");
 			*line = s;
 			return 0;
 		}
 		if (avail >= MAGNET_LINE_MAX)
-			return fail(c, EPROTO);
+			return fail(c, EPROTO,
+				    "a line from magnetd longer than MAGNET_LINE_MAX (%d)",
+				    MAGNET_LINE_MAX);
 		if (fill(c, deadline))
 			return -1;
 	}
@@ -233,7 +259,9 @@ static int send_line(struct magnet_client *c, const char *req,
 	ssize_t n;
 
 	if (len + 1 > sizeof(buf) || strchr(req, '\n'))
-		return fail_soft(EINVAL);
+		return fail_soft(c, EINVAL,
+				 "a request line of %zu bytes, or holding a newline (at most %zu)",
+				 len, sizeof(buf) - 1);
 	memcpy(buf, req, len);
 	buf[len++] = '\n';
 	while (off < len) {
@@ -246,12 +274,17 @@ static int send_line(struct magnet_client *c, const char *req,
 		if (errno == EINTR)
 			continue;
 		if (errno == EPIPE || errno == ECONNRESET)
-			return fail(c, EPIPE);
+			return fail(c, EPIPE, "magnetd closed the connection");
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return fail(c, errno);
-		if (wait_fd(c->fd, POLLOUT, deadline))
+			return fail(c, errno, "send: %s", strerror(errno));
+		if (wait_fd(c, POLLOUT, deadline)) {
+			if (errno != ETIMEDOUT)
+				return -1;
 			/* half a request cannot be taken back */
-			return off ? fail(c, errno) : -1;
+			return off ? fail(c, ETIMEDOUT, "magnetd took part of a request, not all of it in time") :
+				     fail_soft(c, ETIMEDOUT,
+					       "magnetd took no request in time");
+		}
 	}
 	return 0;
 }
@@ -500,7 +533,9 @@ static int too_large(struct magnet_client *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->last_error, sizeof(c->last_error), fmt, ap);
 	va_end(ap);
-	return fail(c, EMSGSIZE);
+	c->broken = EMSGSIZE;
+	errno = EMSGSIZE;
+	return -1;
 }
 
 /*
@@ -513,7 +548,9 @@ static int snapshot_head(struct magnet_client *c, char *line,
 			 uint64_t *time_ns, uint64_t *count)
 {
 	if (!parse_snapshot_head(line, time_ns, count))
-		return fail(c, EPROTO);
+		return fail(c, EPROTO,
+			    "a snapshot's first line is not \"snapshot TIME COUNT\": \"%.80s\"",
+			    line);
 	if (*count > MAGNET_SNAPSHOT_LINES_MAX)
 		return too_large(c, "snapshot of %" PRIu64 " lines: more than MAGNET_SNAPSHOT_LINES_MAX (%u)",
 				 *count, MAGNET_SNAPSHOT_LINES_MAX);
@@ -628,7 +665,9 @@ static void queue_purge(struct magnet_client *c, unsigned int sub)
 static int drop_owed_line(struct magnet_client *c, const char *line)
 {
 	if (--c->owed_lines == 0 && strcmp(line, "end"))
-		return fail(c, EPROTO);
+		return fail(c, EPROTO,
+			    "a snapshot's last line is not \"end\": \"%.80s\"",
+			    line);
 	return 0;
 }
 
@@ -667,7 +706,9 @@ static int pump(struct magnet_client *c, int64_t deadline, char **reply)
 		}
 		if (is_push(line)) {
 			if (!parse_push(c, line, &m))
-				return fail(c, EPROTO);
+				return fail(c, EPROTO,
+					    "a malformed push from magnetd: \"%.80s\"",
+					    line);
 			queue_add(c, &m);
 			if (!reply)
 				return 0;
@@ -679,7 +720,9 @@ static int pump(struct magnet_client *c, int64_t deadline, char **reply)
 			continue;
 		}
 		if (!reply)
-			return fail(c, EPROTO);
+			return fail(c, EPROTO,
+				    "a reply from magnetd to no request: \"%.80s\"",
+				    line);
 		*reply = line;
 		return 0;
 	}
@@ -695,18 +738,24 @@ static int transact(struct magnet_client *c, const char *req,
 		    int64_t deadline, char **reply)
 {
 	if (c->broken)
-		return fail_soft(c->broken);
+		return fail_broken(c);
 	if (send_line(c, req, deadline))
 		return -1;
 	if (pump(c, deadline, reply)) {
-		if (!c->broken)
-			c->owed_replies++;
+		if (c->broken)
+			return -1;
+		c->owed_replies++;
+		if (errno == ETIMEDOUT)
+			return fail_soft(c, ETIMEDOUT,
+					 "no reply from magnetd to \"%.64s\" in time",
+					 req);
 		return -1;
 	}
 	if (first_word_is(*reply, "error")) {
 		copy_text(c->last_error, sizeof(c->last_error),
 			  (*reply)[5] ? *reply + 6 : "");
-		return fail_soft(EREMOTEIO);
+		errno = EREMOTEIO;
+		return -1;
 	}
 	return 0;
 }
@@ -721,7 +770,8 @@ static int request_sub(struct magnet_client *c, const char *req)
 		return -1;
 	if (split(line, w, 3) != 2 || strcmp(w[0], "ok") ||
 	    !parse_sub(w[1], &sub))
-		return fail(c, EPROTO);
+		return fail(c, EPROTO,
+			    "a reply to \"%.64s\" that is not \"ok SUB\"", req);
 	return sub;
 }
 
@@ -737,15 +787,16 @@ static int connect_unix(int fd, const char *path)
 	struct timeval tv = { .tv_sec = DEFAULT_TIMEOUT_MS / 1000 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
+	/* no client yet: errno says it all */
 	if (!*path)
-		return fail_soft(EINVAL);
+		return fail_soft(NULL, EINVAL, "no path");
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return fail_soft(ENAMETOOLONG);
+		return fail_soft(NULL, ENAMETOOLONG, "path too long");
 	strcpy(sa.sun_path, path);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		if (errno == EAGAIN)
-			return fail_soft(ETIMEDOUT);
+			return fail_soft(NULL, ETIMEDOUT, "backlog full");
 		if (errno != EINTR)
 			return -1;
 	}
@@ -763,7 +814,8 @@ static int read_greeting(struct magnet_client *c)
 	if (split(line, w, 4) != 3 || strcmp(w[0], "magnetd") ||
 	    !parse_u64(w[1], UINT64_MAX, &proto) ||
 	    proto != MAGNET_PROTO_VERSION)
-		return fail(c, EPROTO);
+		return fail(c, EPROTO, "not magnetd of protocol %d",
+			    MAGNET_PROTO_VERSION);
 	return 0;
 }
 
@@ -853,20 +905,23 @@ static int add_metric(struct magnet_client *c, struct snap_build *b,
 	int n;
 
 	if (!grow((void **)&s->metrics, s->nmetrics, &b->mcap, sizeof(*m)))
-		return fail_soft(ENOMEM);
+		return fail_soft(c, ENOMEM,
+				 "out of memory for a snapshot of %u metrics",
+				 s->nmetrics + 1);
 	m = &s->metrics[s->nmetrics];
 	memset(m, 0, sizeof(*m));
 	n = split(line, w, 6);
 	if (n < 5 || !valid_name(w[1], sizeof(m->name)) ||
 	    !valid_word(w[3], sizeof(m->unit)) ||
 	    !parse_number(c, w[4], &m->value))
-		return fail(c, EPROTO);
+		return fail(c, EPROTO, "a malformed metric line in a snapshot");
 	if (!strcmp(w[2], "counter"))
 		m->type = MAGNET_COUNTER;
 	else if (!strcmp(w[2], "gauge"))
 		m->type = MAGNET_GAUGE;
 	else
-		return fail(c, EPROTO);
+		return fail(c, EPROTO, "metric %s of type \"%.32s\"", w[1],
+			    w[2]);
 	strcpy(m->name, w[1]);
 	strcpy(m->unit, w[3]);
 	copy_text(m->description, sizeof(m->description), n == 6 ? w[5] : "");
@@ -883,14 +938,16 @@ static int add_top(struct magnet_client *c, struct snap_build *b, char *line)
 	char *w[6];
 
 	if (!grow((void **)&s->tops, s->ntops, &b->tcap, sizeof(*t)))
-		return fail_soft(ENOMEM);
+		return fail_soft(c, ENOMEM,
+				 "out of memory for a snapshot of %u top lines",
+				 s->ntops + 1);
 	t = &s->tops[s->ntops];
 	memset(t, 0, sizeof(*t));
 	if (split(line, w, 6) != 6 || !valid_name(w[1], sizeof(t->event)) ||
 	    !parse_u64(w[2], UINT_MAX, &rank) || !rank ||
 	    !parse_u32(w[3], &t->tgid) ||
 	    !parse_u64(w[4], UINT64_MAX, &t->count) || !*w[5])
-		return fail(c, EPROTO);
+		return fail(c, EPROTO, "a malformed top line in a snapshot");
 	strcpy(t->event, w[1]);
 	t->rank = rank;
 	copy_text(t->comm, sizeof(t->comm), w[5]);
@@ -903,7 +960,8 @@ static int add_snapshot_line(struct magnet_client *c, struct snap_build *b,
 			     char *line)
 {
 	if (!*line || *line == ' ')
-		return fail(c, EPROTO);
+		return fail(c, EPROTO,
+			    "an empty line, or one led by a blank, in a snapshot");
 	if (first_word_is(line, "metric"))
 		return add_metric(c, b, line);
 	if (first_word_is(line, "top"))
@@ -934,13 +992,20 @@ static int read_snapshot_body(struct magnet_client *c, struct snap_build *b,
 			goto give_up;
 	}
 	if (strcmp(line, "end"))
-		return fail(c, EPROTO);
+		return fail(c, EPROTO,
+			    "a snapshot's last line is not \"end\": \"%.80s\"",
+			    line);
 	return 0;
 
 give_up:
+	if (c->broken)
+		return -1;
 	/* what is left of the reply still comes: drop it then */
-	if (!c->broken)
-		c->owed_lines = left;
+	c->owed_lines = left;
+	if (errno == ETIMEDOUT)
+		return fail_soft(c, ETIMEDOUT,
+				 "a snapshot not come whole in time (%" PRIu64 " of %" PRIu64 " lines left)",
+				 left, count + 1);
 	return -1;
 }
 
@@ -953,7 +1018,7 @@ MAGNET_EXPORT int magnet_snapshot(struct magnet_client *c,
 	char *line;
 
 	if (!c || !snap)
-		return fail_soft(EINVAL);
+		return fail_soft(c, EINVAL, "magnet_snapshot: no snapshot to fill");
 	memset(snap, 0, sizeof(*snap));
 	if (transact(c, "snapshot", deadline, &line))
 		return -1;
@@ -1025,7 +1090,12 @@ MAGNET_EXPORT int magnet_subscribe_event(struct magnet_client *c,
 
 	if (!c || !event || !valid_name(event, NAME_SIZE) ||
 	    tgid > UINT32_MAX || cpu > UINT32_MAX)
-		return fail_soft(EINVAL);
+		return fail_soft(c, EINVAL,
+				 "magnet_subscribe_event: %s",
+				 !event ? "no event" :
+				 !valid_name(event, NAME_SIZE) ?
+				 "an event name is 1 to 127 letters, digits, '.', '_' or '-'" :
+				 "tgid and cpu are at most 4294967295");
 	snprintf(req, sizeof(req), "subscribe event %s", event);
 	add_condition(req, sizeof(req), "tgid", tgid);
 	add_condition(req, sizeof(req), "cpu", cpu);
@@ -1044,12 +1114,17 @@ MAGNET_EXPORT int magnet_subscribe_threshold(struct magnet_client *c,
 
 	if (!c || !metric || !op || !valid_name(metric, METRIC_SIZE) ||
 	    !isfinite(value))
-		return fail_soft(EINVAL);
+		return fail_soft(c, EINVAL, "magnet_subscribe_threshold: %s",
+				 !metric || !op ? "no metric or operator" :
+				 !isfinite(value) ? "the value is not finite" :
+				 "a metric name is 1 to 127 letters, digits, '.', '_' or '-'");
 	for (i = 0; i < ARRAY_SIZE(ops); i++)
 		if (!strcmp(op, ops[i]))
 			break;
 	if (i == ARRAY_SIZE(ops))
-		return fail_soft(EINVAL);
+		return fail_soft(c, EINVAL,
+				 "magnet_subscribe_threshold: operator \"%.8s\" is none of >, >=, <, <=",
+				 op);
 	/* 17 digits: the daemon reads back exactly this double */
 	old = uselocale(c->c_locale);
 	snprintf(req, sizeof(req), "subscribe threshold %s %s %.17g",
@@ -1063,12 +1138,15 @@ MAGNET_EXPORT int magnet_unsubscribe(struct magnet_client *c, int sub)
 	char req[32], *line;
 
 	if (!c || sub <= 0)
-		return fail_soft(EINVAL);
+		return fail_soft(c, EINVAL,
+				 "magnet_unsubscribe: subscription %d (they are > 0)",
+				 sub);
 	snprintf(req, sizeof(req), "unsubscribe %d", sub);
 	if (transact(c, req, deadline_in(DEFAULT_TIMEOUT_MS), &line))
 		return -1;
 	if (strcmp(line, "ok"))
-		return fail(c, EPROTO);
+		return fail(c, EPROTO, "a reply to \"%s\" that is not \"ok\"",
+			    req);
 	queue_purge(c, sub);
 	return 0;
 }
@@ -1087,7 +1165,9 @@ MAGNET_EXPORT int magnet_request(struct magnet_client *c, const char *line,
 
 	if (!c || !line || !*line || strchr(line, '\n') ||
 	    strlen(line) + 1 > MAGNET_LINE_MAX)
-		return fail_soft(EINVAL);
+		return fail_soft(c, EINVAL,
+				 "magnet_request: a request is one line of 1 to %d bytes",
+				 MAGNET_LINE_MAX - 1);
 	ret = transact(c, line, deadline_in(DEFAULT_TIMEOUT_MS), &r);
 	if (ret && errno != EREMOTEIO)
 		return -1;
@@ -1109,12 +1189,12 @@ MAGNET_EXPORT int magnet_receive(struct magnet_client *c,
 	int64_t deadline = deadline_in(timeout_ms);
 
 	if (!c || !msg)
-		return fail_soft(EINVAL);
+		return fail_soft(c, EINVAL, "magnet_receive: no message to fill");
 	for (;;) {
 		if (queue_pop(c, msg))
 			return 1;
 		if (c->broken)
-			return fail_soft(c->broken);
+			return fail_broken(c);
 		if (pump(c, deadline, NULL))
 			return errno == ETIMEDOUT ? 0 : -1;
 	}

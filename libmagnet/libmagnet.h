@@ -34,7 +34,9 @@
  *		down, not even across a reload or a module reload) or "gauge".
  *		UNIT is one word ("events", "events/s", "bytes", "bytes/s",
  *		"ns", "records", "messages", "clients", "s", "bool", ...).
- *		VALUE is a decimal integer or a decimal fraction. DESCRIPTION
+ *		VALUE is a decimal number in the fewest digits that read
+ *		back exactly: an integer, a fraction or the exponent form
+ *		("7.2e-05"). DESCRIPTION
  *		is the rest of the line. "top" lines rank an event's busiest
  *		thread groups over the metrics window (RANK 1 is the busiest;
  *		COMM is "-" if unknown). The metrics are listed in the
@@ -182,6 +184,19 @@ struct magnet_message {
 	};
 };
 
+/*
+ * Threads: clients share nothing and the library keeps no global state,
+ * so a program may run one client per thread without locking. A client
+ * itself is not thread-safe: one thread at a time may call functions on
+ * it, magnet_fd() and magnet_last_error() included (the client's next
+ * failure rewrites the latter's string); to share one, hold a lock around
+ * each call and the use of what it returned. magnet_snapshot_find(),
+ * magnet_metric_per_cpu() and magnet_snapshot_free() touch only their
+ * arguments. No process-wide state changes: numbers go through a "C"
+ * locale object of the client's own (uselocale() on the calling thread,
+ * during a call), and a daemon gone away is EPIPE, never SIGPIPE. A
+ * poller (below) runs a thread and a client of its own.
+ */
 struct magnet_client;
 
 /*
@@ -267,8 +282,16 @@ int magnet_receive(struct magnet_client *c, struct magnet_message *msg,
 		   int timeout_ms);
 
 /*
- * The daemon's message of the last "error" reply (EREMOTEIO), or what was
- * too large after EMSGSIZE; "" if neither happened.
+ * What went wrong in the last call on @c that failed: the daemon's
+ * message after EREMOTEIO (an "error" reply), the library's own
+ * otherwise (the bad argument after EINVAL, what did not come in time
+ * after ETIMEDOUT, the daemon gone after EPIPE, the line not understood
+ * after EPROTO, what was too large after EMSGSIZE, out of memory, a
+ * socket error). Once the connection is unusable, later calls fail with
+ * the same errno and the message that says why stays. Kept until another
+ * call on @c fails (magnet_receive() returning 0 is no failure); "" if
+ * none has. After magnet_connect() fails, or with a NULL client, errno
+ * says it all.
  */
 const char *magnet_last_error(const struct magnet_client *c);
 

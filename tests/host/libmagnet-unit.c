@@ -1226,6 +1226,86 @@ TEST_F(libmagnet, pushes_beyond_the_queue_counted_as_lost)
 	close_case(_t, c, pid, "overflow");
 }
 
+/* What magnet_last_error() says now contains @want. */
+static void expect_said(struct harness_test *_t, struct magnet_client *c,
+			const char *want)
+{
+	EXPECT_TRUE(strstr(magnet_last_error(c), want))
+		TH_LOG("magnet_last_error(): \"%s\", not \"%s\"",
+		       magnet_last_error(c), want);
+}
+
+/* A call on @c returned @r: a failure with @err, saying @want. */
+#define EXPECT_FAILED(c, r, err, want) do {				\
+		int _r = (r), _e = errno;				\
+									\
+		EXPECT_EQ(_r, -1);					\
+		EXPECT_EQ(_e, (err));					\
+		expect_said(_t, (c), (want));				\
+	} while (0)
+
+/*
+ * Failures of the library's own set magnet_last_error() too, each saying
+ * what went wrong: a bad argument, a reply not come in time, a reply not
+ * understood, the daemon gone; a success keeps it, and so does a
+ * magnet_receive() that found nothing.
+ */
+TEST_F(libmagnet, last_error_says_local_failures)
+{
+	static const struct step script[] = {
+		EXPECT("snapshot"), PAUSE(300),
+		SEND("snapshot 7 0\nend\n"),
+		EXPECT("subscribe event a"), SEND("ok 3\n"),
+		EXPECT("subscribe event b"), SEND("okay\n"),
+		END
+	};
+	static const struct step gone[] = {
+		EXPECT("subscribe event a"), HANGUP, END
+	};
+	struct magnet_snapshot snap;
+	struct magnet_message msg;
+	struct magnet_client *c;
+	pid_t pid;
+
+	c = open_case(_t, self, script, &pid);
+	EXPECT_STREQ(magnet_last_error(c), "");
+	/* bad arguments: EINVAL, and which */
+	EXPECT_FAILED(c, magnet_subscribe_event(c, "a b", -1, -1, -1), EINVAL,
+		      "event name");
+	EXPECT_FAILED(c, magnet_subscribe_threshold(c, "m", "!=", 1), EINVAL,
+		      "operator \"!=\"");
+	EXPECT_FAILED(c, magnet_unsubscribe(c, 0), EINVAL, "subscription 0");
+	EXPECT_FAILED(c, magnet_request(c, "a\nb", NULL, 0), EINVAL,
+		      "one line");
+	EXPECT_FAILED(c, magnet_snapshot(c, NULL, 100), EINVAL, "no snapshot");
+	/* a reply not come in time: ETIMEDOUT, and to what */
+	EXPECT_FAILED(c, magnet_snapshot(c, &snap, 100), ETIMEDOUT,
+		      "no reply from magnetd to \"snapshot\" in time");
+	/* nothing to receive is no failure: the message stays */
+	EXPECT_EQ(magnet_receive(c, &msg, 50), 0);
+	expect_said(_t, c, "in time");
+	/* nor is a success (the late snapshot dropped on the way) */
+	EXPECT_EQ(magnet_subscribe_event(c, "a", -1, -1, -1), 3);
+	expect_said(_t, c, "in time");
+	/* a reply not understood: EPROTO, and which; from then on the same
+	 * errno, and the message that says why
+	 */
+	EXPECT_FAILED(c, magnet_subscribe_event(c, "b", -1, -1, -1), EPROTO,
+		      "not \"ok SUB\"");
+	EXPECT_FAILED(c, magnet_receive(c, &msg, 0), EPROTO, "not \"ok SUB\"");
+	close_case(_t, c, pid, "local failures");
+
+	/* the daemon gone: EPIPE, said, and said again */
+	c = open_case(_t, self, gone, &pid);
+	EXPECT_FAILED(c, magnet_subscribe_event(c, "a", -1, -1, -1), EPIPE,
+		      "closed the connection");
+	EXPECT_FAILED(c, magnet_snapshot(c, &snap, 100), EPIPE,
+		      "closed the connection");
+	close_case(_t, c, pid, "gone");
+	/* no client, nothing to say */
+	EXPECT_STREQ(magnet_last_error(NULL), "");
+}
+
 TEST(libmagnet_bad_arguments_einval)
 {
 	struct magnet_message msg;
