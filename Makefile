@@ -33,7 +33,7 @@
 # kernel release go to build/<release>/, so several kernels can be built
 # side by side (e.g. Debian's and a debug kernel).
 
-VERSION   := 0.1.0
+VERSION   := 0.2.0
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 KDIR      ?= $(shell scripts/kdir)

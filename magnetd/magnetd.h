@@ -29,7 +29,7 @@
 #include "config.h"
 #include "metrics.h"
 
-#define MAGNETD_VERSION	"0.1.0"
+#define MAGNETD_VERSION	"0.2.0"
 
 /* What magnetd made in the module, to remove it and nothing else. */
 struct installed_probe {

@@ -59,6 +59,8 @@ from hostcheck import check, free_ports, is_open, summary
 TOP = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
 HOST = os.path.join(TOP, "build/test-bin/http-host")
 PAIRS = 20000
+VERSION = re.search(r'MAGNETD_VERSION\s+"([^"]*)"', open(os.path.join(
+    TOP, "magnetd/magnetd.h")).read()).group(1)
 BUCKETS = 4                 # per doubling: buckets-per-doubling's default
 STATED_ERROR = 1 / BUCKETS  # magnetd.conf(5), metrics.h: one bucket's width
 DEADLINE = 3                # s: request-timeout of the nodes
@@ -206,7 +208,7 @@ def test_formats(base, pid):
     check(not window, "nothing over magnetd's window: rates are rate()'s, "
           "quantiles histogram_quantile()'s (%s)" % sorted(set(window)))
     check(value(text, "magnetd_health") == 1 and
-          value(text, "magnetd_build_info", 'version="0.1.0"') == 1,
+          value(text, "magnetd_build_info", f'version="{VERSION}"') == 1,
           "magnetd's own health and version")
 
     st, hd, body = get(base + "/metrics", {"Accept": PROM_ACCEPT})

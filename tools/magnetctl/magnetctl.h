@@ -19,7 +19,7 @@
 #include "nl.h"
 #include "words.h"
 
-#define MAGNETCTL_VERSION	"0.1.0"
+#define MAGNETCTL_VERSION	"0.2.0"
 #define EXIT_USAGE		2
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
