@@ -132,7 +132,8 @@ static int fail_soft(struct magnet_client *c, int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (c) {
+	/* (once broken, the message that says why stays) */
+	if (c && !c->broken) {
 		va_start(ap, fmt);
 		vsnprintf(c->last_error, sizeof(c->last_error), fmt, ap);
 		va_end(ap);
@@ -145,8 +146,8 @@ static int fail_soft(struct magnet_client *c, int err, const char *fmt, ...)
  * The connection is unusable from now on: say so, now and later (every
  * call fails with @err, and its message stays).
  */
-#define fail(c, err, ...)	((c)->broken = (err), \
-				 fail_soft((c), (err), __VA_ARGS__))
+#define fail(c, err, ...)	(fail_soft((c), (err), __VA_ARGS__), \
+				 (c)->broken = (err), -1)
 
 /* A call failing again because the connection broke before. */
 static int fail_broken(struct magnet_client *c)

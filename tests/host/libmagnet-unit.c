@@ -562,6 +562,10 @@ static void check_large_snapshot(struct harness_test *_t,
 	err = errno;
 	EXPECT_EQ(r, -1) TH_LOG("%s, again", what);
 	EXPECT_EQ(err, EMSGSIZE) TH_LOG("%s, again", what);
+	/* whatever fails later (here a bad argument), the reason stays */
+	EXPECT_EQ(magnet_unsubscribe(c, 0), -1) TH_LOG("%s", what);
+	EXPECT_TRUE(strstr(magnet_last_error(c), why))
+		TH_LOG("%s, later: \"%s\"", what, magnet_last_error(c));
 	magnet_close(c);
 	server_ok(pid);
 }
