@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exposition.h"
@@ -409,27 +410,34 @@ struct process {
 	struct rlimit nofile;
 };
 
-/* The boot time, seconds since the epoch ("btime" of /proc/stat); 0 if
- * unknown. It does not change: read once.
+/*
+ * The boot time, seconds since the epoch ("btime" of /proc/stat). Where
+ * /proc/stat is hidden (the shipped unit's ProcSubset=pid), the realtime
+ * clock less the time since boot, to within a second. It does not
+ * change: found once.
  */
 static uint64_t boot_time(void)
 {
 	static uint64_t btime;
 	unsigned long long v;
+	struct timespec now, up;
 	char line[256];
 	FILE *f;
 
 	if (btime)
 		return btime;
 	f = fopen("/proc/stat", "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "btime %llu", &v) == 1) {
-			btime = v;
-			break;
-		}
-	fclose(f);
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "btime %llu", &v) == 1) {
+				btime = v;
+				break;
+			}
+		fclose(f);
+	}
+	if (!btime && !clock_gettime(CLOCK_REALTIME, &now) &&
+	    !clock_gettime(CLOCK_BOOTTIME, &up) && now.tv_sec > up.tv_sec)
+		btime = now.tv_sec - up.tv_sec;
 	return btime;
 }
 
