@@ -449,6 +449,7 @@ struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 void magnet_probe_destroy(struct magnet_event *ev);
 void magnet_probes_destroy_all(void);
 void magnet_probes_release(u32 portid, u32 session);
+struct tracepoint *magnet_tracepoint_find(const char *name);
 const char *magnet_probe_target(struct magnet_event *ev);
 const struct magnet_predef *magnet_probe_predef(struct magnet_event *ev);
 void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg);
@@ -500,6 +501,13 @@ int magnet_fs_add_buffer(struct magnet_buffer *buf);
 void magnet_fs_remove_buffer(struct magnet_buffer *buf);
 int magnet_fs_add_session(u32 id, kuid_t uid);
 void magnet_fs_remove_session(u32 id);
+
+/* ledger.c */
+struct genl_family;
+int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack);
+int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
+		       const struct genl_family *family);
+void magnet_ledger_exit(void);
 
 /* session.c */
 struct magnet_session_info {

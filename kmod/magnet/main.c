@@ -72,6 +72,7 @@ static void __exit magnet_exit(void)
 {
 	magnet_netlink_exit();		/* no more requests */
 	magnet_probes_destroy_all();	/* no more hits */
+	magnet_ledger_exit();
 	magnet_notify_exit();
 	magnet_buffers_destroy_all();
 	magnet_sessions_exit();

@@ -155,6 +155,11 @@ static const struct nla_policy catalog_get_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_CATALOG_RESOLVE] = { .type = NLA_FLAG },
 };
 
+static const struct nla_policy ledger_set_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_LEDGER_ENABLED] = NLA_POLICY_MAX(NLA_U8, 1),
+	[MAGNET_A_LEDGER_BY_TGID] = NLA_POLICY_MAX(NLA_U8, 1),
+};
+
 static const struct nla_policy session_del_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_SESSION] = POL_SESSION,
 };
@@ -1102,6 +1107,30 @@ static int session_del_doit(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
+/* --- the ledger --------------------------------------------------------------- */
+
+static int ledger_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return magnet_ledger_dump(skb, cb, &magnet_family);
+}
+
+static int ledger_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *by_tgid = info->attrs[MAGNET_A_LEDGER_BY_TGID];
+	bool on;
+
+	if (!need_attr(info, MAGNET_A_LEDGER_ENABLED, "say on (1) or off (0)"))
+		return -EINVAL;
+	on = nla_get_u8(info->attrs[MAGNET_A_LEDGER_ENABLED]);
+	if (by_tgid && !on) {
+		NL_SET_ERR_MSG_ATTR(info->extack, by_tgid,
+				    "rows per thread group are for turning it on");
+		return -EINVAL;
+	}
+	return magnet_ledger_set(on, by_tgid && nla_get_u8(by_tgid),
+				 info->extack);
+}
+
 /* --- family ------------------------------------------------------------------- */
 
 static int magnet_pre_doit(const struct magnet_genl_pre_doit_ops *ops,
@@ -1150,6 +1179,10 @@ static const struct genl_ops magnet_ops[] = {
 	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(no_attr_policy) },
 	{ .cmd = MAGNET_CMD_SESSION_DEL, .doit = session_del_doit,
 	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(session_del_policy) },
+	{ .cmd = MAGNET_CMD_LEDGER_GET, .dumpit = ledger_get_dumpit,
+	  OP_POLICY(no_attr_policy) },
+	{ .cmd = MAGNET_CMD_LEDGER_SET, .doit = ledger_set_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(ledger_set_policy) },
 };
 
 static const struct genl_multicast_group magnet_mcgrps[] = {

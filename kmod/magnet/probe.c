@@ -843,7 +843,8 @@ unregister:
 	return err;
 }
 
-static struct tracepoint *tracepoint_find(const char *name)
+/* The kernel's tracepoint @name (built in: modules' are not looked at). */
+struct tracepoint *magnet_tracepoint_find(const char *name)
 {
 	struct tracepoint_lookup l = { .name = name };
 
@@ -870,7 +871,7 @@ int magnet_predef_resolve(const struct magnet_predef *p, char *used)
 	struct kprobe kp;
 
 	if (p->kind == MAGNET_PROBE_TRACEPOINT) {
-		if (!tracepoint_find(p->target))
+		if (!magnet_tracepoint_find(p->target))
 			return -ENOENT;
 		strscpy(used, p->target, MAGNET_TARGET_LEN);
 		return 0;
@@ -915,7 +916,7 @@ static noinline int hook_register(struct magnet_probe *p, u8 dispatch,
 			kprobe_error(err, extack);
 		return err;
 	case MAGNET_PROBE_TRACEPOINT:
-		p->tp = tracepoint_find(p->target);
+		p->tp = magnet_tracepoint_find(p->target);
 		if (!p->tp) {
 			NL_SET_ERR_MSG(extack,
 				       "no such tracepoint in the kernel (module tracepoints are not supported)");

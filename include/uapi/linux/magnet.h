@@ -639,6 +639,48 @@ enum magnet_cmd {
 	MAGNET_CMD_SESSION_GET,
 	MAGNET_CMD_SESSION_NEW,
 	MAGNET_CMD_SESSION_DEL,
+	/*
+	 * The ledger: every CPU nanosecond, charged to an activity (a cgroup
+	 * v2, and with LEDGER_BY_TGID its thread group) and a kind (enum
+	 * magnet_ledger_kind), in per-CPU counters, not as records. Off by
+	 * default, and then it costs nothing: no handler is attached.
+	 * How time is cut: each CPU's time runs from one boundary to the next
+	 * (a context switch, a hardirq handler's or softirq's entry and exit,
+	 * a work item's start and end) and the span up to a boundary goes to
+	 * what ran on the CPU until then. So on each CPU the rows add up to
+	 * LEDGER_ELAPSED exactly: the time from the first boundary the CPU
+	 * saw to the last; nothing is sampled. A task's own time is split
+	 * into USER and SYSTEM in the proportion the kernel's tick sampling
+	 * gives the task over its life (utime:stime, as /proc/PID/stat).
+	 * Charging rules, and what they cannot know:
+	 * - a task's time to its cgroup (LEDGER_CGROUP: the cgroup's id,
+	 *   its directory's inode number in the cgroup2 file system);
+	 * - idle (the idle task) and kernel threads outside work items to
+	 *   no activity (CGROUP 0), kinds IDLE and KTHREAD;
+	 * - a work item (WORK) to no activity, LEDGER_NAME its function;
+	 *   a work item that sleeps and resumes on another CPU is charged
+	 *   there as unknown work (NAME absent);
+	 * - hardirq handlers (HARDIRQ, LEDGER_VECTOR the irq number; on x86
+	 *   also the local timer and IPIs, NAME the vector's name) and
+	 *   softirqs (SOFTIRQ, VECTOR the softirq number: 0 HI, 1 TIMER,
+	 *   2 NET_TX, 3 NET_RX, 4 BLOCK, 5 IRQ_POLL, 6 TASKLET, 7 SCHED,
+	 *   8 HRTIMER, 9 RCU) to no activity. Interrupt entry and exit code
+	 *   outside the handlers' tracepoints goes to what it interrupted.
+	 * Rows that find a CPU's table full (MAGNET_LEDGER_ROWS rows) go to
+	 * one row of kind OVERFLOW, so nothing is lost.
+	 * SET: LEDGER_ENABLED 1 turns it on, with fresh counters (-EALREADY
+	 * if on: turn it off first), LEDGER_BY_TGID 1 for a row per thread
+	 * group; LEDGER_ENABLED 0 turns it off and drops the counters
+	 * (-EALREADY if off).
+	 * GET: a dump, -ENODATA while off. For each CPU, a message with
+	 * LEDGER_CPU, LEDGER_ELAPSED, then one per row: LEDGER_CPU,
+	 * LEDGER_CGROUP, LEDGER_KIND, LEDGER_NS, and as they apply
+	 * LEDGER_TGID, LEDGER_VECTOR, LEDGER_NAME. The counters run while
+	 * they are read: a CPU's rows may run ahead of its ELAPSED by what
+	 * it charged in between.
+	 */
+	MAGNET_CMD_LEDGER_GET,
+	MAGNET_CMD_LEDGER_SET,
 
 	__MAGNET_CMD_MAX,
 	MAGNET_CMD_MAX = __MAGNET_CMD_MAX - 1
@@ -782,10 +824,45 @@ enum magnet_attr {
 				 */
 	MAGNET_A_SESSION_BUFFERS, /* u32, SESSION_GET: buffers in it */
 	MAGNET_A_SESSION_PROBES, /* u32, SESSION_GET: probes in it */
+	MAGNET_A_LEDGER_ENABLED, /* u8, LEDGER_SET: 1 on, 0 off */
+	MAGNET_A_LEDGER_BY_TGID, /* u8, LEDGER_SET: 1, a row per thread group */
+	MAGNET_A_LEDGER_CPU,	/* u32, LEDGER_GET */
+	MAGNET_A_LEDGER_ELAPSED, /* u64 ns, LEDGER_GET: the CPU's first to
+				  * last boundary
+				  */
+	MAGNET_A_LEDGER_CGROUP,	/* u64, LEDGER_GET: the activity's cgroup id,
+				 * 0 for no activity
+				 */
+	MAGNET_A_LEDGER_TGID,	/* u32, LEDGER_GET with BY_TGID: the thread
+				 * group (initial namespace)
+				 */
+	MAGNET_A_LEDGER_KIND,	/* u8, LEDGER_GET: enum magnet_ledger_kind */
+	MAGNET_A_LEDGER_VECTOR,	/* u32, LEDGER_GET: the softirq or irq */
+	MAGNET_A_LEDGER_NAME,	/* string, LEDGER_GET: a work item's function,
+				 * an interrupt vector's name
+				 */
+	MAGNET_A_LEDGER_NS,	/* u64, LEDGER_GET: nanoseconds charged */
 
 	__MAGNET_A_MAX,
 	MAGNET_A_MAX = __MAGNET_A_MAX - 1
 };
+
+/* What a ledger row's time was spent on (MAGNET_CMD_LEDGER_GET). */
+enum magnet_ledger_kind {
+	MAGNET_LEDGER_UNSPEC,
+	MAGNET_LEDGER_USER,	/* a task, in user mode */
+	MAGNET_LEDGER_SYSTEM,	/* a task, in the kernel on its own behalf */
+	MAGNET_LEDGER_KTHREAD,	/* a kernel thread, outside work items */
+	MAGNET_LEDGER_WORK,	/* a workqueue's work item */
+	MAGNET_LEDGER_HARDIRQ,	/* an interrupt handler */
+	MAGNET_LEDGER_SOFTIRQ,	/* a softirq (VECTOR) */
+	MAGNET_LEDGER_IDLE,	/* the idle task */
+	MAGNET_LEDGER_OVERFLOW,	/* rows that found the CPU's table full */
+	__MAGNET_LEDGER_KIND_MAX
+};
+
+/* Rows in each CPU's table of the ledger. */
+#define MAGNET_LEDGER_ROWS	1024
 
 /*
  * Statistics of one probe, counting hits since it was added (all u64).

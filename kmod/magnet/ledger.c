@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: the ledger, every CPU nanosecond charged to an activity and a
+ * kind (MAGNET_CMD_LEDGER_*; the rules are in the uapi header).
+ *
+ * Each CPU cuts its time at boundaries: sched_switch, a hardirq
+ * handler's or softirq's entry and exit, a work item's start and end.
+ * At each boundary the span since the previous one is charged to what
+ * ran until then: the top of the CPU's stack of interrupt levels, or
+ * below them the task level, which is worked out from current at the
+ * time (its cgroup, whether it is idle, a kernel thread or a worker in
+ * a work item). Every span is charged once to one row, so a CPU's rows
+ * add up to its elapsed time by construction; what the tests check is
+ * that no path loses or double-counts a span.
+ *
+ * Counters: a table of MAGNET_LEDGER_ROWS rows per CPU, open addressing
+ * on the row's key. Only its CPU writes a table, with interrupts off
+ * (the softirq tracepoints run with them on); a reader on any CPU sees
+ * a row once its key is published (row->used, release/acquire) and its
+ * nanoseconds as a whole u64.
+ *
+ * Turning on: the handlers do nothing until every tracepoint is in
+ * place (ledger_armed). Registering one patches code on every CPU with
+ * an IPI; had the IPI's entry tracepoint been live before its exit's, a
+ * CPU would have kept a hardirq level that never ended. An interrupt
+ * under way when the ledger arms then has an exit without its entry:
+ * exits pop only the level their entry pushed, and count the others.
+ *
+ * Locking: ledger_lock serialises on and off; requests already are
+ * (generic netlink, no parallel_ops), and a dump's callbacks run under
+ * the same genl lock, so the tables cannot go while a dump reads them.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cgroup.h>
+#include <linux/hash.h>
+#include <linux/interrupt.h>
+#include <linux/irqflags.h>
+#include <linux/math64.h>
+#include <linux/sched/clock.h>
+#include <linux/tracepoint.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <net/genetlink.h>
+
+#include "magnet.h"
+
+#define LEDGER_DEPTH	8	/* interrupt levels kept; deeper ones count */
+#define LEDGER_WORKERS	8	/* work items in progress a CPU remembers */
+
+struct ledger_key {
+	u64 cgroup;
+	u64 what;		/* WORK: the function; HARDIRQ: vector name */
+	u32 tgid;
+	u32 vector;
+	u8 kind;
+};
+
+struct ledger_row {
+	struct ledger_key key;
+	u64 ns;
+	u32 used;
+};
+
+struct ledger_cpu {
+	u64 start, last;	/* first and latest boundary, local_clock() */
+	bool started;
+	unsigned int depth;	/* interrupt levels on the stack */
+	u64 unmatched;		/* exits whose entry it did not see */
+	struct ledger_key stack[LEDGER_DEPTH];
+	struct {
+		struct task_struct *task;
+		work_func_t func;
+	} work[LEDGER_WORKERS];
+	struct ledger_row rows[MAGNET_LEDGER_ROWS];
+	struct ledger_row overflow;
+} ____cacheline_aligned;
+
+static DEFINE_MUTEX(ledger_lock);
+static struct ledger_cpu *ledger;	/* nr_cpu_ids of them, or NULL */
+static bool ledger_by_tgid;
+static bool ledger_armed;		/* every handler in place */
+static unsigned long ledger_generation;
+
+/* x86's interrupt vectors outside request_irq() handlers, named. */
+static const char *const vector_names[] = {
+	NULL, "local_timer", "reschedule", "call_function",
+	"call_function_single", "irq_work",
+};
+
+/* --- charging ----------------------------------------------------------- */
+
+static struct ledger_row *row_of(struct ledger_cpu *c,
+				 const struct ledger_key *k)
+{
+	u32 h = hash_64(k->cgroup ^ k->what ^ ((u64)k->tgid << 32) ^
+			((u64)k->vector << 8) ^ k->kind,
+			ilog2(MAGNET_LEDGER_ROWS));
+	unsigned int i;
+
+	for (i = 0; i < MAGNET_LEDGER_ROWS; i++) {
+		struct ledger_row *r = &c->rows[(h + i) % MAGNET_LEDGER_ROWS];
+
+		if (!r->used) {
+			r->key = *k;
+			/* the key before the reader may see the row */
+			smp_store_release(&r->used, 1);
+			return r;
+		}
+		if (!memcmp(&r->key, k, sizeof(*k)))
+			return r;
+	}
+	return &c->overflow;
+}
+
+static void add(struct ledger_cpu *c, const struct ledger_key *k, u64 ns)
+{
+	struct ledger_row *r;
+
+	if (!ns)
+		return;
+	r = row_of(c, k);
+	WRITE_ONCE(r->ns, r->ns + ns);
+}
+
+static work_func_t work_of(struct ledger_cpu *c, struct task_struct *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < LEDGER_WORKERS; i++)
+		if (c->work[i].task == t)
+			return c->work[i].func;
+	return NULL;
+}
+
+/* The task level: what current is doing, for @ns of it. */
+static void charge_task(struct ledger_cpu *c, u64 ns)
+{
+	struct task_struct *t = current;
+	struct ledger_key k = {};
+	u64 user, sys, u;
+
+	if (ledger_by_tgid)
+		k.tgid = t->tgid;
+	if (is_idle_task(t)) {
+		k.kind = MAGNET_LEDGER_IDLE;
+		k.tgid = 0;
+	} else if (t->flags & PF_KTHREAD) {
+		if ((t->flags & PF_WQ_WORKER) && current_work()) {
+			k.kind = MAGNET_LEDGER_WORK;
+			k.what = (unsigned long)work_of(c, t);
+		} else {
+			k.kind = MAGNET_LEDGER_KTHREAD;
+		}
+	} else {
+		/* the cgroup, and the tick-sampled user:system proportion */
+		k.cgroup = cgroup_id(task_dfl_cgroup(t));
+		user = READ_ONCE(t->utime);
+		sys = READ_ONCE(t->stime);
+		u = user + sys ? mul_u64_u64_div_u64(ns, user, user + sys) : 0;
+		k.kind = MAGNET_LEDGER_USER;
+		add(c, &k, u);
+		k.kind = MAGNET_LEDGER_SYSTEM;
+		ns -= u;
+	}
+	add(c, &k, ns);
+}
+
+/*
+ * A boundary on this CPU: charge the span since the last one to what ran
+ * until now. Interrupts off. Returns the CPU's state.
+ */
+static struct ledger_cpu *boundary(void)
+{
+	struct ledger_cpu *c = &READ_ONCE(ledger)[smp_processor_id()];
+	u64 now = local_clock();
+
+	if (!c->started) {
+		c->start = now;
+		c->last = now;
+		c->started = true;
+		return c;
+	}
+	if (c->depth)
+		add(c, &c->stack[min(c->depth, LEDGER_DEPTH) - 1],
+		    now - c->last);
+	else
+		charge_task(c, now - c->last);
+	c->last = now;
+	return c;
+}
+
+static void push(const struct ledger_key *k)
+{
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	c = boundary();
+	if (c->depth < LEDGER_DEPTH)
+		c->stack[c->depth] = *k;
+	c->depth++;
+	local_irq_restore(flags);
+}
+
+/* The level of kind @kind and vector @vector ends, if it is the top. */
+static void pop(u8 kind, u32 vector)
+{
+	const struct ledger_key *top;
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	c = boundary();
+	top = c->depth ? &c->stack[min(c->depth, LEDGER_DEPTH) - 1] : NULL;
+	if (top && (c->depth > LEDGER_DEPTH ||
+		    (top->kind == kind && top->vector == vector)))
+		c->depth--;
+	else
+		c->unmatched++;
+	local_irq_restore(flags);
+}
+
+/* --- the kernel's tracepoints ------------------------------------------- */
+
+static void on_switch(void *data, bool preempt, struct task_struct *prev,
+		      struct task_struct *next, unsigned int prev_state)
+{
+	unsigned long flags;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	boundary();
+	local_irq_restore(flags);
+}
+
+static void on_irq_entry(void *data, int irq, struct irqaction *action)
+{
+	struct ledger_key k = { .kind = MAGNET_LEDGER_HARDIRQ, .vector = irq };
+
+	push(&k);
+}
+
+static void on_irq_exit(void *data, int irq, struct irqaction *action,
+			int ret)
+{
+	pop(MAGNET_LEDGER_HARDIRQ, irq);
+}
+
+/* @data: the index of the vector's name */
+static void on_vector_entry(void *data, int vector)
+{
+	struct ledger_key k = {
+		.kind = MAGNET_LEDGER_HARDIRQ,
+		.vector = vector,
+		.what = (unsigned long)data,
+	};
+
+	push(&k);
+}
+
+static void on_vector_exit(void *data, int vector)
+{
+	pop(MAGNET_LEDGER_HARDIRQ, vector);
+}
+
+static void on_softirq_entry(void *data, unsigned int vec)
+{
+	struct ledger_key k = { .kind = MAGNET_LEDGER_SOFTIRQ, .vector = vec };
+
+	push(&k);
+}
+
+static void on_softirq_exit(void *data, unsigned int vec)
+{
+	pop(MAGNET_LEDGER_SOFTIRQ, vec);
+}
+
+/* A work item starts: the worker's time from here is the item's. */
+static void on_work_start(void *data, struct work_struct *work)
+{
+	unsigned long flags;
+	struct ledger_cpu *c;
+	unsigned int i;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	c = boundary();
+	for (i = 0; i < LEDGER_WORKERS; i++)
+		if (!c->work[i].task || c->work[i].task == current)
+			break;
+	/* (more workers mid-item than that: the rest as unknown work) */
+	if (i < LEDGER_WORKERS) {
+		c->work[i].task = current;
+		c->work[i].func = work->func;
+	}
+	local_irq_restore(flags);
+}
+
+static void on_work_end(void *data, struct work_struct *work,
+			work_func_t func)
+{
+	unsigned long flags;
+	struct ledger_cpu *c;
+	unsigned int i;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	c = boundary();
+	for (i = 0; i < LEDGER_WORKERS; i++)
+		if (c->work[i].task == current)
+			c->work[i].task = NULL;
+	local_irq_restore(flags);
+}
+
+struct ledger_tp {
+	const char *name;
+	void *handler;
+	unsigned long data;
+	bool optional;		/* x86's vectors: only where they exist */
+	struct tracepoint *tp;
+};
+
+static struct ledger_tp ledger_tps[] = {
+	{ "sched_switch", on_switch },
+	{ "irq_handler_entry", on_irq_entry },
+	{ "irq_handler_exit", on_irq_exit },
+	{ "softirq_entry", on_softirq_entry },
+	{ "softirq_exit", on_softirq_exit },
+	{ "workqueue_execute_start", on_work_start },
+	{ "workqueue_execute_end", on_work_end },
+	{ "local_timer_entry", on_vector_entry, 1, true },
+	{ "local_timer_exit", on_vector_exit, 1, true },
+	{ "reschedule_entry", on_vector_entry, 2, true },
+	{ "reschedule_exit", on_vector_exit, 2, true },
+	{ "call_function_entry", on_vector_entry, 3, true },
+	{ "call_function_exit", on_vector_exit, 3, true },
+	{ "call_function_single_entry", on_vector_entry, 4, true },
+	{ "call_function_single_exit", on_vector_exit, 4, true },
+	{ "irq_work_entry", on_vector_entry, 5, true },
+	{ "irq_work_exit", on_vector_exit, 5, true },
+};
+
+static void tps_unregister(unsigned int n)
+{
+	while (n--) {
+		struct ledger_tp *t = &ledger_tps[n];
+
+		if (t->tp)
+			tracepoint_probe_unregister(t->tp, t->handler,
+						    (void *)t->data);
+		t->tp = NULL;
+	}
+	tracepoint_synchronize_unregister();
+}
+
+/*
+ * Every tracepoint, entries and exits in pairs: an optional pair the
+ * kernel lacks half of is left out whole.
+ */
+static int tps_register(void)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(ledger_tps); i++) {
+		struct ledger_tp *t = &ledger_tps[i];
+		struct tracepoint *tp = magnet_tracepoint_find(t->name);
+
+		if (!tp && t->optional)
+			continue;
+		if (!tp) {
+			pr_warn("ledger: no tracepoint %s\n", t->name);
+			err = -ENOENT;
+			goto fail;
+		}
+		if (t->optional && (i % 2) &&
+		    !magnet_tracepoint_find(ledger_tps[i + 1].name))
+			continue;
+		if (t->optional && !(i % 2) && !ledger_tps[i - 1].tp)
+			continue;
+		err = tracepoint_probe_register(tp, t->handler,
+						(void *)t->data);
+		if (err)
+			goto fail;
+		t->tp = tp;
+	}
+	return 0;
+fail:
+	tps_unregister(i);
+	return err;
+}
+
+/* --- on, off ------------------------------------------------------------ */
+
+int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
+{
+	struct ledger_cpu *c;
+	unsigned int i;
+	int err = 0;
+
+	mutex_lock(&ledger_lock);
+	if (on == !!ledger) {
+		if (on)
+			NL_SET_ERR_MSG(extack,
+				       "the ledger is on already (off first: its counters start again)");
+		else
+			NL_SET_ERR_MSG(extack, "the ledger is off already");
+		err = -EALREADY;
+		goto out;
+	}
+	if (!on) {
+		WRITE_ONCE(ledger_armed, false);
+		tps_unregister(ARRAY_SIZE(ledger_tps));
+		c = ledger;
+		WRITE_ONCE(ledger, NULL);
+		vfree(c);
+		goto out;
+	}
+	c = vzalloc(array_size(nr_cpu_ids, sizeof(*c)));
+	if (!c) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nr_cpu_ids; i++)
+		c[i].overflow.key.kind = MAGNET_LEDGER_OVERFLOW;
+	ledger_by_tgid = by_tgid;
+	ledger_generation++;
+	WRITE_ONCE(ledger, c);
+	err = tps_register();
+	if (!err)
+		WRITE_ONCE(ledger_armed, true);
+	if (err) {
+		NL_SET_ERR_MSG(extack,
+			       "the kernel lacks a tracepoint the ledger needs");
+		WRITE_ONCE(ledger, NULL);
+		vfree(c);
+	}
+out:
+	mutex_unlock(&ledger_lock);
+	return err;
+}
+
+void magnet_ledger_exit(void)
+{
+	mutex_lock(&ledger_lock);
+	if (ledger) {
+		WRITE_ONCE(ledger_armed, false);
+		tps_unregister(ARRAY_SIZE(ledger_tps));
+		vfree(ledger);
+		ledger = NULL;
+	}
+	mutex_unlock(&ledger_lock);
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+static int fill_row(struct sk_buff *skb, unsigned int cpu,
+		    const struct ledger_row *r)
+{
+	const struct ledger_key *k = &r->key;
+	char name[KSYM_SYMBOL_LEN];
+
+	if (nla_put_u32(skb, MAGNET_A_LEDGER_CPU, cpu) ||
+	    nla_put_u64_64bit(skb, MAGNET_A_LEDGER_CGROUP, k->cgroup,
+			      MAGNET_A_PAD) ||
+	    nla_put_u8(skb, MAGNET_A_LEDGER_KIND, k->kind) ||
+	    nla_put_u64_64bit(skb, MAGNET_A_LEDGER_NS, READ_ONCE(r->ns),
+			      MAGNET_A_PAD))
+		return -EMSGSIZE;
+	if (ledger_by_tgid && k->tgid &&
+	    nla_put_u32(skb, MAGNET_A_LEDGER_TGID, k->tgid))
+		return -EMSGSIZE;
+	if ((k->kind == MAGNET_LEDGER_HARDIRQ ||
+	     k->kind == MAGNET_LEDGER_SOFTIRQ) &&
+	    nla_put_u32(skb, MAGNET_A_LEDGER_VECTOR, k->vector))
+		return -EMSGSIZE;
+	*name = 0;
+	if (k->kind == MAGNET_LEDGER_WORK && k->what)
+		snprintf(name, sizeof(name), "%ps", (void *)k->what);
+	else if (k->kind == MAGNET_LEDGER_HARDIRQ &&
+		 k->what < ARRAY_SIZE(vector_names) && vector_names[k->what])
+		strscpy(name, vector_names[k->what], sizeof(name));
+	if (*name && nla_put_string(skb, MAGNET_A_LEDGER_NAME, name))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/*
+ * The dump: cb->args[0] the CPU, [1] the next row (0: the CPU's own
+ * message first, then row i at i + 1, the overflow row last), [2] the
+ * generation it began with (a ledger turned off and on again meanwhile
+ * ends it).
+ */
+int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
+		       const struct genl_family *family)
+{
+	unsigned int cpu = cb->args[0];
+	unsigned long i = cb->args[1];
+	struct ledger_cpu *c;
+	void *hdr;
+
+	if (!ledger) {
+		NL_SET_ERR_MSG(cb->extack,
+			       "the ledger is off (magnetctl account on)");
+		return -ENODATA;
+	}
+	if (!cpu && !i)
+		cb->args[2] = ledger_generation;
+	else if (cb->args[2] != ledger_generation)
+		return 0;
+	for (; cpu < nr_cpu_ids; cpu++, i = 0) {
+		if (!cpu_possible(cpu))
+			continue;
+		c = &ledger[cpu];
+		for (; i <= MAGNET_LEDGER_ROWS + 1; i++) {
+			const struct ledger_row *r = NULL;
+
+			if (i == MAGNET_LEDGER_ROWS + 1)
+				r = &c->overflow;
+			else if (i)
+				r = &c->rows[i - 1];
+			/* the row's key once used is (row_of()'s release) */
+			if (r && !smp_load_acquire(&r->used) &&
+			    (r != &c->overflow || !READ_ONCE(r->ns)))
+				continue;
+			hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+					  cb->nlh->nlmsg_seq, family,
+					  NLM_F_MULTI, MAGNET_CMD_LEDGER_GET);
+			if (!hdr)
+				goto full;
+			if (r ? fill_row(skb, cpu, r) :
+			    (nla_put_u32(skb, MAGNET_A_LEDGER_CPU, cpu) ||
+			     nla_put_u64_64bit(skb, MAGNET_A_LEDGER_ELAPSED,
+					       READ_ONCE(c->last) -
+					       READ_ONCE(c->start),
+					       MAGNET_A_PAD))) {
+				genlmsg_cancel(skb, hdr);
+				goto full;
+			}
+			genlmsg_end(skb, hdr);
+		}
+	}
+full:
+	cb->args[0] = cpu;
+	cb->args[1] = i;
+	return skb->len;
+}
