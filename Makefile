@@ -105,7 +105,7 @@ test-programs: $(STATIC)
 # library linked into each; not installed.
 LIB_SRC   := $(addprefix lib/,nl.c probeset.c control.c mapped.c json.c merge.c \
 	     print.c words.c filter.c f_packet.c f_header.c f_correlate.c \
-	     names.c pcapfilter.c)
+	     names.c pcapfilter.c ledger.c)
 LIB_HDR   := $(wildcard lib/*.h) include/uapi/linux/magnet.h
 LIB_A     := build/lib/libmagnet-tools.a
 TOOL_CFLAGS := $(USER_CFLAGS) -Ilib
@@ -130,7 +130,7 @@ build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_
 	$(CC) $(TOOL_CFLAGS) -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl -lpcap
 
 MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c buffer.c probe.c filter.c stats.c \
-		 monitor.c daemon.c session.c)
+		 monitor.c daemon.c session.c account.c)
 
 build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $(LIB_HDR) \
 		build/lib/libmagnet.a

@@ -92,6 +92,7 @@ static const struct object objects[] = {
 	{ "monitor", help_monitor },
 	{ "daemon", help_daemon },
 	{ "session", help_session },
+	{ "account", help_account },
 };
 
 static void print_help(void)
@@ -547,6 +548,7 @@ static const struct command commands[] = {
 	{ "session", "list", session_list },
 	{ "session", "show", session_list },
 	{ "session", "del", session_del },
+	{ "account", NULL, account },
 };
 
 static const struct command *find_command(const char *object,

@@ -86,7 +86,8 @@ int list_lines(struct request *req, mnl_cb_t row_cb);
 
 /* The objects: their help and commands. */
 extern const char help_buffer[], help_probe[], help_filter[], help_stats[],
-	help_monitor[], help_daemon[], help_session[];
+	help_monitor[], help_daemon[], help_session[],
+	help_account[];
 
 int buffer_add(struct args *a);
 int buffer_del(struct args *a);
@@ -109,5 +110,6 @@ int monitor(struct args *a);
 int daemon_run(struct args *a);
 int session_list(struct args *a);
 int session_del(struct args *a);
+int account(struct args *a);
 
 #endif /* MAGNETCTL_H */

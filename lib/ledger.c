@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ledger, as every program reads it (see ledger.h). The cgroup of an
+ * id is found by walking the cgroup2 tree with nftw(): a cgroup's id is
+ * its directory's inode number there, and no library maps one to the
+ * other (systemd's does for its own units only).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/magnet.h>
+
+#include "ledger.h"
+
+int ledger_set(struct nl_ctx *nl, bool on, bool by_tgid)
+{
+	struct request req;
+	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_LEDGER_SET, 0);
+
+	mnl_attr_put_u8(nlh, MAGNET_A_LEDGER_ENABLED, on);
+	if (by_tgid)
+		mnl_attr_put_u8(nlh, MAGNET_A_LEDGER_BY_TGID, 1);
+	return nl_request(nl, &req, NULL, NULL);
+}
+
+static int grow(void **p, size_t *alloc, size_t want, size_t size)
+{
+	size_t n = *alloc ? *alloc : 64;
+	void *q;
+
+	if (want <= *alloc)
+		return 0;
+	while (n < want)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -1;
+	memset((char *)q + *alloc * size, 0, (n - *alloc) * size);
+	*p = q;
+	*alloc = n;
+	return 0;
+}
+
+struct read_state {
+	struct ledger_snapshot *s;
+	size_t elapsed_alloc;
+};
+
+static int row_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[MAGNET_A_MAX + 1];
+	struct read_state *st = data;
+	struct ledger_snapshot *s = st->s;
+	struct ledger_row *r;
+	uint32_t cpu;
+
+	if (parse_magnet_attrs(nlh, tb) || !tb[MAGNET_A_LEDGER_CPU])
+		return MNL_CB_ERROR;
+	cpu = attr_uint(tb[MAGNET_A_LEDGER_CPU]);
+	if (tb[MAGNET_A_LEDGER_ELAPSED]) {
+		if (grow((void **)&s->elapsed, &st->elapsed_alloc, cpu + 1,
+			 sizeof(*s->elapsed)))
+			return MNL_CB_ERROR;
+		s->elapsed[cpu] = attr_uint(tb[MAGNET_A_LEDGER_ELAPSED]);
+		if (cpu + 1 > s->cpus)
+			s->cpus = cpu + 1;
+		return MNL_CB_OK;
+	}
+	if (grow((void **)&s->rows, &s->alloc, s->count + 1, sizeof(*r)))
+		return MNL_CB_ERROR;
+	r = &s->rows[s->count++];
+	memset(r, 0, sizeof(*r));
+	r->cpu = cpu;
+	r->cgroup = attr_uint(tb[MAGNET_A_LEDGER_CGROUP]);
+	r->tgid = attr_uint(tb[MAGNET_A_LEDGER_TGID]);
+	r->kind = attr_uint(tb[MAGNET_A_LEDGER_KIND]);
+	r->has_vector = tb[MAGNET_A_LEDGER_VECTOR];
+	r->vector = attr_uint(tb[MAGNET_A_LEDGER_VECTOR]);
+	if (tb[MAGNET_A_LEDGER_NAME])
+		snprintf(r->name, sizeof(r->name), "%s",
+			 mnl_attr_get_str(tb[MAGNET_A_LEDGER_NAME]));
+	r->ns = attr_uint(tb[MAGNET_A_LEDGER_NS]);
+	return MNL_CB_OK;
+}
+
+int ledger_read(struct nl_ctx *nl, struct ledger_snapshot *s)
+{
+	struct read_state st = { .s = s, .elapsed_alloc = s->cpus };
+	struct request req;
+	struct timespec ts;
+
+	s->count = 0;
+	if (s->elapsed)
+		memset(s->elapsed, 0, s->cpus * sizeof(*s->elapsed));
+	request_start(nl, &req, MAGNET_CMD_LEDGER_GET, NLM_F_DUMP);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s->taken_ns = (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return nl_request(nl, &req, row_cb, &st);
+}
+
+void ledger_free(struct ledger_snapshot *s)
+{
+	free(s->rows);
+	free(s->elapsed);
+	memset(s, 0, sizeof(*s));
+}
+
+static bool same_row(const struct ledger_row *a, const struct ledger_row *b)
+{
+	return a->cpu == b->cpu && a->cgroup == b->cgroup &&
+	       a->tgid == b->tgid && a->kind == b->kind &&
+	       a->has_vector == b->has_vector && a->vector == b->vector &&
+	       !strcmp(a->name, b->name);
+}
+
+void ledger_subtract(struct ledger_snapshot *now,
+		     const struct ledger_snapshot *before)
+{
+	for (size_t i = 0; i < now->count; i++)
+		for (size_t j = 0; j < before->count; j++)
+			if (same_row(&now->rows[i], &before->rows[j])) {
+				now->rows[i].ns -= before->rows[j].ns;
+				break;
+			}
+	for (uint32_t c = 0; c < now->cpus && c < before->cpus; c++)
+		now->elapsed[c] -= before->elapsed[c];
+}
+
+static int by_ns(const void *a, const void *b)
+{
+	const struct ledger_row *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+void ledger_sum_cpus(struct ledger_snapshot *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->count; i++) {
+		struct ledger_row r = s->rows[i];
+		size_t j;
+
+		r.cpu = 0;
+		for (j = 0; j < n; j++)
+			if (same_row(&s->rows[j], &r)) {
+				s->rows[j].ns += r.ns;
+				break;
+			}
+		if (j == n)
+			s->rows[n++] = r;
+	}
+	s->count = n;
+	qsort(s->rows, n, sizeof(*s->rows), by_ns);
+}
+
+const char *ledger_kind_name(unsigned int kind)
+{
+	static const char *const names[] = {
+		[MAGNET_LEDGER_USER] = "user",
+		[MAGNET_LEDGER_SYSTEM] = "system",
+		[MAGNET_LEDGER_KTHREAD] = "kthread",
+		[MAGNET_LEDGER_WORK] = "work",
+		[MAGNET_LEDGER_HARDIRQ] = "hardirq",
+		[MAGNET_LEDGER_SOFTIRQ] = "softirq",
+		[MAGNET_LEDGER_IDLE] = "idle",
+		[MAGNET_LEDGER_OVERFLOW] = "overflow",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ?
+	       names[kind] : "?";
+}
+
+const char *ledger_softirq_name(uint32_t vector)
+{
+	/* the kernel's softirq_to_name[], lower case */
+	static const char *const names[] = {
+		"hi", "timer", "net_tx", "net_rx", "block", "irq_poll",
+		"tasklet", "sched", "hrtimer", "rcu",
+	};
+
+	return vector < sizeof(names) / sizeof(names[0]) ? names[vector] :
+	       NULL;
+}
+
+/* nftw() has no argument for its callback: the search, one at a time. */
+static struct {
+	uint64_t id;
+	const char *root;
+	char *path;
+	size_t size;
+	bool found;
+} search;
+
+static int visit(const char *fpath, const struct stat *sb, int type,
+		 struct FTW *ftw)
+{
+	size_t skip = strlen(search.root);
+
+	(void)ftw;
+	if (type != FTW_D || sb->st_ino != search.id)
+		return 0;
+	while (skip > 1 && search.root[skip - 1] == '/')
+		skip--;
+	snprintf(search.path, search.size, "%s",
+		 fpath[skip] ? fpath + skip : "/");
+	search.found = true;
+	return 1;
+}
+
+int ledger_cgroup_path(const char *root, uint64_t id, char *path,
+		       size_t size)
+{
+	search.id = id;
+	search.root = root;
+	search.path = path;
+	search.size = size;
+	search.found = false;
+	nftw(root, visit, 16, FTW_PHYS | FTW_MOUNT);
+	return search.found ? 0 : -1;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The ledger, as every program reads it (MAGNET_CMD_LEDGER_*, rules in
+ * the uapi header): turn it on or off, take a snapshot of its rows, the
+ * difference of two snapshots, and the cgroup a row's id names.
+ */
+#ifndef MAGNET_LIB_LEDGER_H
+#define MAGNET_LIB_LEDGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nl.h"
+
+struct ledger_row {
+	uint32_t cpu;
+	uint64_t cgroup;	/* 0: no activity */
+	uint32_t tgid;		/* 0 unless the ledger keeps thread groups */
+	uint8_t kind;		/* enum magnet_ledger_kind */
+	bool has_vector;
+	uint32_t vector;
+	char name[64];		/* a work item's function, a vector's name */
+	uint64_t ns;
+};
+
+struct ledger_snapshot {
+	struct ledger_row *rows;
+	size_t count, alloc;
+	uint32_t cpus;		/* CPUs with an elapsed time: elapsed[cpu] */
+	uint64_t *elapsed;	/* ns per CPU, first to last boundary */
+	uint64_t taken_ns;	/* CLOCK_MONOTONIC when taken */
+};
+
+/* On (@by_tgid: a row per thread group) or off. 0, or -1 (nl_err()). */
+int ledger_set(struct nl_ctx *nl, bool on, bool by_tgid);
+
+/* Read every row into @s (emptied first). 0, or -1 (nl_err()). */
+int ledger_read(struct nl_ctx *nl, struct ledger_snapshot *s);
+void ledger_free(struct ledger_snapshot *s);
+
+/*
+ * @now less @before, row by row and CPU by CPU, into @now (rows of
+ * @before that @now lacks cannot be: counters only grow).
+ */
+void ledger_subtract(struct ledger_snapshot *now,
+		     const struct ledger_snapshot *before);
+
+/*
+ * The same rows summed over CPUs (@per_cpu false), sorted by time, the
+ * largest first, in @s itself.
+ */
+void ledger_sum_cpus(struct ledger_snapshot *s);
+
+/* The kind's name ("user", "softirq", ...), or "?". */
+const char *ledger_kind_name(unsigned int kind);
+/* A softirq's name ("net_rx"), or NULL. */
+const char *ledger_softirq_name(uint32_t vector);
+
+/*
+ * The path of cgroup @id under the cgroup2 mount @root ("/" for its
+ * root; the cgroup's id is its directory's inode number), in @path.
+ * 0, or -1 if no directory has that id now (the cgroup is gone).
+ */
+int ledger_cgroup_path(const char *root, uint64_t id, char *path,
+		       size_t size);
+
+#endif
