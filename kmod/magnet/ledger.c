@@ -19,6 +19,17 @@
  * a row once its key is published (row->used, release/acquire) and its
  * nanoseconds as a whole u64.
  *
+ * Packets: in a NET_RX or NET_TX softirq, the time from one packet's
+ * start (netif_receive_skb, net_dev_start_xmit) to the next's, or to the
+ * end of the NAPI poll that received it (napi_poll) or of the softirq,
+ * is that packet's, hardirqs excepted; it is kept aside
+ * (ledger_cpu.pkt) and charged, once the packet is done, to the cgroup
+ * of its socket: for a packet received, the first socket it is delivered
+ * to (sk_filter_trim_cap(), which every TCP, UDP and raw delivery
+ * passes); for one sent, the socket that sent it (skb->sk). A packet no
+ * socket took, and the softirq's time outside packets (the driver's
+ * poll, GRO), stay with no activity.
+ *
  * Turning on: the handlers do nothing until every tracepoint is in
  * place (ledger_armed). Registering one patches code on every CPU with
  * an IPI; had the IPI's entry tracepoint been live before its exit's, a
@@ -35,6 +46,7 @@
 #include <linux/cgroup.h>
 #include <linux/hash.h>
 #include <linux/interrupt.h>
+#include <linux/kprobes.h>
 #include <linux/irqflags.h>
 #include <linux/math64.h>
 #include <linux/sched/clock.h>
@@ -42,6 +54,7 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
+#include <net/sock.h>
 
 #include "magnet.h"
 
@@ -72,6 +85,12 @@ struct ledger_cpu {
 		struct task_struct *task;
 		work_func_t func;
 	} work[LEDGER_WORKERS];
+	/* the packet a NET_RX or NET_TX softirq works on, and its time */
+	struct {
+		bool open;
+		u64 owner;	/* its socket's cgroup, 0 if none (yet) */
+		u64 ns;
+	} pkt;
 	struct ledger_row rows[MAGNET_LEDGER_ROWS];
 	struct ledger_row overflow;
 } ____cacheline_aligned;
@@ -181,13 +200,28 @@ static struct ledger_cpu *boundary(void)
 		c->started = true;
 		return c;
 	}
-	if (c->depth)
+	if (c->depth == 1 && c->pkt.open)
+		c->pkt.ns += now - c->last;
+	else if (c->depth)
 		add(c, &c->stack[min(c->depth, LEDGER_DEPTH) - 1],
 		    now - c->last);
 	else
 		charge_task(c, now - c->last);
 	c->last = now;
 	return c;
+}
+
+/* A softirq's packet is done: its time to its owner. */
+static void packet_close(struct ledger_cpu *c)
+{
+	struct ledger_key k = { .kind = MAGNET_LEDGER_SOFTIRQ };
+
+	if (!c->pkt.open)
+		return;
+	k.vector = c->stack[0].vector;
+	k.cgroup = c->pkt.owner;
+	add(c, &k, c->pkt.ns);
+	c->pkt.open = false;
 }
 
 static void push(const struct ledger_key *k)
@@ -218,10 +252,13 @@ static void pop(u8 kind, u32 vector)
 	c = boundary();
 	top = c->depth ? &c->stack[min(c->depth, LEDGER_DEPTH) - 1] : NULL;
 	if (top && (c->depth > LEDGER_DEPTH ||
-		    (top->kind == kind && top->vector == vector)))
+		    (top->kind == kind && top->vector == vector))) {
+		if (c->depth == 1)
+			packet_close(c);
 		c->depth--;
-	else
+	} else {
 		c->unmatched++;
+	}
 	local_irq_restore(flags);
 }
 
@@ -320,6 +357,85 @@ static void on_work_end(void *data, struct work_struct *work,
 	local_irq_restore(flags);
 }
 
+/* The cgroup of @sk, 0 if it is not a full socket. */
+static u64 sock_owner(const struct sock *sk)
+{
+	if (!sk || !sk_fullsock(sk))
+		return 0;
+	return cgroup_id(sock_cgroup_ptr((struct sock_cgroup_data *)
+					 &sk->sk_cgrp_data));
+}
+
+/*
+ * A packet starts in a softirq of vector @vec (and only there: a send
+ * during NET_RX, an ACK, is the received packet's work): the one before
+ * it is done.
+ */
+static void packet_start(unsigned int vec, const struct sock *sk)
+{
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	c = boundary();
+	if (c->depth == 1 && c->stack[0].kind == MAGNET_LEDGER_SOFTIRQ &&
+	    c->stack[0].vector == vec) {
+		packet_close(c);
+		c->pkt.open = true;
+		c->pkt.owner = sock_owner(sk);
+		c->pkt.ns = 0;
+	}
+	local_irq_restore(flags);
+}
+
+static void on_rx(void *data, struct sk_buff *skb)
+{
+	packet_start(NET_RX_SOFTIRQ, NULL);
+}
+
+/* A NAPI poll is done: what follows is not its last packet's. */
+static void on_poll(void *data, struct napi_struct *napi, int work,
+		    int budget)
+{
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	c = boundary();
+	if (c->depth == 1)
+		packet_close(c);
+	local_irq_restore(flags);
+}
+
+static void on_tx(void *data, struct sk_buff *skb, struct net_device *dev)
+{
+	packet_start(NET_TX_SOFTIRQ, skb->sk);
+}
+
+/* sk_filter_trim_cap(sk, skb, cap): a packet reaches a socket. */
+static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed))
+		return 0;
+	local_irq_save(flags);
+	c = &ledger[smp_processor_id()];
+	if (c->depth == 1 && c->pkt.open && !c->pkt.owner &&
+	    c->stack[0].vector == NET_RX_SOFTIRQ)
+		c->pkt.owner = sock_owner(sk);
+	local_irq_restore(flags);
+	return 0;
+}
+
+static struct kprobe deliver_kp;
+
 struct ledger_tp {
 	const char *name;
 	void *handler;
@@ -336,6 +452,9 @@ static struct ledger_tp ledger_tps[] = {
 	{ "softirq_exit", on_softirq_exit },
 	{ "workqueue_execute_start", on_work_start },
 	{ "workqueue_execute_end", on_work_end },
+	{ "netif_receive_skb", on_rx },
+	{ "net_dev_start_xmit", on_tx },
+	{ "napi_poll", on_poll },
 	{ "local_timer_entry", on_vector_entry, 1, true },
 	{ "local_timer_exit", on_vector_exit, 1, true },
 	{ "reschedule_entry", on_vector_entry, 2, true },
@@ -381,10 +500,12 @@ static int tps_register(void)
 			err = -ENOENT;
 			goto fail;
 		}
-		if (t->optional && (i % 2) &&
+		/* (an optional entry is followed by its exit) */
+		if (t->optional && strstr(t->name, "_entry") &&
 		    !magnet_tracepoint_find(ledger_tps[i + 1].name))
 			continue;
-		if (t->optional && !(i % 2) && !ledger_tps[i - 1].tp)
+		if (t->optional && strstr(t->name, "_exit") &&
+		    !ledger_tps[i - 1].tp)
 			continue;
 		err = tracepoint_probe_register(tp, t->handler,
 						(void *)t->data);
@@ -418,6 +539,7 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 	}
 	if (!on) {
 		WRITE_ONCE(ledger_armed, false);
+		unregister_kprobe(&deliver_kp);
 		tps_unregister(ARRAY_SIZE(ledger_tps));
 		c = ledger;
 		WRITE_ONCE(ledger, NULL);
@@ -435,14 +557,26 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 	ledger_generation++;
 	WRITE_ONCE(ledger, c);
 	err = tps_register();
-	if (!err)
-		WRITE_ONCE(ledger_armed, true);
 	if (err) {
 		NL_SET_ERR_MSG(extack,
 			       "the kernel lacks a tracepoint the ledger needs");
-		WRITE_ONCE(ledger, NULL);
-		vfree(c);
+		goto undo;
 	}
+	memset(&deliver_kp, 0, sizeof(deliver_kp));
+	deliver_kp.symbol_name = "sk_filter_trim_cap";
+	deliver_kp.pre_handler = on_deliver;
+	err = register_kprobe(&deliver_kp);
+	if (err) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot probe sk_filter_trim_cap, where packets reach sockets");
+		tps_unregister(ARRAY_SIZE(ledger_tps));
+		goto undo;
+	}
+	WRITE_ONCE(ledger_armed, true);
+	goto out;
+undo:
+	WRITE_ONCE(ledger, NULL);
+	vfree(c);
 out:
 	mutex_unlock(&ledger_lock);
 	return err;
@@ -453,6 +587,7 @@ void magnet_ledger_exit(void)
 	mutex_lock(&ledger_lock);
 	if (ledger) {
 		WRITE_ONCE(ledger_armed, false);
+		unregister_kprobe(&deliver_kp);
 		tps_unregister(ARRAY_SIZE(ledger_tps));
 		vfree(ledger);
 		ledger = NULL;

@@ -664,8 +664,18 @@ enum magnet_cmd {
 	 *   also the local timer and IPIs, NAME the vector's name) and
 	 *   softirqs (SOFTIRQ, VECTOR the softirq number: 0 HI, 1 TIMER,
 	 *   2 NET_TX, 3 NET_RX, 4 BLOCK, 5 IRQ_POLL, 6 TASKLET, 7 SCHED,
-	 *   8 HRTIMER, 9 RCU) to no activity. Interrupt entry and exit code
-	 *   outside the handlers' tracepoints goes to what it interrupted.
+	 *   8 HRTIMER, 9 RCU) to no activity, but for packets:
+	 * - in a NET_RX softirq, a packet's time (from its netif_receive_skb
+	 *   to the next packet's, or to the end of its NAPI poll or of the
+	 *   softirq; hardirqs apart) to the cgroup of the first socket it
+	 *   reaches (sk_filter_trim_cap(): TCP, UDP, raw); a packet no local
+	 *   socket takes (forwarded, dropped, ARP) and the softirq's time
+	 *   outside packets (the driver's poll, GRO) to no activity;
+	 * - in a NET_TX softirq, a packet's time (from net_dev_start_xmit
+	 *   on) to the cgroup of the socket that sent it (skb->sk), if any.
+	 * A socket's cgroup is the one its creator was in when it was made.
+	 * Interrupt entry and exit code outside the handlers' tracepoints
+	 * goes to what it interrupted.
 	 * Rows that find a CPU's table full (MAGNET_LEDGER_ROWS rows) go to
 	 * one row of kind OVERFLOW, so nothing is lost.
 	 * SET: LEDGER_ENABLED 1 turns it on, with fresh counters (-EALREADY
