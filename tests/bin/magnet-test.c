@@ -1313,13 +1313,18 @@ static int cmd_udp_calls(int argc, char **argv)
 
 /*
  * udp-recv ADDR PORT COUNT: receive COUNT datagrams on ADDR:PORT (at most
- * 5 s of silence). Prints "received N BYTES".
+ * 5 s of silence). Prints "received N BYTES". With HOLD=1 in the
+ * environment it reads nothing until SIGUSR1, with a receive buffer of
+ * 64 MiB (SO_RCVBUFFORCE) to hold them all meanwhile: no datagram's
+ * delivery wakes it or meets it reading, so every datagram costs the
+ * kernel the same, whatever the rate.
  */
 static int cmd_udp_recv(int argc, char **argv)
 {
 	struct sockaddr_storage sa;
 	struct timeval tv = { .tv_sec = 5 };
 	char buf[65536];
+	sigset_t usr1;
 	long bytes = 0;
 	socklen_t alen;
 	int fd, n, got = 0;
@@ -1333,6 +1338,10 @@ static int cmd_udp_recv(int argc, char **argv)
 	n = atoi(argv[3]);
 	if (!alen)
 		return 2;
+	/* (blocked before "ready": a signal sent after it waits for sigwait) */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
 	fd = socket(sa.ss_family, SOCK_DGRAM, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, alen)) {
 		perror("magnet-test udp-recv: socket");
@@ -1341,6 +1350,18 @@ static int cmd_udp_recv(int argc, char **argv)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	printf("ready\n");
 	fflush(stdout);
+	if (getenv("HOLD")) {
+		int size = 64 << 20, sig;
+
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size,
+			       sizeof(size))) {
+			perror("magnet-test udp-recv: SO_RCVBUFFORCE");
+			return 1;
+		}
+		printf("holding\n");
+		fflush(stdout);
+		sigwait(&usr1, &sig);
+	}
 	while (got < n && (r = recv(fd, buf, sizeof(buf), 0)) >= 0) {
 		got++;
 		bytes += r;

@@ -4,11 +4,25 @@
 # ledger, which agrees with the cgroups' own cpu.stat; on every CPU the
 # rows add up to the elapsed time (conservation); interrupts, softirqs
 # and work items are named; a cgroup removed after it was charged keeps
-# its rows; rows per thread group.
+# its rows; three receivers fed UDP at byte rates 1:2:4 are charged NET_RX
+# time in that proportion; rows per thread group.
 . /magnet/lib.sh
 
 unload_all
 load_magnet
+
+# The ledger's on and off repatch the hottest paths of every CPU (the
+# scheduler's, the interrupts'), which TCG does not survive with another
+# vCPU running them (docs/testing.md): here they happen with CPU 1
+# offline. ledger on|off [by-tgid]
+CPU1=/sys/devices/system/cpu/cpu1/online
+ledger() {
+	echo 0 > $CPU1
+	magnetctl account "$@"
+	rc=$?
+	echo 1 > $CPU1
+	return $rc
+}
 
 CG=/sys/fs/cgroup
 mkdir -p $CG
@@ -20,10 +34,10 @@ check "cgroup2, with the cpu controller for its children" \
 check_fails "read while off: refused" magnetctl account
 check "... saying it is off, and how to turn it on" \
 	sh -c "magnetctl account 2>&1 | grep -q 'the ledger is off (magnetctl account on)'"
-check_fails "off while off: refused" magnetctl account off
-check_fails "on by something else: refused" magnetctl account on by-pid
-check "on" magnetctl account on
-check_fails "on twice: refused" magnetctl account on
+check_fails "off while off: refused" ledger off
+check_fails "on by something else: refused" ledger on by-pid
+check "on" ledger on
+check_fails "on twice: refused" ledger on
 check "... saying so, and the counters kept" \
 	sh -c "magnetctl account on 2>&1 | grep -q 'on already'"
 check_fails "-n without -d: refused" magnetctl account -n 2
@@ -32,8 +46,8 @@ check "read while on" sh -c "magnetctl account | grep -q '^elapsed '"
 
 # --- three CPU-bound processes in weighted cgroups, on CPU 0 ----------------------
 # The ledger from scratch, so that the cgroups' totals are all it has.
-magnetctl account off
-magnetctl account on
+ledger off
+ledger on
 for g in a:300 b:200 c:100; do
 	mkdir -p $CG/${g%:*}
 	echo ${g#*:} > $CG/${g%:*}/cpu.weight
@@ -69,18 +83,22 @@ irq=$(cpu0 'hardirq|softirq')
 task0=$(cpu0 'user|system|kthread|work|idle')
 echo "# ledger: a $na b $nb c $nc ns; cpu.stat: a $ua b $ub c $uc ns"
 echo "# CPU 0: interrupts $irq ns, tasks and idle $task0 ns"
-# share X TOTAL WANT: X/TOTAL within 1 point of WANT %
-share() { awk -v x="$1" -v t="$2" -v w="$3" 'BEGIN { d = 100 * x / t - w; exit !(t > 0 && d < 1 && d > -1) }'; }
+# On a debug kernel the bounds are looser (the figures are the stock
+# kernels'): 2 points, 3 % and, for NET_RX below, 10 %. Lockdep makes
+# interrupts a sixth of CPU 0's time, which moves the shares; the
+# softirqs ksoftirqd runs there (cpu.stat charges them to ksoftirqd) are
+# a larger part of them; and a packet's cost varies more with who else
+# runs (the receiver of 1 in 7 paid 9 % more per datagram).
+pts=1 tol=0.01 rxtol=0.05
+[ -e /proc/lockdep ] && pts=2 tol=0.03 rxtol=0.10
+# share X TOTAL WANT: X/TOTAL within $pts points of WANT %
+share() { awk -v x="$1" -v t="$2" -v w="$3" -v p=$pts 'BEGIN { d = 100 * x / t - w; exit !(t > 0 && d < p && d > -p) }'; }
 t=$((na + nb + nc))
-check "weights 300/200/100 on CPU 0: the ledger gives a 50 % of their time" share $na $t 50
+check "weights 300/200/100 on CPU 0: the ledger gives a 50 % of their time (within $pts points)" share $na $t 50
 check "... b 33.3 %" share $nb $t 33.333
 check "... c 16.7 %" share $nc $t 16.667
-# within X Y: X, with its share of CPU 0's interrupts, is Y within 1 %.
-# (On a debug kernel, 3 %: lockdep makes its interrupts a sixth of CPU
-# 0's time, and the softirqs ksoftirqd runs, which cpu.stat charges to
-# ksoftirqd, are a larger part of them.)
-tol=0.01
-[ -e /proc/lockdep ] && tol=0.03
+# within X Y: X, with its share of CPU 0's interrupts, is Y within 1 %
+# (3 % on a debug kernel, see above)
 within() {
 	awk -v x="$1" -v t="$task0" -v i="$irq" -v y="$2" -v tol=$tol \
 		'BEGIN { d = (x + i * x / t) / y - 1; exit !(y > 0 && d < tol && d > -tol) }'
@@ -122,26 +140,104 @@ check "... nothing lost: still conserved" conserved
 # --- -d: what each row gained in each interval -------------------------------------
 magnetctl account -d 1 -n 2 > /tmp/led-d.txt
 cat /tmp/led-d.txt
-check "-d 1 -n 2: two tables, each of about a second on each CPU" \
+# (an idle CPU's time shows once it next has a boundary: an interval
+# holds at most its second on each CPU, and some of it)
+check "-d 1 -n 2: two tables, each of at most a second on each CPU" \
 	sh -c "[ \$(grep -c '^elapsed' /tmp/led-d.txt) -eq 2 ] &&
-		grep '^elapsed' /tmp/led-d.txt | awk '{ if (\$2 < 1.5 || \$2 > 2.6) exit 1 }'"
+		grep '^elapsed' /tmp/led-d.txt | awk '{ if (\$2 <= 0.1 || \$2 > 2.6) exit 1 }'"
+
+# --- NET_RX: each packet's time to the cgroup of the socket it reached --------------
+# Three receivers in three cgroups, fed UDP over a veth pair at byte rates
+# 1:2:4 (1, 2 and 4 senders of the same datagrams, all at once). The
+# receivers read only once every datagram is in (SIGUSR1): a receiver
+# that sleeps makes each delivery wake it, and one that reads meanwhile
+# contends with it, both costing the softirq more per datagram the rarer
+# its datagrams are (the ledger charges that too: 6 % more per datagram
+# to the receiver of 1 in 7 when they slept).
+# Under TCG a vCPU the host stops for a while makes whatever packet it was
+# in pay for it; three rounds, and the median of each receiver's share.
+check "two namespaces joined by a veth pair" netns_pair
+N=${LEDGER_PACKETS:-1000}
+for r in 1 2 4; do mkdir -p $CG/r$r; done
+# rx GROUP: NET_RX time the ledger charged to the cgroup
+rx() {
+	tr '{' '\n' < /tmp/led-rx.json | grep "\"cgroup\":\"/$1\"" |
+		grep '"vector":"net_rx"' | sed 's/.*"ns":\([0-9]*\).*/\1/' |
+		awk '{ s += $1 } END { print s + 0 }'
+}
+# rx_round: one round, from a fresh ledger; appends "r1 r2 r4" (ns) to
+# /tmp/led-rounds.txt
+rx_round() {
+	ledger off
+	ledger on
+	rjobs= sjobs=
+	for r in 1 2 4; do
+		sh -c "echo \$\$ > $CG/r$r/cgroup.procs
+			exec env HOLD=1 nsenter -t $B -n magnet-test udp-recv 10.9.0.2 600$r $((r * N))" \
+			> /tmp/led-r$r.out 2>&1 &
+		rjobs="$rjobs $!"
+	done
+	wait_for 20 sh -c 'grep -q holding /tmp/led-r1.out && grep -q holding /tmp/led-r2.out &&
+		grep -q holding /tmp/led-r4.out'
+	for r in 1 2 4; do
+		for i in $(seq $r); do
+			inA magnet-test udp-send 10.9.0.2 600$r $N 1000 > /dev/null &
+			sjobs="$sjobs $!"
+		done
+	done
+	wait $sjobs
+	magnetctl -j account > /tmp/led-rx.json
+	kill -USR1 $rjobs
+	wait $rjobs
+	cat /tmp/led-r1.out /tmp/led-r2.out /tmp/led-r4.out | grep received | tr '\n' ' '
+	echo
+	grep -qx "received $N $((N * 1000))" /tmp/led-r1.out &&
+		grep -qx "received $((2 * N)) $((2 * N * 1000))" /tmp/led-r2.out &&
+		grep -qx "received $((4 * N)) $((4 * N * 1000))" /tmp/led-r4.out ||
+		lost=1
+	echo "$(rx r1) $(rx r2) $(rx r4)" >> /tmp/led-rounds.txt
+}
+rm -f /tmp/led-rounds.txt
+lost=
+for round in 1 2 3; do rx_round; done
+check "three receivers in cgroups r1, r2, r4 got every datagram, three times" [ -z "$lost" ]
+magnetctl account | awk '$2 == "softirq" && $3 == "net_rx"'
+sed 's/^/# NET_RX in the ledger, r1 r2 r4 (ns): /' /tmp/led-rounds.txt
+echo "# cpu.stat charges it to whichever task ran (the senders, root): r1 $(usage r1) r2 $(usage r2) r4 $(usage r4) ns"
+# part COLUMN WANT: the median over the rounds of the receiver's part of
+# the three's NET_RX time is WANT sevenths, within 5 %
+part() {
+	awk -v k="$1" '{ print $k / ($1 + $2 + $3) }' /tmp/led-rounds.txt | sort -n |
+		sed -n 2p | awk -v w="$2" -v tol=$rxtol \
+			'{ d = $1 / (w / 7) - 1; print "# median part " $1; exit !(d < tol && d > -tol) }'
+}
+check "NET_RX time in proportion to the bytes, 1:2:4, within $(awk -v t=$rxtol 'BEGIN { print t * 100 }') %: r1" part 1 1
+check "... r2" part 2 2
+check "... r4" part 3 4
+check "packets for no socket stay with no activity" \
+	sh -c "magnetctl account | awk '\$1 == \"-\" && \$2 == \"softirq\" && \$3 == \"net_rx\"' | grep -q ."
+rmdir $CG/r1 $CG/r2 $CG/r4
+kill $A $B
 
 # --- rows per thread group ----------------------------------------------------------
-magnetctl account off
-check "on by-tgid" magnetctl account on by-tgid
+ledger off
+check "on by-tgid" ledger on by-tgid
 sh -c "echo \$\$ > $CG/a/cgroup.procs; exec magnet-test spin 2" &
 sp=$!
 wait $sp
 check "a row for the spinning process's thread group" \
 	sh -c "magnetctl account | awk -v p=$sp '\$1 == \"/a\" && \$2 == p' | grep -q ."
-check "off" magnetctl account off
+check "off" ledger off
 check_fails "... and then nothing to read" magnetctl account
 
 # --- the module unloaded with the ledger on -----------------------------------------
-magnetctl account on
+ledger on
 magnet-test spin 2 > /dev/null &
+sp=$!
+echo 0 > $CPU1
 check "the module unloads with the ledger on, under load" rmmod magnet
-wait
+echo 1 > $CPU1
+wait $sp
 
 rmdir $CG/a $CG/b
 unload_all
