@@ -117,7 +117,7 @@ insmod $M/magnet_packet.ko
 magnet-read -n -P udp-recv 'ip6 and udp dst port 5001' > /tmp/cap.txt 2> /tmp/cap.err &
 CAP=$!
 check "magnet-read captures the receives, its expression in the kernel" \
-	wait_for 60 sh -c 'magnetctl -j probe show udp-recv.app | grep -q "\"enabled\":true"'
+	wait_for 60 session_probe_enabled udp-recv.app
 
 # Traffic until the host has seen what it wanted (or MAX_SECONDS).
 echo "MAGNET-RIG: node $NODE sending"
