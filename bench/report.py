@@ -922,6 +922,53 @@ SESSIONS_INTRO = (
     "by their number.\n")
 
 
+LEDGER = [
+    ("calls", "getppid() loop", 1.10),
+    ("udp", "UDP datagrams of 64 bytes over loopback", 1.02),
+]
+
+
+def ledger_summary(doc):
+    runs = {c: by_run(v) for c, v in doc["runs"].items()}
+    rows = []
+    for case, _, bound in LEDGER:
+        off, on = runs.get(case + "-off"), runs.get(case + "-on")
+        if not off or not on:
+            continue
+        same = sorted(set(off) & set(on))
+        rows.append({"case": case, "off": spread(off.values()), "on": spread(on.values()),
+                     "added": spread(on[i] - off[i] for i in same),
+                     "ratio": spread(on[i] / off[i] for i in same), "bound": bound})
+    return {"rows": rows}
+
+
+LEDGER_INTRO = (
+    "The ledger off and on, in one boot: a getppid() loop on CPU 0, and "
+    "64-byte UDP datagrams sent unpaced over loopback to a socket in a "
+    "cgroup of its own that holds them (each sendto() runs its datagram's "
+    "NET_RX softirq, in which the ledger times the packet and charges it "
+    "to the socket's cgroup). Each run's figure is the fastest of its five "
+    "chunks of calls; added and on/off pair the same-numbered runs.\n")
+
+
+def ledger_section(doc, path):
+    s = doc["summary"] if doc.get("summary_only") else ledger_summary(doc)
+    out = ["## 9. The ledger's cost\n"] + provenance(doc, path)
+    if not s["rows"]:
+        return out + ["_No figures: no case ran both off and on._\n"] + remarks(doc)
+    out += [LEDGER_INTRO,
+            "| case | ns per call, off | on | added | on / off | bound |",
+            "|---|---|---|---|---|---|"]
+    what = {c: w for c, w, _ in LEDGER}
+    for r in s["rows"]:
+        out.append("| %s | %s | %s | %s | %s | %s (%s) |" % (
+            what[r["case"]], fmt_spread(r["off"], "%.0f"), fmt_spread(r["on"], "%.0f"),
+            fmt_spread(r["added"], "%+.0f"), fmt_spread(r["ratio"], "%.3f"),
+            "%.2f" % r["bound"], "met" if r["ratio"][0] <= r["bound"] else "missed"))
+    out.append("")
+    return out + remarks(doc)
+
+
 def sessions_section(doc, path):
     s = doc["summary"] if doc.get("summary_only") else sessions_summary(doc)
     out = ["## 8. Sessions on one probe point\n"] + provenance(doc, path)
@@ -1167,6 +1214,7 @@ def render(results, plots):
         ("stream-filter-icount", "## 7. The competing stream in instructions",
          stream_icount_section),
         ("session-cost", "## 8. Sessions on one probe point", sessions_section),
+        ("ledger-cost", "## 9. The ledger's cost", ledger_section),
     ]
     for name, title, make in sections:
         if name is None:
@@ -1175,7 +1223,8 @@ def render(results, plots):
             out += make(docs[name], "results/%s.json" % name)
         else:
             out += missing(title, name)
-    known = {"cost", "throughput", "scaling", "session-cost", "pfilter", "pfilter-icount",
+    known = {"cost", "throughput", "scaling", "session-cost", "ledger-cost", "pfilter",
+             "pfilter-icount",
              "stream-filter-icount", "stream-paper", "stream-filter", "stream-sampling"}
     for name in sorted(set(docs) - known):
         print("bench: results/%s.json is no section of the report" % name, file=sys.stderr)
