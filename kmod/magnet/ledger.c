@@ -44,6 +44,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cgroup.h>
+#include <linux/cpuhotplug.h>
 #include <linux/hash.h>
 #include <linux/interrupt.h>
 #include <linux/kprobes.h>
@@ -60,13 +61,34 @@
 
 #define LEDGER_DEPTH	8	/* interrupt levels kept; deeper ones count */
 #define LEDGER_WORKERS	8	/* work items in progress a CPU remembers */
+#define LEDGER_PROBES	16	/* rows tried for a new key, then overflow */
 
 struct ledger_key {
 	u64 cgroup;
 	u64 what;		/* WORK: the function; HARDIRQ: vector name */
 	u32 tgid;
 	u32 vector;
-	u8 kind;
+	u32 kind;
+	u32 pad;		/* zero: keys compare whole */
+};
+
+/* A work item under way on a CPU: its worker, the item, its function. */
+struct ledger_work {
+	struct task_struct *task;
+	struct work_struct *work;
+	work_func_t func;
+};
+
+/* What a level of interrupts, or a softirq's packet, holds. */
+struct ledger_levels {
+	unsigned int depth;	/* interrupt levels on the stack */
+	struct ledger_key stack[LEDGER_DEPTH];
+	/* the packet a NET_RX or NET_TX softirq works on, and its time */
+	struct {
+		bool open;
+		u64 owner;	/* its socket's cgroup, 0 if none (yet) */
+		u64 ns;
+	} pkt;
 };
 
 struct ledger_row {
@@ -76,21 +98,20 @@ struct ledger_row {
 };
 
 struct ledger_cpu {
-	u64 start, last;	/* first and latest boundary, local_clock() */
+	u64 start, last;	/* this stretch online: first, latest boundary */
+	u64 before;		/* elapsed in earlier stretches online */
 	bool started;
-	unsigned int depth;	/* interrupt levels on the stack */
-	u64 unmatched;		/* exits whose entry it did not see */
-	struct ledger_key stack[LEDGER_DEPTH];
-	struct {
-		struct task_struct *task;
-		work_func_t func;
-	} work[LEDGER_WORKERS];
-	/* the packet a NET_RX or NET_TX softirq works on, and its time */
-	struct {
-		bool open;
-		u64 owner;	/* its socket's cgroup, 0 if none (yet) */
-		u64 ns;
-	} pkt;
+	bool down;		/* going offline, or not back yet: no boundary */
+	struct ledger_levels l;
+	/*
+	 * PREEMPT_RT runs softirqs in tasks that may be preempted: the
+	 * levels of the one preempted in a softirq (softirqs on a CPU are
+	 * serialised, so one at most), until it runs again.
+	 */
+	struct task_struct *parked_task;
+	struct ledger_levels parked;
+	struct ledger_work work[LEDGER_WORKERS];
+	unsigned int work_next;	/* the slot a full table gives up next */
 	struct ledger_row rows[MAGNET_LEDGER_ROWS];
 	struct ledger_row overflow;
 } ____cacheline_aligned;
@@ -99,6 +120,7 @@ static DEFINE_MUTEX(ledger_lock);
 static struct ledger_cpu *ledger;	/* nr_cpu_ids of them, or NULL */
 static bool ledger_by_tgid;
 static bool ledger_armed;		/* every handler in place */
+static int ledger_hp_state;		/* its CPU hotplug callbacks' */
 static unsigned long ledger_generation;
 
 /* x86's interrupt vectors outside request_irq() handlers, named. */
@@ -117,7 +139,9 @@ static struct ledger_row *row_of(struct ledger_cpu *c,
 			ilog2(MAGNET_LEDGER_ROWS));
 	unsigned int i;
 
-	for (i = 0; i < MAGNET_LEDGER_ROWS; i++) {
+	BUILD_BUG_ON(!is_power_of_2(MAGNET_LEDGER_ROWS));
+	/* (a bounded search: this runs with interrupts off) */
+	for (i = 0; i < LEDGER_PROBES; i++) {
 		struct ledger_row *r = &c->rows[(h + i) % MAGNET_LEDGER_ROWS];
 
 		if (!r->used) {
@@ -142,13 +166,15 @@ static void add(struct ledger_cpu *c, const struct ledger_key *k, u64 ns)
 	WRITE_ONCE(r->ns, r->ns + ns);
 }
 
-static work_func_t work_of(struct ledger_cpu *c, struct task_struct *t)
+/* The slot of @t's work item in progress on this CPU, or NULL. */
+static struct ledger_work *work_of(struct ledger_cpu *c,
+				   struct task_struct *t)
 {
 	unsigned int i;
 
 	for (i = 0; i < LEDGER_WORKERS; i++)
 		if (c->work[i].task == t)
-			return c->work[i].func;
+			return &c->work[i];
 	return NULL;
 }
 
@@ -158,6 +184,7 @@ static void charge_task(struct ledger_cpu *c, u64 ns)
 	struct task_struct *t = current;
 	struct ledger_key k = {};
 	u64 user, sys, u;
+	struct ledger_work *w;
 
 	if (ledger_by_tgid)
 		k.tgid = t->tgid;
@@ -165,9 +192,18 @@ static void charge_task(struct ledger_cpu *c, u64 ns)
 		k.kind = MAGNET_LEDGER_IDLE;
 		k.tgid = 0;
 	} else if (t->flags & PF_KTHREAD) {
-		if ((t->flags & PF_WQ_WORKER) && current_work()) {
+		w = work_of(c, t);
+		/*
+		 * An item this CPU saw start, by its function; one that began
+		 * elsewhere (current_work() answers in task context only), as
+		 * unnamed work.
+		 */
+		if (w) {
 			k.kind = MAGNET_LEDGER_WORK;
-			k.what = (unsigned long)work_of(c, t);
+			k.what = (unsigned long)w->func;
+		} else if ((t->flags & PF_WQ_WORKER) && in_task() &&
+			   current_work()) {
+			k.kind = MAGNET_LEDGER_WORK;
 		} else {
 			k.kind = MAGNET_LEDGER_KTHREAD;
 		}
@@ -187,27 +223,31 @@ static void charge_task(struct ledger_cpu *c, u64 ns)
 
 /*
  * A boundary on this CPU: charge the span since the last one to what ran
- * until now. Interrupts off. Returns the CPU's state.
+ * until now. Interrupts off. Returns the CPU's state, or NULL while it is
+ * going offline or coming back (that time is in neither its elapsed
+ * time nor its rows).
  */
 static struct ledger_cpu *boundary(void)
 {
 	struct ledger_cpu *c = &READ_ONCE(ledger)[smp_processor_id()];
 	u64 now = local_clock();
 
+	if (c->down)
+		return NULL;
 	if (!c->started) {
-		c->start = now;
-		c->last = now;
+		WRITE_ONCE(c->start, now);
+		WRITE_ONCE(c->last, now);
 		c->started = true;
 		return c;
 	}
-	if (c->depth == 1 && c->pkt.open)
-		c->pkt.ns += now - c->last;
-	else if (c->depth)
-		add(c, &c->stack[min(c->depth, LEDGER_DEPTH) - 1],
+	if (c->l.depth == 1 && c->l.pkt.open)
+		c->l.pkt.ns += now - c->last;
+	else if (c->l.depth)
+		add(c, &c->l.stack[min(c->l.depth, LEDGER_DEPTH) - 1],
 		    now - c->last);
 	else
 		charge_task(c, now - c->last);
-	c->last = now;
+	WRITE_ONCE(c->last, now);
 	return c;
 }
 
@@ -216,12 +256,12 @@ static void packet_close(struct ledger_cpu *c)
 {
 	struct ledger_key k = { .kind = MAGNET_LEDGER_SOFTIRQ };
 
-	if (!c->pkt.open)
+	if (!c->l.pkt.open)
 		return;
-	k.vector = c->stack[0].vector;
-	k.cgroup = c->pkt.owner;
-	add(c, &k, c->pkt.ns);
-	c->pkt.open = false;
+	k.vector = c->l.stack[0].vector;
+	k.cgroup = c->l.pkt.owner;
+	add(c, &k, c->l.pkt.ns);
+	c->l.pkt.open = false;
 }
 
 static void push(const struct ledger_key *k)
@@ -233,9 +273,12 @@ static void push(const struct ledger_key *k)
 		return;
 	local_irq_save(flags);
 	c = boundary();
-	if (c->depth < LEDGER_DEPTH)
-		c->stack[c->depth] = *k;
-	c->depth++;
+	if (!c)
+		goto out;
+	if (c->l.depth < LEDGER_DEPTH)
+		c->l.stack[c->l.depth] = *k;
+	c->l.depth++;
+out:
 	local_irq_restore(flags);
 }
 
@@ -250,15 +293,18 @@ static void pop(u8 kind, u32 vector)
 		return;
 	local_irq_save(flags);
 	c = boundary();
-	top = c->depth ? &c->stack[min(c->depth, LEDGER_DEPTH) - 1] : NULL;
-	if (top && (c->depth > LEDGER_DEPTH ||
+	if (!c)
+		goto out;
+	top = c->l.depth ? &c->l.stack[min(c->l.depth, LEDGER_DEPTH) - 1] :
+	      NULL;
+	/* (an exit whose entry came before the ledger armed: nothing) */
+	if (top && (c->l.depth > LEDGER_DEPTH ||
 		    (top->kind == kind && top->vector == vector))) {
-		if (c->depth == 1)
+		if (c->l.depth == 1)
 			packet_close(c);
-		c->depth--;
-	} else {
-		c->unmatched++;
+		c->l.depth--;
 	}
+out:
 	local_irq_restore(flags);
 }
 
@@ -268,11 +314,32 @@ static void on_switch(void *data, bool preempt, struct task_struct *prev,
 		      struct task_struct *next, unsigned int prev_state)
 {
 	unsigned long flags;
+	struct ledger_cpu *c;
+	unsigned int i;
 
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
-	boundary();
+	c = boundary();
+	if (!c)
+		goto out;
+	/* PREEMPT_RT: a task preempted in a softirq keeps its levels */
+	if (c->l.depth) {
+		c->parked_task = prev;
+		c->parked = c->l;
+		c->l.depth = 0;
+		c->l.pkt.open = false;
+	}
+	if (next == c->parked_task) {
+		c->l = c->parked;
+		c->parked_task = NULL;
+	}
+	/* a worker that may resume elsewhere: its item unnamed from now */
+	if (prev->nr_cpus_allowed > 1)
+		for (i = 0; i < LEDGER_WORKERS; i++)
+			if (c->work[i].task == prev)
+				c->work[i].task = NULL;
+out:
 	local_irq_restore(flags);
 }
 
@@ -318,9 +385,13 @@ static void on_softirq_exit(void *data, unsigned int vec)
 	pop(MAGNET_LEDGER_SOFTIRQ, vec);
 }
 
-/* A work item starts: the worker's time from here is the item's. */
+/*
+ * A work item starts: the worker's time from here is the item's. (A full
+ * table gives up its slots in turn: their items go on as unnamed work.)
+ */
 static void on_work_start(void *data, struct work_struct *work)
 {
+	struct ledger_work *w;
 	unsigned long flags;
 	struct ledger_cpu *c;
 	unsigned int i;
@@ -329,31 +400,35 @@ static void on_work_start(void *data, struct work_struct *work)
 		return;
 	local_irq_save(flags);
 	c = boundary();
-	for (i = 0; i < LEDGER_WORKERS; i++)
-		if (!c->work[i].task || c->work[i].task == current)
-			break;
-	/* (more workers mid-item than that: the rest as unknown work) */
-	if (i < LEDGER_WORKERS) {
-		c->work[i].task = current;
-		c->work[i].func = work->func;
-	}
+	if (!c)
+		goto out;
+	w = work_of(c, current);
+	for (i = 0; !w && i < LEDGER_WORKERS; i++)
+		if (!c->work[i].task)
+			w = &c->work[i];
+	if (!w)
+		w = &c->work[c->work_next++ % LEDGER_WORKERS];
+	w->task = current;
+	w->work = work;
+	w->func = work->func;
+out:
 	local_irq_restore(flags);
 }
 
 static void on_work_end(void *data, struct work_struct *work,
 			work_func_t func)
 {
+	struct ledger_work *w;
 	unsigned long flags;
 	struct ledger_cpu *c;
-	unsigned int i;
 
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
 	c = boundary();
-	for (i = 0; i < LEDGER_WORKERS; i++)
-		if (c->work[i].task == current)
-			c->work[i].task = NULL;
+	w = c ? work_of(c, current) : NULL;
+	if (w && w->work == work)
+		w->task = NULL;
 	local_irq_restore(flags);
 }
 
@@ -380,12 +455,13 @@ static void packet_start(unsigned int vec, const struct sock *sk)
 		return;
 	local_irq_save(flags);
 	c = boundary();
-	if (c->depth == 1 && c->stack[0].kind == MAGNET_LEDGER_SOFTIRQ &&
-	    c->stack[0].vector == vec) {
+	if (c && c->l.depth == 1 &&
+	    c->l.stack[0].kind == MAGNET_LEDGER_SOFTIRQ &&
+	    c->l.stack[0].vector == vec) {
 		packet_close(c);
-		c->pkt.open = true;
-		c->pkt.owner = sock_owner(sk);
-		c->pkt.ns = 0;
+		c->l.pkt.open = true;
+		c->l.pkt.owner = sock_owner(sk);
+		c->l.pkt.ns = 0;
 	}
 	local_irq_restore(flags);
 }
@@ -406,7 +482,7 @@ static void on_poll(void *data, struct napi_struct *napi, int work,
 		return;
 	local_irq_save(flags);
 	c = boundary();
-	if (c->depth == 1)
+	if (c && c->l.depth == 1)
 		packet_close(c);
 	local_irq_restore(flags);
 }
@@ -426,10 +502,10 @@ static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 	if (!READ_ONCE(ledger_armed))
 		return 0;
 	local_irq_save(flags);
-	c = &ledger[smp_processor_id()];
-	if (c->depth == 1 && c->pkt.open && !c->pkt.owner &&
-	    c->stack[0].vector == NET_RX_SOFTIRQ)
-		c->pkt.owner = sock_owner(sk);
+	c = &READ_ONCE(ledger)[smp_processor_id()];
+	if (c->l.depth == 1 && c->l.pkt.open && !c->l.pkt.owner &&
+	    c->l.stack[0].vector == NET_RX_SOFTIRQ)
+		c->l.pkt.owner = sock_owner(sk);
 	local_irq_restore(flags);
 	return 0;
 }
@@ -519,6 +595,41 @@ fail:
 	return err;
 }
 
+/*
+ * CPU hotplug: a CPU going offline closes its stretch (its levels go: it
+ * runs nothing more it could be in the middle of), and one coming back
+ * starts the next at its first boundary; the time between is in neither
+ * its elapsed time nor its rows. Both run on that CPU.
+ */
+static int ledger_cpu_down(unsigned int cpu)
+{
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	local_irq_save(flags);
+	c = &ledger[cpu];
+	if (c->started)
+		boundary();
+	WRITE_ONCE(c->before, c->before + c->last - c->start);
+	WRITE_ONCE(c->start, c->last);
+	c->started = false;
+	c->down = true;
+	c->l.depth = 0;
+	c->l.pkt.open = false;
+	local_irq_restore(flags);
+	return 0;
+}
+
+static int ledger_cpu_up(unsigned int cpu)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	ledger[cpu].down = false;
+	local_irq_restore(flags);
+	return 0;
+}
+
 /* --- on, off ------------------------------------------------------------ */
 
 int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
@@ -539,6 +650,7 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 	}
 	if (!on) {
 		WRITE_ONCE(ledger_armed, false);
+		cpuhp_remove_state_nocalls(ledger_hp_state);
 		unregister_kprobe(&deliver_kp);
 		tps_unregister(ARRAY_SIZE(ledger_tps));
 		c = ledger;
@@ -558,8 +670,9 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 	WRITE_ONCE(ledger, c);
 	err = tps_register();
 	if (err) {
-		NL_SET_ERR_MSG(extack,
-			       "the kernel lacks a tracepoint the ledger needs");
+		if (err == -ENOENT)
+			NL_SET_ERR_MSG(extack,
+				       "the kernel lacks a tracepoint the ledger needs");
 		goto undo;
 	}
 	memset(&deliver_kp, 0, sizeof(deliver_kp));
@@ -572,6 +685,15 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 		tps_unregister(ARRAY_SIZE(ledger_tps));
 		goto undo;
 	}
+	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "magnet/ledger",
+					ledger_cpu_up, ledger_cpu_down);
+	if (err < 0) {
+		unregister_kprobe(&deliver_kp);
+		tps_unregister(ARRAY_SIZE(ledger_tps));
+		goto undo;
+	}
+	ledger_hp_state = err;
+	err = 0;
 	WRITE_ONCE(ledger_armed, true);
 	goto out;
 undo:
@@ -587,6 +709,7 @@ void magnet_ledger_exit(void)
 	mutex_lock(&ledger_lock);
 	if (ledger) {
 		WRITE_ONCE(ledger_armed, false);
+		cpuhp_remove_state_nocalls(ledger_hp_state);
 		unregister_kprobe(&deliver_kp);
 		tps_unregister(ARRAY_SIZE(ledger_tps));
 		vfree(ledger);
@@ -618,8 +741,11 @@ static int fill_row(struct sk_buff *skb, unsigned int cpu,
 	    nla_put_u32(skb, MAGNET_A_LEDGER_VECTOR, k->vector))
 		return -EMSGSIZE;
 	*name = 0;
-	if (k->kind == MAGNET_LEDGER_WORK && k->what)
-		snprintf(name, sizeof(name), "%ps", (void *)k->what);
+	/* (a function kallsyms does not know prints as its address: none) */
+	if (k->kind == MAGNET_LEDGER_WORK && k->what &&
+	    snprintf(name, sizeof(name), "%ps", (void *)k->what) > 0 &&
+	    !strncmp(name, "0x", 2))
+		*name = 0;
 	else if (k->kind == MAGNET_LEDGER_HARDIRQ &&
 		 k->what < ARRAY_SIZE(vector_names) && vector_names[k->what])
 		strscpy(name, vector_names[k->what], sizeof(name));
@@ -632,7 +758,7 @@ static int fill_row(struct sk_buff *skb, unsigned int cpu,
  * The dump: cb->args[0] the CPU, [1] the next row (0: the CPU's own
  * message first, then row i at i + 1, the overflow row last), [2] the
  * generation it began with (a ledger turned off and on again meanwhile
- * ends it).
+ * fails it).
  */
 int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
 		       const struct genl_family *family)
@@ -647,10 +773,13 @@ int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
 			       "the ledger is off (magnetctl account on)");
 		return -ENODATA;
 	}
-	if (!cpu && !i)
+	if (!cpu && !i) {
 		cb->args[2] = ledger_generation;
-	else if (cb->args[2] != ledger_generation)
-		return 0;
+	} else if (cb->args[2] != ledger_generation) {
+		NL_SET_ERR_MSG(cb->extack,
+			       "the ledger was turned off and on while being read: read it again");
+		return -EAGAIN;
+	}
 	for (; cpu < nr_cpu_ids; cpu++, i = 0) {
 		if (!cpu_possible(cpu))
 			continue;
@@ -674,6 +803,7 @@ int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
 			if (r ? fill_row(skb, cpu, r) :
 			    (nla_put_u32(skb, MAGNET_A_LEDGER_CPU, cpu) ||
 			     nla_put_u64_64bit(skb, MAGNET_A_LEDGER_ELAPSED,
+					       READ_ONCE(c->before) +
 					       READ_ONCE(c->last) -
 					       READ_ONCE(c->start),
 					       MAGNET_A_PAD))) {

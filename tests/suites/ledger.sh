@@ -131,6 +131,18 @@ grep '^elapsed' /tmp/led.txt
 check "per CPU: CPU 0 and CPU 1" \
 	sh -c "magnetctl account per-cpu | awk 'NR > 1 { c[\$1] = 1 } END { exit !(c[0] && c[1]) }'"
 
+# --- a CPU offline: its time there is in neither elapsed nor the rows --------------
+elapsed() { magnetctl -j account | sed 's/.*"elapsed_ns":\([0-9]*\).*/\1/'; }
+e1=$(elapsed)
+echo 0 > $CPU1
+sleep 3
+echo 1 > $CPU1
+e2=$(elapsed)
+echo "# elapsed over both CPUs grew by $((e2 - e1)) ns in about 3 s with CPU 1 offline"
+check "CPU 1 offline for 3 s: elapsed grows by CPU 0's 3 s, not 6" \
+	[ $((e2 - e1)) -gt 2500000000 -a $((e2 - e1)) -lt 4500000000 ]
+check "... and still conserved" conserved
+
 # --- a cgroup removed after it was charged ----------------------------------------
 rmdir $CG/c
 check "a removed cgroup keeps its rows, by id" \

@@ -649,17 +649,20 @@ enum magnet_cmd {
 	 * a work item's start and end) and the span up to a boundary goes to
 	 * what ran on the CPU until then. So on each CPU the rows add up to
 	 * LEDGER_ELAPSED exactly: the time from the first boundary the CPU
-	 * saw to the last; nothing is sampled. A task's own time is split
+	 * saw to the last, less the time it was offline (from its going
+	 * down to its first boundary back); nothing is sampled. A task's own time is split
 	 * into USER and SYSTEM in the proportion the kernel's tick sampling
 	 * gives the task over its life (utime:stime, as /proc/PID/stat).
 	 * Charging rules, and what they cannot know:
 	 * - a task's time to its cgroup (LEDGER_CGROUP: the cgroup's id,
 	 *   its directory's inode number in the cgroup2 file system);
 	 * - idle (the idle task) and kernel threads outside work items to
-	 *   no activity (CGROUP 0), kinds IDLE and KTHREAD;
-	 * - a work item (WORK) to no activity, LEDGER_NAME its function;
-	 *   a work item that sleeps and resumes on another CPU is charged
-	 *   there as unknown work (NAME absent);
+	 *   no activity (CGROUP 0), kinds IDLE and KTHREAD (with BY_TGID, a
+	 *   kernel thread's rows carry its pid as TGID);
+	 * - a work item (WORK) to no activity, LEDGER_NAME its function; an
+	 *   item whose worker may run on other CPUs, once it has slept, and
+	 *   more than 8 items under way on one CPU, as unnamed work (NAME
+	 *   absent), or as KTHREAD until an interrupt's end;
 	 * - hardirq handlers (HARDIRQ, LEDGER_VECTOR the irq number; on x86
 	 *   also the local timer and IPIs, NAME the vector's name) and
 	 *   softirqs (SOFTIRQ, VECTOR the softirq number: 0 HI, 1 TIMER,
@@ -675,9 +678,12 @@ enum magnet_cmd {
 	 *   on) to the cgroup of the socket that sent it (skb->sk), if any.
 	 * A socket's cgroup is the one its creator was in when it was made.
 	 * Interrupt entry and exit code outside the handlers' tracepoints
-	 * goes to what it interrupted.
-	 * Rows that find a CPU's table full (MAGNET_LEDGER_ROWS rows) go to
-	 * one row of kind OVERFLOW, so nothing is lost.
+	 * goes to what it interrupted. On PREEMPT_RT, interrupt handlers run
+	 * in threads (KTHREAD), and a softirq's task preempted keeps its
+	 * softirq for when it runs again.
+	 * A row whose key finds no place among 16 of its CPU's
+	 * MAGNET_LEDGER_ROWS rows goes to one row of kind OVERFLOW, so
+	 * nothing is lost.
 	 * SET: LEDGER_ENABLED 1 turns it on, with fresh counters (-EALREADY
 	 * if on: turn it off first), LEDGER_BY_TGID 1 for a row per thread
 	 * group; LEDGER_ENABLED 0 turns it off and drops the counters
@@ -687,7 +693,9 @@ enum magnet_cmd {
 	 * LEDGER_CGROUP, LEDGER_KIND, LEDGER_NS, and as they apply
 	 * LEDGER_TGID, LEDGER_VECTOR, LEDGER_NAME. The counters run while
 	 * they are read: a CPU's rows may run ahead of its ELAPSED by what
-	 * it charged in between.
+	 * it charged in between, or lag it by a packet under way (charged
+	 * when it is done). -EAGAIN: the ledger was turned off and on while
+	 * a dump was under way.
 	 */
 	MAGNET_CMD_LEDGER_GET,
 	MAGNET_CMD_LEDGER_SET,
