@@ -19,16 +19,30 @@
  * a row once its key is published (row->used, release/acquire) and its
  * nanoseconds as a whole u64.
  *
- * Packets: in a NET_RX or NET_TX softirq, the time from one packet's
- * start (netif_receive_skb, net_dev_start_xmit) to the next's, or to the
- * end of the NAPI poll that received it (napi_poll) or of the softirq,
- * is that packet's, hardirqs excepted; it is kept aside
- * (ledger_cpu.pkt) and charged, once the packet is done, to the cgroup
- * of its socket: for a packet received, the first socket it is delivered
- * to (sk_filter_trim_cap(), which every TCP, UDP and raw delivery
- * passes); for one sent, the socket that sent it (skb->sk). A packet no
- * socket took, and the softirq's time outside packets (the driver's
- * poll, GRO), stay with no activity.
+ * Items: an interrupt level keeps its time aside (ledger_level.ns) and
+ * charges it, at each item boundary and at its end, to the owner of the
+ * item it works on, or to none. In a NET_RX or NET_TX softirq the items
+ * are packets, from one packet's start (netif_receive_skb,
+ * net_dev_start_xmit) to the next's, or to the end of the NAPI poll that
+ * received it (napi_poll) or of the softirq; the owner is the cgroup of
+ * its socket: for a packet received, the first socket it is delivered to
+ * (sk_filter_trim_cap(), which every TCP, UDP and raw delivery passes);
+ * for one sent, the socket that sent it (skb->sk). In a hardirq or a
+ * softirq that completes block requests, the items are the requests
+ * (block_rq_complete), the owner the io controller's cgroup of the
+ * request's first bio. A packet no socket took, and the time outside
+ * items (the driver's poll, GRO), stay with no activity.
+ *
+ * Served hardirqs: a hardirq that raises NET_RX or BLOCK leaves its time
+ * outside items waiting on its CPU (ledger_cpu.served) for that softirq,
+ * which at its end splits it among the owners it charged, in proportion.
+ *
+ * Work items: their owner is their queuer's (workqueue_queue_work, in the
+ * queuer's context), carried to their start through a machine-wide table
+ * (ledger_queued) since they may start on any CPU; writeback's take the
+ * cgroup of the pages they write at each pass and inode. A worker that
+ * may move between CPUs carries its item through another such table
+ * (ledger_moving) from its switch out to its switch in.
  *
  * Turning on: the handlers do nothing until every tracepoint is in
  * place (ledger_armed). Registering one patches code on every CPU with
@@ -40,9 +54,14 @@
  * Locking: ledger_lock serialises on and off; requests already are
  * (generic netlink, no parallel_ops), and a dump's callbacks run under
  * the same genl lock, so the tables cannot go while a dump reads them.
+ * The two carry tables have a raw spinlock each, taken with interrupts
+ * off in sched_switch and in queueing work, and nothing under it: leaves.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/backing-dev-defs.h>
+#include <linux/blk-cgroup.h>
+#include <linux/blk-mq.h>
 #include <linux/cgroup.h>
 #include <linux/cpuhotplug.h>
 #include <linux/hash.h>
@@ -54,14 +73,21 @@
 #include <linux/tracepoint.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
+#include <linux/writeback.h>
 #include <net/genetlink.h>
 #include <net/sock.h>
 
 #include "magnet.h"
 
+/* (the tracepoints' arguments the ledger passes by) */
+struct pool_workqueue;
+struct wb_writeback_work;
+
 #define LEDGER_DEPTH	8	/* interrupt levels kept; deeper ones count */
 #define LEDGER_WORKERS	8	/* work items in progress a CPU remembers */
 #define LEDGER_PROBES	16	/* rows tried for a new key, then overflow */
+#define LEDGER_OWNERS	4	/* activities a softirq splits hardirqs among */
+#define LEDGER_CARRY	512	/* items queued, or workers moving, remembered */
 
 struct ledger_key {
 	u64 cgroup;
@@ -72,23 +98,44 @@ struct ledger_key {
 	u32 pad;		/* zero: keys compare whole */
 };
 
-/* A work item under way on a CPU: its worker, the item, its function. */
+/*
+ * A work item under way on a CPU: its worker, the item, its function,
+ * and the activity it works for (its queuer's, or the writeback's).
+ */
 struct ledger_work {
 	struct task_struct *task;
 	struct work_struct *work;
 	work_func_t func;
+	u64 owner;
 };
 
-/* What a level of interrupts, or a softirq's packet, holds. */
+/*
+ * A level of interrupts: its key, and its time since it began or since
+ * its last item (a packet, a block request) began, kept until the item's
+ * owner is known and charged to it then.
+ */
+struct ledger_level {
+	struct ledger_key key;
+	u64 ns;
+	u64 owner;		/* the item's cgroup, 0: none (yet) */
+	bool item;		/* an item is open */
+	u8 raised;		/* a hardirq: the softirqs it raised (bits) */
+};
+
 struct ledger_levels {
 	unsigned int depth;	/* interrupt levels on the stack */
-	struct ledger_key stack[LEDGER_DEPTH];
-	/* the packet a NET_RX or NET_TX softirq works on, and its time */
+	struct ledger_level stack[LEDGER_DEPTH];
+	/* the softirq's time, and its part per owner (served hardirqs') */
+	u64 softirq_ns;
 	struct {
-		bool open;
-		u64 owner;	/* its socket's cgroup, 0 if none (yet) */
-		u64 ns;
-	} pkt;
+		u64 owner, ns;
+	} owners[LEDGER_OWNERS];
+};
+
+/* Hardirq time waiting for the softirq it raised (NET_RX, BLOCK). */
+struct ledger_served {
+	struct ledger_key key;
+	u64 ns;
 };
 
 struct ledger_row {
@@ -110,14 +157,30 @@ struct ledger_cpu {
 	 */
 	struct task_struct *parked_task;
 	struct ledger_levels parked;
+	struct ledger_served served[2][2];	/* [NET_RX, BLOCK][irq] */
 	struct ledger_work work[LEDGER_WORKERS];
 	unsigned int work_next;	/* the slot a full table gives up next */
 	struct ledger_row rows[MAGNET_LEDGER_ROWS];
 	struct ledger_row overflow;
 } ____cacheline_aligned;
 
+/*
+ * What the machine carries between CPUs: the owner of a work item from
+ * its queueing to its start, and a worker's item while it may move to
+ * another CPU. One slot per key's hash; a newer key in the slot replaces
+ * the older (whose item then works for no activity).
+ */
+struct ledger_carry {
+	raw_spinlock_t lock;
+	struct {
+		const void *key;
+		struct ledger_work w;
+	} slot[LEDGER_CARRY];
+};
+
 static DEFINE_MUTEX(ledger_lock);
 static struct ledger_cpu *ledger;	/* nr_cpu_ids of them, or NULL */
+static struct ledger_carry *ledger_queued, *ledger_moving;
 static bool ledger_by_tgid;
 static bool ledger_armed;		/* every handler in place */
 static int ledger_hp_state;		/* its CPU hotplug callbacks' */
@@ -166,6 +229,37 @@ static void add(struct ledger_cpu *c, const struct ledger_key *k, u64 ns)
 	WRITE_ONCE(r->ns, r->ns + ns);
 }
 
+static void carry_put(struct ledger_carry *t, const void *key,
+		      const struct ledger_work *w)
+{
+	unsigned int h = hash_ptr(key, ilog2(LEDGER_CARRY));
+	unsigned long flags;
+
+	BUILD_BUG_ON(!is_power_of_2(LEDGER_CARRY));
+	raw_spin_lock_irqsave(&t->lock, flags);
+	t->slot[h].key = key;
+	t->slot[h].w = *w;
+	raw_spin_unlock_irqrestore(&t->lock, flags);
+}
+
+/* Take @key's entry out of @t into @w: true, or false if it has none. */
+static bool carry_take(struct ledger_carry *t, const void *key,
+		       struct ledger_work *w)
+{
+	unsigned int h = hash_ptr(key, ilog2(LEDGER_CARRY));
+	unsigned long flags;
+	bool found;
+
+	raw_spin_lock_irqsave(&t->lock, flags);
+	found = t->slot[h].key == key;
+	if (found) {
+		*w = t->slot[h].w;
+		t->slot[h].key = NULL;
+	}
+	raw_spin_unlock_irqrestore(&t->lock, flags);
+	return found;
+}
+
 /* The slot of @t's work item in progress on this CPU, or NULL. */
 static struct ledger_work *work_of(struct ledger_cpu *c,
 				   struct task_struct *t)
@@ -176,6 +270,26 @@ static struct ledger_work *work_of(struct ledger_cpu *c,
 		if (c->work[i].task == t)
 			return &c->work[i];
 	return NULL;
+}
+
+/*
+ * A slot for @t's item on this CPU: its own, a free one, or (a full
+ * table gives up its slots in turn: their items go on as unnamed work)
+ * the next one.
+ */
+static struct ledger_work *work_slot(struct ledger_cpu *c,
+				     struct task_struct *t)
+{
+	struct ledger_work *w = work_of(c, t);
+	unsigned int i;
+
+	for (i = 0; !w && i < LEDGER_WORKERS; i++)
+		if (!c->work[i].task)
+			w = &c->work[i];
+	if (!w)
+		w = &c->work[c->work_next++ % LEDGER_WORKERS];
+	w->task = t;
+	return w;
 }
 
 /* The task level: what current is doing, for @ns of it. */
@@ -194,13 +308,15 @@ static void charge_task(struct ledger_cpu *c, u64 ns)
 	} else if (t->flags & PF_KTHREAD) {
 		w = work_of(c, t);
 		/*
-		 * An item this CPU saw start, by its function; one that began
-		 * elsewhere (current_work() answers in task context only), as
-		 * unnamed work.
+		 * An item this CPU saw start or its worker bring, by its
+		 * function and owner; one that began elsewhere
+		 * (current_work() answers in task context only), as unnamed
+		 * work.
 		 */
 		if (w) {
 			k.kind = MAGNET_LEDGER_WORK;
 			k.what = (unsigned long)w->func;
+			k.cgroup = w->owner;
 		} else if ((t->flags & PF_WQ_WORKER) && in_task() &&
 			   current_work()) {
 			k.kind = MAGNET_LEDGER_WORK;
@@ -221,9 +337,18 @@ static void charge_task(struct ledger_cpu *c, u64 ns)
 	add(c, &k, ns);
 }
 
+/* The top level kept on this CPU's stack, or NULL. */
+static struct ledger_level *top_of(struct ledger_cpu *c)
+{
+	if (!c->l.depth || c->l.depth > LEDGER_DEPTH)
+		return NULL;
+	return &c->l.stack[c->l.depth - 1];
+}
+
 /*
  * A boundary on this CPU: charge the span since the last one to what ran
- * until now. Interrupts off. Returns the CPU's state, or NULL while it is
+ * until now (an interrupt level keeps it until its item's owner is
+ * known). Interrupts off. Returns the CPU's state, or NULL while it is
  * going offline or coming back (that time is in neither its elapsed
  * time nor its rows).
  */
@@ -240,32 +365,137 @@ static struct ledger_cpu *boundary(void)
 		c->started = true;
 		return c;
 	}
-	if (c->l.depth == 1 && c->l.pkt.open)
-		c->l.pkt.ns += now - c->last;
+	if (c->l.depth > LEDGER_DEPTH)
+		add(c, &c->l.stack[LEDGER_DEPTH - 1].key, now - c->last);
 	else if (c->l.depth)
-		add(c, &c->l.stack[min(c->l.depth, LEDGER_DEPTH) - 1],
-		    now - c->last);
+		c->l.stack[c->l.depth - 1].ns += now - c->last;
 	else
 		charge_task(c, now - c->last);
 	WRITE_ONCE(c->last, now);
 	return c;
 }
 
-/* A softirq's packet is done: its time to its owner. */
-static void packet_close(struct ledger_cpu *c)
+/* The level's time kept so far to its item's owner (0: to none). */
+static void level_flush(struct ledger_cpu *c, struct ledger_level *lv)
 {
-	struct ledger_key k = { .kind = MAGNET_LEDGER_SOFTIRQ };
+	struct ledger_key k = lv->key;
+	unsigned int i;
 
-	if (!c->l.pkt.open)
+	if (!lv->ns)
 		return;
-	k.vector = c->l.stack[0].vector;
-	k.cgroup = c->l.pkt.owner;
-	add(c, &k, c->l.pkt.ns);
-	c->l.pkt.open = false;
+	if (k.kind == MAGNET_LEDGER_SOFTIRQ) {
+		c->l.softirq_ns += lv->ns;
+		for (i = 0; lv->owner && i < LEDGER_OWNERS; i++) {
+			if (c->l.owners[i].owner &&
+			    c->l.owners[i].owner != lv->owner)
+				continue;
+			c->l.owners[i].owner = lv->owner;
+			c->l.owners[i].ns += lv->ns;
+			break;
+		}
+	}
+	k.cgroup = lv->owner;
+	add(c, &k, lv->ns);
+	lv->ns = 0;
+}
+
+/* An item starts at level @lv (the one before it, if any, is done). */
+static void item_open(struct ledger_cpu *c, struct ledger_level *lv,
+		      u64 owner)
+{
+	level_flush(c, lv);
+	lv->item = true;
+	lv->owner = owner;
+}
+
+static void item_close(struct ledger_cpu *c, struct ledger_level *lv)
+{
+	level_flush(c, lv);
+	lv->item = false;
+	lv->owner = 0;
+}
+
+/* The softirqs that may serve a hardirq: their index in ->served. */
+static int served_index(unsigned int vec)
+{
+	return vec == NET_RX_SOFTIRQ ? 0 : vec == BLOCK_SOFTIRQ ? 1 : -1;
+}
+
+/*
+ * A hardirq that raised NET_RX or BLOCK ends: its time outside items
+ * waits for that softirq, which knows whose packets or requests it was
+ * for (two hardirqs at most wait per softirq; others go to none now).
+ */
+static void serve_later(struct ledger_cpu *c, struct ledger_level *lv)
+{
+	struct ledger_served *s;
+	unsigned int i;
+
+	s = c->served[lv->raised & BIT(NET_RX_SOFTIRQ) ? 0 : 1];
+	for (i = 0; i < ARRAY_SIZE(c->served[0]); i++) {
+		if (s[i].ns && memcmp(&s[i].key, &lv->key, sizeof(lv->key)))
+			continue;
+		s[i].key = lv->key;
+		s[i].ns += lv->ns;
+		lv->ns = 0;
+		return;
+	}
+	level_flush(c, lv);
+}
+
+/*
+ * A softirq of vector @vec ends: the hardirq time it serves is split
+ * among the owners of its time in proportion, the rest to none.
+ */
+static void serve(struct ledger_cpu *c, unsigned int vec)
+{
+	int idx = served_index(vec);
+	struct ledger_served *s;
+	struct ledger_key k;
+	unsigned int i, j;
+	u64 part, rest;
+
+	if (idx < 0)
+		return;
+	s = c->served[idx];
+	for (i = 0; i < ARRAY_SIZE(c->served[0]); i++) {
+		if (!s[i].ns)
+			continue;
+		k = s[i].key;
+		rest = s[i].ns;
+		for (j = 0; j < LEDGER_OWNERS && c->l.softirq_ns; j++) {
+			if (!c->l.owners[j].owner)
+				break;
+			part = mul_u64_u64_div_u64(s[i].ns,
+						   c->l.owners[j].ns,
+						   c->l.softirq_ns);
+			k.cgroup = c->l.owners[j].owner;
+			add(c, &k, part);
+			rest -= part;
+		}
+		k.cgroup = 0;
+		add(c, &k, rest);
+		s[i].ns = 0;
+	}
+}
+
+/* Every level's and waiting hardirq's time to its owner now. */
+static void flush_all(struct ledger_cpu *c)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < min(c->l.depth, LEDGER_DEPTH); i++)
+		level_flush(c, &c->l.stack[i]);
+	for (i = 0; i < ARRAY_SIZE(c->served); i++)
+		for (j = 0; j < ARRAY_SIZE(c->served[0]); j++) {
+			add(c, &c->served[i][j].key, c->served[i][j].ns);
+			c->served[i][j].ns = 0;
+		}
 }
 
 static void push(const struct ledger_key *k)
 {
+	struct ledger_level *lv;
 	unsigned long flags;
 	struct ledger_cpu *c;
 
@@ -275,8 +505,15 @@ static void push(const struct ledger_key *k)
 	c = boundary();
 	if (!c)
 		goto out;
-	if (c->l.depth < LEDGER_DEPTH)
-		c->l.stack[c->l.depth] = *k;
+	if (c->l.depth < LEDGER_DEPTH) {
+		lv = &c->l.stack[c->l.depth];
+		memset(lv, 0, sizeof(*lv));
+		lv->key = *k;
+	}
+	if (k->kind == MAGNET_LEDGER_SOFTIRQ) {
+		c->l.softirq_ns = 0;
+		memset(c->l.owners, 0, sizeof(c->l.owners));
+	}
 	c->l.depth++;
 out:
 	local_irq_restore(flags);
@@ -285,7 +522,7 @@ out:
 /* The level of kind @kind and vector @vector ends, if it is the top. */
 static void pop(u8 kind, u32 vector)
 {
-	const struct ledger_key *top;
+	struct ledger_level *top;
 	unsigned long flags;
 	struct ledger_cpu *c;
 
@@ -293,17 +530,19 @@ static void pop(u8 kind, u32 vector)
 		return;
 	local_irq_save(flags);
 	c = boundary();
-	if (!c)
+	if (!c || !c->l.depth)
 		goto out;
-	top = c->l.depth ? &c->l.stack[min(c->l.depth, LEDGER_DEPTH) - 1] :
-	      NULL;
+	top = top_of(c);
 	/* (an exit whose entry came before the ledger armed: nothing) */
-	if (top && (c->l.depth > LEDGER_DEPTH ||
-		    (top->kind == kind && top->vector == vector))) {
-		if (c->l.depth == 1)
-			packet_close(c);
-		c->l.depth--;
-	}
+	if (top && (top->key.kind != kind || top->key.vector != vector))
+		goto out;
+	if (top && top->raised && !top->owner)
+		serve_later(c, top);
+	else if (top)
+		level_flush(c, top);
+	if (top && kind == MAGNET_LEDGER_SOFTIRQ)
+		serve(c, vector);
+	c->l.depth--;
 out:
 	local_irq_restore(flags);
 }
@@ -313,9 +552,9 @@ out:
 static void on_switch(void *data, bool preempt, struct task_struct *prev,
 		      struct task_struct *next, unsigned int prev_state)
 {
+	struct ledger_work *w, moved;
 	unsigned long flags;
 	struct ledger_cpu *c;
-	unsigned int i;
 
 	if (!READ_ONCE(ledger_armed))
 		return;
@@ -328,17 +567,20 @@ static void on_switch(void *data, bool preempt, struct task_struct *prev,
 		c->parked_task = prev;
 		c->parked = c->l;
 		c->l.depth = 0;
-		c->l.pkt.open = false;
 	}
 	if (next == c->parked_task) {
 		c->l = c->parked;
 		c->parked_task = NULL;
 	}
-	/* a worker that may resume elsewhere: its item unnamed from now */
-	if (prev->nr_cpus_allowed > 1)
-		for (i = 0; i < LEDGER_WORKERS; i++)
-			if (c->work[i].task == prev)
-				c->work[i].task = NULL;
+	/* a worker that may resume elsewhere takes its item along */
+	w = prev->nr_cpus_allowed > 1 ? work_of(c, prev) : NULL;
+	if (w) {
+		carry_put(ledger_moving, prev, w);
+		w->task = NULL;
+	}
+	if ((next->flags & PF_WQ_WORKER) && !work_of(c, next) &&
+	    carry_take(ledger_moving, next, &moved))
+		*work_slot(c, next) = moved;
 out:
 	local_irq_restore(flags);
 }
@@ -385,16 +627,63 @@ static void on_softirq_exit(void *data, unsigned int vec)
 	pop(MAGNET_LEDGER_SOFTIRQ, vec);
 }
 
-/*
- * A work item starts: the worker's time from here is the item's. (A full
- * table gives up its slots in turn: their items go on as unnamed work.)
- */
-static void on_work_start(void *data, struct work_struct *work)
+/* A hardirq raises NET_RX or BLOCK: that softirq may name its owner. */
+static void on_softirq_raise(void *data, unsigned int vec)
 {
-	struct ledger_work *w;
+	struct ledger_level *top;
 	unsigned long flags;
 	struct ledger_cpu *c;
-	unsigned int i;
+
+	if (!READ_ONCE(ledger_armed) || served_index(vec) < 0)
+		return;
+	local_irq_save(flags);
+	c = &READ_ONCE(ledger)[smp_processor_id()];
+	top = c->down ? NULL : top_of(c);
+	if (top && top->key.kind == MAGNET_LEDGER_HARDIRQ)
+		top->raised |= BIT(vec);
+	local_irq_restore(flags);
+}
+
+/* The cgroup current works for, queueing a work item now (0: none). */
+static u64 queuer(struct ledger_cpu *c)
+{
+	struct ledger_level *top = top_of(c);
+	struct ledger_work *w;
+
+	if (top)
+		return top->owner;
+	if (c->l.depth || !in_task())
+		return 0;
+	if (!(current->flags & PF_KTHREAD))
+		return cgroup_id(task_dfl_cgroup(current));
+	w = work_of(c, current);
+	return w ? w->owner : 0;
+}
+
+/* A work item is queued: it works for its queuer's activity. */
+static void on_queue(void *data, int req_cpu, struct pool_workqueue *pwq,
+		     struct work_struct *work)
+{
+	struct ledger_work w = {};
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	c = &READ_ONCE(ledger)[smp_processor_id()];
+	if (!c->down)
+		w.owner = queuer(c);
+	local_irq_restore(flags);
+	carry_put(ledger_queued, work, &w);
+}
+
+/* A work item starts: the worker's time from here is the item's. */
+static void on_work_start(void *data, struct work_struct *work)
+{
+	struct ledger_work *w, queued;
+	unsigned long flags;
+	struct ledger_cpu *c;
 
 	if (!READ_ONCE(ledger_armed))
 		return;
@@ -402,15 +691,11 @@ static void on_work_start(void *data, struct work_struct *work)
 	c = boundary();
 	if (!c)
 		goto out;
-	w = work_of(c, current);
-	for (i = 0; !w && i < LEDGER_WORKERS; i++)
-		if (!c->work[i].task)
-			w = &c->work[i];
-	if (!w)
-		w = &c->work[c->work_next++ % LEDGER_WORKERS];
-	w->task = current;
+	w = work_slot(c, current);
 	w->work = work;
 	w->func = work->func;
+	w->owner = carry_take(ledger_queued, work, &queued) ?
+		   queued.owner : 0;
 out:
 	local_irq_restore(flags);
 }
@@ -432,6 +717,71 @@ static void on_work_end(void *data, struct work_struct *work,
 	local_irq_restore(flags);
 }
 
+/* The work item under way in current works for @owner from now. */
+static void work_owner(u64 owner)
+{
+	struct ledger_work *w;
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed) || !owner)
+		return;
+	local_irq_save(flags);
+	c = boundary();
+	w = c && !c->l.depth ? work_of(c, current) : NULL;
+	if (w)
+		w->owner = owner;
+	local_irq_restore(flags);
+}
+
+/* The cgroup of writeback @wb's memory (the dirty pages' owner), or 0. */
+static u64 wb_owner(struct bdi_writeback *wb)
+{
+#ifdef CONFIG_CGROUP_WRITEBACK
+	if (wb && wb->memcg_css)
+		return cgroup_id(wb->memcg_css->cgroup);
+#endif
+	return 0;
+}
+
+/* A writeback worker begins a pass for @wb, */
+static void on_wb_start(void *data, struct bdi_writeback *wb,
+			struct wb_writeback_work *work)
+{
+	work_owner(wb_owner(wb));
+}
+
+/* and an inode, whose pages' owner writeback records (inode->i_wb). */
+static void on_wb_inode(void *data, struct inode *inode,
+			struct writeback_control *wbc,
+			unsigned long nr_to_write)
+{
+#ifdef CONFIG_CGROUP_WRITEBACK
+	work_owner(wb_owner(inode->i_wb));
+#endif
+}
+
+/* A block request completes: the level's time is its submitter's. */
+static void on_block_done(void *data, struct request *rq,
+			  blk_status_t error, unsigned int nr_bytes)
+{
+	struct cgroup_subsys_state *css;
+	struct ledger_level *top;
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	c = boundary();
+	top = c ? top_of(c) : NULL;
+	if (top) {
+		css = rq->bio ? bio_blkcg_css(rq->bio) : NULL;
+		item_open(c, top, css ? cgroup_id(css->cgroup) : 0);
+	}
+	local_irq_restore(flags);
+}
+
 /* The cgroup of @sk, 0 if it is not a full socket. */
 static u64 sock_owner(const struct sock *sk)
 {
@@ -448,6 +798,7 @@ static u64 sock_owner(const struct sock *sk)
  */
 static void packet_start(unsigned int vec, const struct sock *sk)
 {
+	struct ledger_level *top;
 	unsigned long flags;
 	struct ledger_cpu *c;
 
@@ -455,14 +806,10 @@ static void packet_start(unsigned int vec, const struct sock *sk)
 		return;
 	local_irq_save(flags);
 	c = boundary();
-	if (c && c->l.depth == 1 &&
-	    c->l.stack[0].kind == MAGNET_LEDGER_SOFTIRQ &&
-	    c->l.stack[0].vector == vec) {
-		packet_close(c);
-		c->l.pkt.open = true;
-		c->l.pkt.owner = sock_owner(sk);
-		c->l.pkt.ns = 0;
-	}
+	top = c ? top_of(c) : NULL;
+	if (top && top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
+	    top->key.vector == vec)
+		item_open(c, top, sock_owner(sk));
 	local_irq_restore(flags);
 }
 
@@ -475,6 +822,7 @@ static void on_rx(void *data, struct sk_buff *skb)
 static void on_poll(void *data, struct napi_struct *napi, int work,
 		    int budget)
 {
+	struct ledger_level *top;
 	unsigned long flags;
 	struct ledger_cpu *c;
 
@@ -482,8 +830,9 @@ static void on_poll(void *data, struct napi_struct *napi, int work,
 		return;
 	local_irq_save(flags);
 	c = boundary();
-	if (c && c->l.depth == 1)
-		packet_close(c);
+	top = c ? top_of(c) : NULL;
+	if (top && top->key.kind == MAGNET_LEDGER_SOFTIRQ && top->item)
+		item_close(c, top);
 	local_irq_restore(flags);
 }
 
@@ -496,6 +845,7 @@ static void on_tx(void *data, struct sk_buff *skb, struct net_device *dev)
 static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	struct ledger_level *top;
 	unsigned long flags;
 	struct ledger_cpu *c;
 
@@ -503,9 +853,11 @@ static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 		return 0;
 	local_irq_save(flags);
 	c = &READ_ONCE(ledger)[smp_processor_id()];
-	if (c->l.depth == 1 && c->l.pkt.open && !c->l.pkt.owner &&
-	    c->l.stack[0].vector == NET_RX_SOFTIRQ)
-		c->l.pkt.owner = sock_owner(sk);
+	top = c->down ? NULL : top_of(c);
+	if (top && top->item && !top->owner &&
+	    top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
+	    top->key.vector == NET_RX_SOFTIRQ)
+		top->owner = sock_owner(sk);
 	local_irq_restore(flags);
 	return 0;
 }
@@ -526,11 +878,16 @@ static struct ledger_tp ledger_tps[] = {
 	{ "irq_handler_exit", on_irq_exit },
 	{ "softirq_entry", on_softirq_entry },
 	{ "softirq_exit", on_softirq_exit },
+	{ "softirq_raise", on_softirq_raise },
+	{ "workqueue_queue_work", on_queue },
 	{ "workqueue_execute_start", on_work_start },
 	{ "workqueue_execute_end", on_work_end },
 	{ "netif_receive_skb", on_rx },
 	{ "net_dev_start_xmit", on_tx },
 	{ "napi_poll", on_poll },
+	{ "block_rq_complete", on_block_done },
+	{ "writeback_start", on_wb_start },
+	{ "writeback_single_inode_start", on_wb_inode },
 	{ "local_timer_entry", on_vector_entry, 1, true },
 	{ "local_timer_exit", on_vector_exit, 1, true },
 	{ "reschedule_entry", on_vector_entry, 2, true },
@@ -612,10 +969,10 @@ static int ledger_cpu_down(unsigned int cpu)
 		boundary();
 	WRITE_ONCE(c->before, c->before + c->last - c->start);
 	WRITE_ONCE(c->start, c->last);
+	flush_all(c);
 	c->started = false;
 	c->down = true;
 	c->l.depth = 0;
-	c->l.pkt.open = false;
 	local_irq_restore(flags);
 	return 0;
 }
@@ -631,6 +988,27 @@ static int ledger_cpu_up(unsigned int cpu)
 }
 
 /* --- on, off ------------------------------------------------------------ */
+
+static void carries_free(void)
+{
+	vfree(ledger_queued);
+	vfree(ledger_moving);
+	ledger_queued = NULL;
+	ledger_moving = NULL;
+}
+
+static int carries_alloc(void)
+{
+	ledger_queued = vzalloc(sizeof(*ledger_queued));
+	ledger_moving = vzalloc(sizeof(*ledger_moving));
+	if (!ledger_queued || !ledger_moving) {
+		carries_free();
+		return -ENOMEM;
+	}
+	raw_spin_lock_init(&ledger_queued->lock);
+	raw_spin_lock_init(&ledger_moving->lock);
+	return 0;
+}
 
 int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 {
@@ -656,10 +1034,12 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 		c = ledger;
 		WRITE_ONCE(ledger, NULL);
 		vfree(c);
+		carries_free();
 		goto out;
 	}
 	c = vzalloc(array_size(nr_cpu_ids, sizeof(*c)));
-	if (!c) {
+	if (!c || carries_alloc()) {
+		vfree(c);
 		err = -ENOMEM;
 		goto out;
 	}
@@ -699,6 +1079,7 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 undo:
 	WRITE_ONCE(ledger, NULL);
 	vfree(c);
+	carries_free();
 out:
 	mutex_unlock(&ledger_lock);
 	return err;
@@ -714,6 +1095,7 @@ void magnet_ledger_exit(void)
 		tps_unregister(ARRAY_SIZE(ledger_tps));
 		vfree(ledger);
 		ledger = NULL;
+		carries_free();
 	}
 	mutex_unlock(&ledger_lock);
 }

@@ -659,15 +659,26 @@ enum magnet_cmd {
 	 * - idle (the idle task) and kernel threads outside work items to
 	 *   no activity (CGROUP 0), kinds IDLE and KTHREAD (with BY_TGID, a
 	 *   kernel thread's rows carry its pid as TGID);
-	 * - a work item (WORK) to no activity, LEDGER_NAME its function; an
-	 *   item whose worker may run on other CPUs, once it has slept, and
-	 *   more than 8 items under way on one CPU, as unnamed work (NAME
-	 *   absent), or as KTHREAD until an interrupt's end;
+	 * - a work item (WORK), LEDGER_NAME its function, to the activity
+	 *   that queued it: a task's cgroup, or the owner of the packet,
+	 *   request or work item being handled when it was queued; an item
+	 *   queued from a timer or an interrupt outside those, to no
+	 *   activity. Writeback's items (wb_workfn) go, from each pass and
+	 *   each inode on, to the cgroup writeback records as the owner of
+	 *   the pages it writes (the memory controller's cgroup of the
+	 *   inode's bdi_writeback; the root cgroup unless the memory and io
+	 *   controllers are on, and the file system writes back per
+	 *   cgroup). Queued items are remembered machine-wide in 512
+	 *   slots by their address: one queued while another holds its slot
+	 *   takes it, and the other runs for no activity. More than 8 items
+	 *   under way on one CPU run as unnamed work (NAME absent), or as
+	 *   KTHREAD until an interrupt's end;
 	 * - hardirq handlers (HARDIRQ, LEDGER_VECTOR the irq number; on x86
 	 *   also the local timer and IPIs, NAME the vector's name) and
 	 *   softirqs (SOFTIRQ, VECTOR the softirq number: 0 HI, 1 TIMER,
 	 *   2 NET_TX, 3 NET_RX, 4 BLOCK, 5 IRQ_POLL, 6 TASKLET, 7 SCHED,
-	 *   8 HRTIMER, 9 RCU) to no activity, but for packets:
+	 *   8 HRTIMER, 9 RCU) to no activity, but for packets, block
+	 *   requests and the hardirqs that lead to them:
 	 * - in a NET_RX softirq, a packet's time (from its netif_receive_skb
 	 *   to the next packet's, or to the end of its NAPI poll or of the
 	 *   softirq; hardirqs apart) to the cgroup of the first socket it
@@ -675,7 +686,19 @@ enum magnet_cmd {
 	 *   socket takes (forwarded, dropped, ARP) and the softirq's time
 	 *   outside packets (the driver's poll, GRO) to no activity;
 	 * - in a NET_TX softirq, a packet's time (from net_dev_start_xmit
-	 *   on) to the cgroup of the socket that sent it (skb->sk), if any.
+	 *   on) to the cgroup of the socket that sent it (skb->sk), if any;
+	 * - in a hardirq or softirq, a block request's completion (from its
+	 *   block_rq_complete to the next request's, or to the end of the
+	 *   level) to the cgroup that submitted it (the io controller's
+	 *   cgroup of its first bio: for writeback, the pages' owner's);
+	 *   what the handler does before its first request, to no activity.
+	 *   A completion in the submitter's own task is that task's time;
+	 * - a hardirq that raises NET_RX or BLOCK (a NIC's, a disk's) waits
+	 *   for that softirq on its CPU: its time outside requests is split
+	 *   among the cgroups that softirq charges, in proportion to their
+	 *   time in it (four at most; the rest, and what no activity had,
+	 *   to no activity). It cannot know whether a later packet or
+	 *   request was the hardirq's or another's.
 	 * A socket's cgroup is the one its creator was in when it was made.
 	 * Interrupt entry and exit code outside the handlers' tracepoints
 	 * goes to what it interrupted. On PREEMPT_RT, interrupt handlers run
@@ -693,8 +716,9 @@ enum magnet_cmd {
 	 * LEDGER_CGROUP, LEDGER_KIND, LEDGER_NS, and as they apply
 	 * LEDGER_TGID, LEDGER_VECTOR, LEDGER_NAME. The counters run while
 	 * they are read: a CPU's rows may run ahead of its ELAPSED by what
-	 * it charged in between, or lag it by a packet under way (charged
-	 * when it is done). -EAGAIN: the ledger was turned off and on while
+	 * it charged in between, or lag it by the time an interrupt level
+	 * keeps for its item (charged when the item is done) or a hardirq's
+	 * waiting for its softirq. -EAGAIN: the ledger was turned off and on while
 	 * a dump was under way.
 	 */
 	MAGNET_CMD_LEDGER_GET,
