@@ -140,7 +140,8 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $
 # magnetd: the daemon (libev, libmnl, libconfuse, libmicrohttpd; its web
 # configuration: libyaml, GnuTLS, libcrypt's bcrypt)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
-	       reader.c server.c nofile.c http.c exposition.c webconfig.c webauth.c)
+	       reader.c server.c nofile.c http.c exposition.c webconfig.c webauth.c \
+	       account.c)
 WEB_LIBS  := -lmicrohttpd -lgnutls -lyaml -lcrypt
 MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
@@ -317,7 +318,7 @@ FUZZ_trace   := tests/fuzz/trace.c $(MR_PARTS) $(LIB_SRC)
 FUZZ_expr    := tests/fuzz/expr.c $(MR_PARTS) $(LIB_SRC)
 FUZZ_config  := tests/fuzz/config.c magnetd/config.c $(LIB_SRC)
 FUZZ_request := tests/fuzz/request.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c \
-		lib/words.c
+		$(LIB_SRC)
 # (reply.c includes libmagnet.c, to make a client on a socket pair)
 FUZZ_reply   := tests/fuzz/reply.c
 FUZZ_webconfig := tests/fuzz/webconfig.c magnetd/webconfig.c
@@ -328,7 +329,7 @@ FUZZ_LIBS_pcapvm  := -lpcap
 FUZZ_LIBS_trace   := -lmnl -lpcap
 FUZZ_LIBS_expr    := -lmnl -lpcap
 FUZZ_LIBS_config  := -lconfuse -lmnl -lpcap
-FUZZ_LIBS_request := -lev -lm
+FUZZ_LIBS_request := -lev -lm -lmnl -lpcap
 FUZZ_LIBS_webconfig := -lgnutls -lyaml
 FUZZ_HDRS    := $(MR_HEADERS) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
 		include/uapi/linux/magnet.h
@@ -339,7 +340,7 @@ build/test-bin/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c t
 		$(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/server-unit.c tests/host/daemon-stubs.c magnetd/server.c \
-		magnetd/metrics.c $(LIB_A) -lev -lm
+		magnetd/metrics.c $(LIB_A) -lev -lmnl -lpcap -lm
 
 check-server-unit: build/test-bin/server-unit
 	build/test-bin/server-unit
@@ -381,8 +382,8 @@ build/fuzz/san/metrics-unit: SAN_LIBS := -lm
 build/fuzz/san/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c
 build/fuzz/san/libmagnet-unit: SAN_LIBS := -lpthread
 build/fuzz/san/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c \
-		lib/words.c
-build/fuzz/san/server-unit: SAN_LIBS := -lev -lm
+		$(LIB_SRC)
+build/fuzz/san/server-unit: SAN_LIBS := -lev -lm -lmnl -lpcap
 $(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(SAN_CFLAGS) -Imagnetd -Ilibmagnet -Ilib $(UNIT_CFLAGS) -o $@ \

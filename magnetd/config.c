@@ -342,6 +342,7 @@ DEFINE_RANGE(v_max_pending, 1, PENDING_MAX)
 DEFINE_RANGE(v_http_port, 1, 65535)
 DEFINE_RANGE(v_http_clients, 1, HTTP_CLIENTS_MAX)
 DEFINE_RANGE(v_http_timeout, 1, HTTP_TIMEOUT_MAX_S)
+DEFINE_RANGE(v_cgroup_depth, 0, LEDGER_DEPTH_MAX)
 
 /* Histogram buckets per doubling: a divisor of METRICS_LE_PER_DOUBLING. */
 static int v_buckets(cfg_t *sec, cfg_opt_t *opt)
@@ -432,6 +433,23 @@ static int v_path(cfg_t *sec, cfg_opt_t *opt)
 	else if (len >= PATH_SIZE)
 		parse_error(sec, "path is %zu bytes long, at most %zu", len,
 			    PATH_SIZE - 1);
+	return 0;
+}
+
+/* The cgroup2 mount: an absolute path that fits config_ledger's. */
+static int v_cgroup_root(cfg_t *sec, cfg_opt_t *opt)
+{
+	const char *v = cfg_opt_getnstr(opt, 0);
+	size_t len = strlen(v);
+
+	note(loading, sec, opt->name);
+	if (v[0] != '/')
+		parse_error(sec, "cgroup-root \"%s\": an absolute path (where cgroup2 is mounted)",
+			    v);
+	else if (len >= sizeof(((struct config_ledger *)0)->cgroup_root))
+		parse_error(sec, "cgroup-root is %zu bytes long, at most %zu",
+			    len,
+			    sizeof(((struct config_ledger *)0)->cgroup_root) - 1);
 	return 0;
 }
 
@@ -640,6 +658,14 @@ static cfg_opt_t prometheus_opts[] = {
 	CFG_END()
 };
 
+static cfg_opt_t ledger_opts[] = {
+	{ .name = "enable", .type = CFGT_BOOL, .def.boolean = cfg_false,
+	  .validcb = v_note },
+	OPT_STR("cgroup-root", "/sys/fs/cgroup", v_cgroup_root),
+	OPT_INT("cgroup-depth", 0, v_cgroup_depth),
+	CFG_END()
+};
+
 static cfg_opt_t metrics_opts[] = {
 	OPT_INT("interval", 1, v_interval),
 	OPT_INT("window", 10, v_window),
@@ -708,6 +734,7 @@ static cfg_opt_t root_opts[] = {
 	OPT_SECTION("socket", socket_opts, CFGF_NONE),
 	OPT_SECTION("metrics", metrics_opts, CFGF_NONE),
 	OPT_SECTION("prometheus", prometheus_opts, CFGF_NONE),
+	OPT_SECTION("ledger", ledger_opts, CFGF_NONE),
 	OPT_SECTION("buffer", buffer_opts, NAMED),
 	OPT_SECTION("probe-set", probe_set_opts, NAMED),
 	OPT_SECTION("probe", probe_opts, NAMED),
@@ -995,6 +1022,14 @@ static void build_prometheus(cfg_t *sec, struct config_prometheus *p)
 	p->request_timeout_s = cfg_getint(sec, "request-timeout");
 	p->per_cpu = cfg_getbool(sec, "per-cpu");
 	p->buckets = cfg_getint(sec, "buckets-per-doubling");
+}
+
+static void build_ledger(cfg_t *sec, struct config_ledger *l)
+{
+	l->enable = cfg_getbool(sec, "enable");
+	copy_str(l->cgroup_root, sizeof(l->cgroup_root),
+		 cfg_getstr(sec, "cgroup-root"));
+	l->cgroup_depth = cfg_getint(sec, "cgroup-depth");
 }
 
 static void build_metrics(struct loader *ld, cfg_t *sec,
@@ -1514,6 +1549,7 @@ static struct config *build_config(struct loader *ld, cfg_t *root)
 	build_socket(cfg_getsec(root, "socket"), &cfg->socket);
 	build_metrics(ld, cfg_getsec(root, "metrics"), &cfg->metrics);
 	build_prometheus(cfg_getsec(root, "prometheus"), &cfg->prometheus);
+	build_ledger(cfg_getsec(root, "ledger"), &cfg->ledger);
 	build_web_config(ld, cfg_getsec(root, "prometheus"), &cfg->prometheus);
 	for (i = 0; i < cfg->nbuffers; i++)
 		build_buffer(ld, cfg_getnsec(root, "buffer", i),

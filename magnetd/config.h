@@ -26,6 +26,11 @@
  *		buckets-per-doubling = 4	# 1, 2, 4 or 8 (histograms)
  *		web-config = ""			# TLS, basic auth (webconfig.h);
  *	}					#  relative: to this file's dir
+ *	ledger {				# the kernel's ledger (account.c)
+ *		enable = false			# turn it on (off again at exit)
+ *		cgroup-root = "/sys/fs/cgroup"	# the cgroup2 mount
+ *		cgroup-depth = 0		# paths cut to this many levels
+ *	}					#  (0: whole)
  *	metrics {
  *		interval = 1			# s between ticks (thresholds)
  *		window = 10			# s covered by rates, percentiles
@@ -115,6 +120,14 @@ struct config_metrics {
 	unsigned int max_tgids;
 };
 
+#define LEDGER_DEPTH_MAX	64
+
+struct config_ledger {
+	bool enable;			/* turn it on */
+	char cgroup_root[256];		/* the cgroup2 mount */
+	unsigned int cgroup_depth;	/* 0: whole paths */
+};
+
 struct config_buffer {
 	char name[MAGNET_NAME_LEN];
 	uint64_t size;
@@ -160,6 +173,7 @@ struct config {
 	struct config_socket socket;
 	struct config_metrics metrics;
 	struct config_prometheus prometheus;
+	struct config_ledger ledger;
 	unsigned int nbuffers, nsets, nprobes, nlatencies;
 	struct config_buffer *buffers;
 	struct config_probeset *sets;

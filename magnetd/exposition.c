@@ -17,6 +17,11 @@
  *   magnet_latency_starts_pending{latency}		gauge
  *   magnet_latency_starts_expired_total, _dropped_total	counters
  *   magnet_records_total, _lost_total, _unknown_total	counters
+ *   magnet_ledger_enabled				gauge: 1 while the
+ *							ledger is on
+ *   magnet_cpu_seconds_total{cgroup,kind,vector,name}	counter, ledger on:
+ *							its rows, summed
+ *   magnet_cpu_elapsed_seconds_total			counter, ledger on
  *   process_cpu_seconds_total, process_start_time_seconds, ... (the
  *   process, as Prometheus's client libraries export it), magnetd_health,
  *   magnetd_clients, ... (magnetd's own, as in snapshots, but for
@@ -33,6 +38,7 @@
  * (OpenMetrics names a counter without _total), # UNIT lines, the info
  * type, and the closing "# EOF".
  */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
@@ -374,6 +380,92 @@ static void latencies(struct out *o, const struct metrics *m)
 	free(g.v);
 }
 
+/* ---- the ledger ---- */
+
+/*
+ * A row of the ledger as a sample: its label set (the rows of one set are
+ * summed: rows of thread groups, of cgroups under one cut path, of
+ * cgroups gone) and time.
+ */
+struct ledger_sample {
+	char *labels;
+	uint64_t ns;
+};
+
+static int by_labels(const void *a, const void *b)
+{
+	const struct ledger_sample *x = a, *y = b;
+
+	return strcmp(x->labels, y->labels);
+}
+
+/* The labels of row @i of @a, malloc'ed, or NULL. */
+static char *ledger_labels(const struct account *a, size_t i)
+{
+	const struct ledger_row *r = &a->s.rows[i];
+	char cg[2 * 4096], vec[16], name[2 * sizeof(r->name)];
+	char *s;
+
+	fmt_label(cg, sizeof(cg), a->path[i]);
+	account_vector(r, vec, sizeof(vec));
+	fmt_label(name, sizeof(name), r->name);
+	if (asprintf(&s, "cgroup=\"%s\",kind=\"%s\"%s%s%s%s%s%s", cg,
+		     ledger_kind_name(r->kind),
+		     *vec ? ",vector=\"" : "", vec, *vec ? "\"" : "",
+		     *name ? ",name=\"" : "", name, *name ? "\"" : "") < 0)
+		return NULL;
+	return s;
+}
+
+static void ledger(struct out *o, const struct account *a)
+{
+	struct ledger_sample *smp;
+	size_t i, n = 0;
+
+	family(o, "magnet_ledger_enabled", GAUGE, NULL,
+	       "1 while the kernel's ledger is on (magnetctl account on, or magnetd.conf's ledger section), and magnet_cpu_seconds_total is served");
+	sample(o, "magnet_ledger_enabled", "", a != NULL);
+	if (!a)
+		return;
+	smp = calloc(a->s.count + 1, sizeof(*smp));
+	if (!smp) {
+		o->oom = true;
+		return;
+	}
+	for (i = 0; i < a->s.count; i++) {
+		smp[i].labels = ledger_labels(a, i);
+		smp[i].ns = a->s.rows[i].ns;
+		if (!smp[i].labels) {
+			o->oom = true;
+			goto out;
+		}
+	}
+	/* one sample per label set: the rows' times summed */
+	qsort(smp, a->s.count, sizeof(*smp), by_labels);
+	for (i = 0; i < a->s.count; i++) {
+		if (n && !strcmp(smp[n - 1].labels, smp[i].labels)) {
+			smp[n - 1].ns += smp[i].ns;
+			free(smp[i].labels);
+		} else {
+			smp[n++] = smp[i];
+		}
+		if (i >= n)
+			smp[i].labels = NULL;
+	}
+	family(o, "magnet_cpu_seconds", COUNTER, "seconds",
+	       "CPU time the kernel's ledger charged to a cgroup (its path under the cgroup2 mount; \"\" for no activity: idle, kernel threads, interrupts, work items) and a kind, summed over CPUs and thread groups, since the ledger was turned on");
+	for (i = 0; i < n; i++)
+		sample(o, "magnet_cpu_seconds_total", smp[i].labels,
+		       smp[i].ns / 1e9);
+	family(o, "magnet_cpu_elapsed_seconds", COUNTER, "seconds",
+	       "Time the CPUs were online since the ledger was turned on, summed over CPUs: what magnet_cpu_seconds_total adds up to");
+	sample(o, "magnet_cpu_elapsed_seconds_total", "", a->elapsed_ns / 1e9);
+out:
+	for (i = 0; i < a->s.count; i++)
+		free(smp[i].labels);
+	free(smp);
+}
+
 /* ---- magnetd's own ---- */
 
 /* "magnetd.pushes.dropped" -> "magnetd_pushes_dropped" (+ "_seconds") */
@@ -559,6 +651,7 @@ char *exposition_render(const struct exposition_input *in,
 	family(&o, "magnet_records_unknown", COUNTER, NULL,
 	       "Records of event ids bound to no event of magnetd's configuration");
 	sample(&o, "magnet_records_unknown_total", "", unknown);
+	ledger(&o, in->ledger);
 	if (fmt == EXPOSITION_OPENMETRICS)
 		add(&o, "# EOF\n");
 	if (o.oom) {

@@ -27,13 +27,16 @@ struct exposition_input {
 					 * divisor of METRICS_LE_PER_DOUBLING
 					 */
 	uint64_t scrapes, refused;	/* the endpoint's own counters */
+	const struct account *ledger;	/* NULL: the ledger is off */
 };
 
 /*
  * The page, malloc'ed (*@len bytes, not NUL-terminated), or NULL out of
  * memory. Its size is linear in what is configured: about 110 bytes per
  * event and family (2 families; per-cpu adds one line per CPU that logged),
- * 26 x buckets + 2 bucket lines of about 70 bytes per latency, 3 KB besides.
+ * 26 x buckets + 2 bucket lines of about 70 bytes per latency, 3 KB besides;
+ * with the ledger on, a line per distinct label set of its rows (about
+ * 100 bytes and the cgroup's path).
  */
 char *exposition_render(const struct exposition_input *in,
 			enum exposition_format fmt, size_t *len);

@@ -154,11 +154,19 @@ static enum MHD_Result metrics_page(struct http *h, struct MHD_Connection *c)
 		.scrapes = h->scrapes + 1,
 		.refused = h->refused,
 	};
+	struct account ledger;
 	size_t len;
 	char *page;
 
 	readers_flush(h->d);
+	if (!account_read(h->d, &ledger))
+		in.ledger = &ledger;
+	else if (errno != ENODATA)
+		log_warn("the ledger could not be read for a scrape: %s",
+			 strerror(errno));
 	page = exposition_render(&in, fmt, &len);
+	if (in.ledger)
+		account_release(&ledger);
 	if (!page)
 		return refuse(h, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			      "magnetd: out of memory\n");

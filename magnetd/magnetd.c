@@ -177,6 +177,7 @@ int daemon_attach(struct daemon *d)
 	d->attaches++;
 	log_info("attached: %u probes, %u buffers read",
 		 d->inst.nprobes, d->nreaders);
+	account_apply(d);
 	return 0;
 fail:
 	d->attach_failures++;
@@ -188,6 +189,7 @@ void daemon_release(struct daemon *d)
 {
 	if (d->attached)
 		log_info("releasing the module (attaching again when it is loaded again, or on \"attach\")");
+	account_stop(d);
 	detach(d);
 	d->released = true;
 }
@@ -247,6 +249,7 @@ static int ctrl_msg_cb(const struct nlmsghdr *nlh, void *data)
 	} else if (genl->cmd == CTRL_CMD_DELFAMILY) {
 		log_info("the magnet module was unloaded");
 		ev_timer_stop(d->loop, &d->attach_timer);
+		account_module_gone(d);
 		if (d->attached) {	/* cannot happen while files are open */
 			readers_close(d);
 			unbind_all(d);
@@ -379,6 +382,8 @@ static void reload(struct daemon *d)
 		log_warn("reload: prometheus settings change only at restart");
 	detach(d);
 	d->cfg = cfg;
+	/* cgroup-root and cgroup-depth may have changed: paths found anew */
+	account_free(d);
 	ev_timer_set(&d->tick, cfg->metrics.interval_s,
 		     cfg->metrics.interval_s);
 	ev_timer_again(d->loop, &d->tick);
@@ -505,13 +510,16 @@ static void teardown(struct daemon *d)
 	http_free(d->http);
 	webconfig_put(d->web);
 	server_free(d->server);
+	account_stop(d);
 	detach(d);
 	if (d->ctrl) {
 		ev_io_stop(d->loop, &d->ctrl_watcher);
 		mnl_socket_close(d->ctrl);
 	}
 	metrics_free(d->metrics);
+	account_free(d);
 	config_free(d->cfg);
+	nl_free(d->ledger_nl);
 	nl_free(d->nl);
 }
 
@@ -562,7 +570,8 @@ int main(int argc, char **argv)
 	}
 	journal = getenv("JOURNAL_STREAM") != NULL;
 	d->nl = nl_new();
-	if (!d->nl) {
+	d->ledger_nl = nl_new();
+	if (!d->nl || !d->ledger_nl) {
 		fputs("magnetd: out of memory\n", stderr);
 		return 1;
 	}

@@ -9,6 +9,7 @@
  *   reader.c	draining the module's buffers into the metrics
  *   server.c	the Unix socket: snapshots, subscriptions, pushes
  *   nofile.c	descriptors: RLIMIT_NOFILE against max-clients
+ *   account.c	the ledger: read for clients and Prometheus, on and off
  *   http.c	the HTTP endpoint for Prometheus (exposition.c: its formats;
  *		webconfig.c, webauth.c: its TLS and basic authentication)
  *   config.c	magnetd.conf
@@ -22,11 +23,14 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include <ev.h>
 #include <linux/magnet.h>
 
 #include "config.h"
+#include "ledger.h"
 #include "metrics.h"
 
 #define MAGNETD_VERSION	"0.2.0"
@@ -46,6 +50,7 @@ struct installed {
 
 struct reader;
 struct webconfig;
+struct account_paths;
 
 struct daemon {
 	struct ev_loop *loop;
@@ -58,6 +63,9 @@ struct daemon {
 	const char *web_config_arg;
 	struct webconfig *web;	/* in force (NULL: plain HTTP, no auth) */
 	struct nl_ctx *nl;	/* its socket owns what magnetd installs */
+	struct nl_ctx *ledger_nl;	/* the ledger's requests */
+	bool ledger_ours;	/* magnetd turned the ledger on */
+	struct account_paths *account_paths;	/* cgroup id -> path */
 
 	bool attached;		/* configuration installed, buffers read */
 	bool released;		/* a client asked to let go of the module */
@@ -116,6 +124,65 @@ int readers_open(struct daemon *d, const struct config *cfg);
 void readers_close(struct daemon *d);
 void readers_flush(struct daemon *d);
 void readers_release(struct daemon *d, bool all);
+
+/*
+ * account.c. The ledger, read: its rows summed over CPUs (lib/ledger.h;
+ * by thread group too if the ledger keeps them), each row's cgroup as a
+ * path under magnetd.conf's cgroup-root, cut to its cgroup-depth: "" for
+ * no activity (cgroup 0), ACCOUNT_GONE for a cgroup removed before
+ * magnetd first saw it. The paths stay valid until the next read.
+ */
+#define ACCOUNT_GONE	"(gone)"
+
+struct account {
+	struct ledger_snapshot s;
+	const char **path;		/* s.rows[i]'s cgroup */
+	uint64_t elapsed_ns;		/* s.elapsed summed */
+};
+
+/*
+ * 0, or -1 with errno: ENODATA while the ledger is off (or the module is
+ * not loaded), ENOMEM, or the kernel's. Free with account_release().
+ */
+int account_read(struct daemon *d, struct account *a);
+
+static inline void account_release(struct account *a)
+{
+	ledger_free(&a->s);
+	free(a->path);
+	a->path = NULL;
+}
+
+/*
+ * A row's VECTOR as text: a softirq's name ("net_rx"), a hardirq's
+ * number, or "".
+ */
+static inline void account_vector(const struct ledger_row *r, char *buf,
+				  size_t size)
+{
+	const char *name = r->kind == MAGNET_LEDGER_SOFTIRQ ?
+			   ledger_softirq_name(r->vector) : NULL;
+
+	if (name)
+		snprintf(buf, size, "%s", name);
+	else if (r->has_vector)
+		snprintf(buf, size, "%u", r->vector);
+	else if (size)
+		buf[0] = '\0';
+}
+
+/*
+ * account_apply(): the ledger on if magnetd.conf says so and it is off
+ * (logged), or off if it says not and magnetd had turned it on.
+ * account_stop(): off, if magnetd turned it on. account_module_gone():
+ * the module was unloaded, and its ledger with it.
+ */
+void account_apply(struct daemon *d);
+void account_stop(struct daemon *d);
+void account_module_gone(struct daemon *d);
+void account_free(struct daemon *d);
+/* @path cut to its first @depth levels (0: kept whole). */
+void account_cut_path(char *path, unsigned int depth);
 
 /* server.c */
 struct server *server_new(struct daemon *d, const struct config_socket *cs);

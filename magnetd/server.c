@@ -414,6 +414,78 @@ static void do_snapshot(struct client *c)
 	free(sn.lines.buf);
 }
 
+/* --- the ledger ---------------------------------------------------------------- */
+
+/*
+ * @s as one word of a "row" line (libmagnet.h): "-" if empty, else with
+ * every byte outside '!'..'~' and every '\\' written as \xHH.
+ */
+static void ledger_word(const char *s, char *out, size_t size)
+{
+	size_t n = 0;
+
+	if (!*s) {
+		snprintf(out, size, "-");
+		return;
+	}
+	for (; *s && n + 5 < size; s++) {
+		unsigned char ch = *s;
+
+		if (ch <= ' ' || ch > '~' || ch == '\\')
+			n += snprintf(out + n, size - n, "\\x%02x", ch);
+		else
+			out[n++] = ch;
+	}
+	out[n] = '\0';
+}
+
+static void do_ledger(struct client *c)
+{
+	char vector[16], vword[64];
+	char name[4 * sizeof(((struct ledger_row *)0)->name)];
+	char path[MAGNET_LINE_MAX / 2];
+	struct snapshot sn = {};
+	struct account a;
+	struct timespec ts;
+
+	if (account_read(c->s->d, &a)) {
+		if (errno == ENODATA)
+			replyf(c, "ledger off\n");
+		else
+			replyf(c, "error the ledger cannot be read: %s\n",
+			       strerror(errno));
+		return;
+	}
+	for (uint32_t cpu = 0; cpu < a.s.cpus; cpu++)
+		snap_line(&sn, "cpu %u %llu\n", cpu,
+			  (unsigned long long)a.s.elapsed[cpu]);
+	for (size_t i = 0; i < a.s.count; i++) {
+		const struct ledger_row *r = &a.s.rows[i];
+
+		account_vector(r, vector, sizeof(vector));
+		ledger_word(vector, vword, sizeof(vword));
+		ledger_word(r->name, name, sizeof(name));
+		ledger_word(a.path[i], path, sizeof(path));
+		snap_line(&sn, "row %llu %llu %u %s %s %s %s\n",
+			  (unsigned long long)r->ns,
+			  (unsigned long long)r->cgroup, r->tgid,
+			  ledger_kind_name(r->kind), vword, name, path);
+	}
+	account_release(&a);
+	if (sn.oom) {
+		replyf(c, "error out of memory\n");
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		replyf(c, "ledger %llu %u\n",
+		       (unsigned long long)ts.tv_sec * 1000000000ULL +
+			       ts.tv_nsec,
+		       sn.count);
+		reply(c, sn.lines.buf, sn.lines.len);
+		reply(c, "end\n", 4);
+	}
+	free(sn.lines.buf);
+}
+
 /* --- subscriptions ------------------------------------------------------------- */
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -698,6 +770,8 @@ static void request(struct client *c, char *line)
 		replyf(c, "error too many words\n");
 	} else if (!strcmp(w[0], "snapshot") && n == 1) {
 		do_snapshot(c);
+	} else if (!strcmp(w[0], "ledger") && n == 1) {
+		do_ledger(c);
 	} else if (!strcmp(w[0], "subscribe") && n > 1 &&
 		   !strcmp(w[1], "event")) {
 		subscribe_event(c, w, n);
@@ -722,7 +796,7 @@ static void request(struct client *c, char *line)
 			replyf(c, "ok\n");
 		}
 	} else {
-		replyf(c, "error unknown request \"%.64s\" (snapshot, subscribe, unsubscribe, release, attach)\n",
+		replyf(c, "error unknown request \"%.64s\" (snapshot, ledger, subscribe, unsubscribe, release, attach)\n",
 		       w[0]);
 	}
 }

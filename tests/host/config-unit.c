@@ -658,6 +658,44 @@ TEST_F(config, prometheus_options_read_and_checked)
 		     "prometheus {\n\tenable = maybe\n}\n", 2, "enable");
 }
 
+TEST_F(config, ledger_options_read_and_checked)
+{
+	struct config *cfg;
+
+	/* the defaults: magnetd leaves the ledger alone, whole paths */
+	cfg = load(_t, self, "empty.conf", "");
+	ASSERT_TRUE(cfg) show_err(self);
+	EXPECT_FALSE(cfg->ledger.enable);
+	EXPECT_STREQ(cfg->ledger.cgroup_root, "/sys/fs/cgroup");
+	EXPECT_EQ(cfg->ledger.cgroup_depth, 0);
+	config_free(cfg);
+	/* as the shipped file says */
+	cfg = config_load(SRCDIR "/conf/magnetd.conf", self->err,
+			  sizeof(self->err));
+	ASSERT_TRUE(cfg) show_err(self);
+	EXPECT_FALSE(cfg->ledger.enable);
+	EXPECT_STREQ(cfg->ledger.cgroup_root, "/sys/fs/cgroup");
+	EXPECT_EQ(cfg->ledger.cgroup_depth, 0);
+	config_free(cfg);
+	cfg = load(_t, self, "ledger.conf", "ledger {\n\tenable = true\n"
+		   "\tcgroup-root = \"/mnt/cg\"\n\tcgroup-depth = 2\n}\n");
+	ASSERT_TRUE(cfg) show_err(self);
+	EXPECT_TRUE(cfg->ledger.enable);
+	EXPECT_STREQ(cfg->ledger.cgroup_root, "/mnt/cg");
+	EXPECT_EQ(cfg->ledger.cgroup_depth, 2);
+	config_free(cfg);
+	expect_error(_t, self, "ledger: enable is a boolean",
+		     "ledger {\n\tenable = maybe\n}\n", 2, "enable");
+	expect_error(_t, self, "ledger: depth 65",
+		     "ledger {\n\tcgroup-depth = 65\n}\n", 2,
+		     "cgroup-depth 65 out of range 0..64");
+	expect_error(_t, self, "ledger: a relative root",
+		     "ledger {\n\tcgroup-root = \"sys/fs/cgroup\"\n}\n", 2,
+		     "cgroup-root \"sys/fs/cgroup\": an absolute path");
+	expect_error(_t, self, "ledger: an unknown option",
+		     "ledger {\n\ton = true\n}\n", 2, "on");
+}
+
 TEST_F(config, unknown_options_and_duplicates_refused)
 {
 	expect_error(_t, self, "unknown option", "# x\nsocket {\n\tpaht = \"/x\"\n}\n",

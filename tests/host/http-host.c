@@ -12,6 +12,10 @@
  * each time is written to TIMES, one per line, for the test to compute
  * the exact percentiles from.
  *
+ * The ledger is on, with the made-up rows below (tests/host/prometheus-test.py
+ * knows them): two thread groups of one cgroup, a path with a quote, a
+ * cgroup gone, a softirq, a work item, idle.
+ *
  * usage: http-host CONFIG SEED PAIRS LOW HIGH TIMES
  * Serves until SIGTERM; prints "ready" on standard output once it listens.
  * The prometheus section's web-config is read as magnetd reads it, and
@@ -138,6 +142,29 @@ static void record(struct daemon *d, uint16_t id, uint64_t key, uint64_t ts,
 	metrics_record(d->metrics, &r);
 }
 
+extern const struct account *stub_ledger;
+
+static struct ledger_row ledger_rows[] = {
+	{ .cgroup = 10, .tgid = 100, .kind = MAGNET_LEDGER_USER, .ns = 1500000000 },
+	{ .cgroup = 10, .tgid = 101, .kind = MAGNET_LEDGER_USER, .ns = 500000000 },
+	{ .cgroup = 11, .kind = MAGNET_LEDGER_SYSTEM, .ns = 250000000 },
+	{ .kind = MAGNET_LEDGER_SOFTIRQ, .has_vector = true, .vector = 3,
+	  .ns = 125000000 },
+	{ .kind = MAGNET_LEDGER_WORK, .name = "vmstat_update", .ns = 1000 },
+	{ .cgroup = 12, .kind = MAGNET_LEDGER_USER, .ns = 3000000000 },
+	{ .kind = MAGNET_LEDGER_IDLE, .ns = 10000000000 },
+};
+static const char *ledger_paths[] = {
+	"/a", "/a", "/b \"q\"", "", "", ACCOUNT_GONE, "",
+};
+static uint64_t ledger_elapsed[] = { 7687500500, 7687500500 };
+static const struct account ledger = {
+	.s = { .rows = ledger_rows, .count = 7, .cpus = 2,
+	       .elapsed = ledger_elapsed },
+	.path = ledger_paths,
+	.elapsed_ns = 15375001000,
+};
+
 int main(int argc, char **argv)
 {
 	static struct daemon d;
@@ -154,6 +181,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: http-host CONFIG SEED PAIRS LOW HIGH TIMES\n");
 		return 2;
 	}
+	stub_ledger = &ledger;
 	d.cfg = config_load(argv[1], err, sizeof(err));
 	if (!d.cfg) {
 		fputs(err, stderr);

@@ -210,6 +210,7 @@ def test_formats(base, pid):
     check(value(text, "magnetd_health") == 1 and
           value(text, "magnetd_build_info", f'version="{VERSION}"') == 1,
           "magnetd's own health and version")
+    test_ledger(text)
 
     st, hd, body = get(base + "/metrics", {"Accept": PROM_ACCEPT})
     check(st == 200 and hd["Content-Type"].startswith(
@@ -219,6 +220,8 @@ def test_formats(base, pid):
         fams = {f.name: f for f in om_parse(body.decode())}
         check(body.endswith(b"# EOF\n") and
               fams["magnet_events"].type == "counter" and
+              fams["magnet_cpu_seconds"].type == "counter" and
+              fams["magnet_cpu_seconds"].unit == "seconds" and
               fams["magnet_latency_seconds"].type == "histogram" and
               fams["magnet_latency_seconds"].unit == "seconds" and
               fams["magnetd_build"].type == "info",
@@ -236,6 +239,30 @@ def test_formats(base, pid):
         st, hd, _ = get(base + "/metrics", {"Accept": accept})
         check(st == 200 and hd["Content-Type"].startswith(want),
               f"Accept: {accept} -> {want}")
+
+
+def test_ledger(text):
+    """The ledger of http-host.c, as magnet_cpu_seconds_total."""
+    cpu = {l.rsplit(" ", 1)[0]: float(l.rsplit(" ", 1)[1])
+           for l in text.splitlines()
+           if l.startswith("magnet_cpu_seconds_total{")}
+    check(value(text, "magnet_ledger_enabled") == 1,
+          "the ledger: magnet_ledger_enabled 1")
+    check(cpu == {
+        'magnet_cpu_seconds_total{cgroup="/a",kind="user"}': 2,
+        'magnet_cpu_seconds_total{cgroup="/b \\"q\\"",kind="system"}': 0.25,
+        'magnet_cpu_seconds_total{cgroup="",kind="softirq",vector="net_rx"}':
+            0.125,
+        'magnet_cpu_seconds_total{cgroup="",kind="work",name="vmstat_update"}':
+            1e-06,
+        'magnet_cpu_seconds_total{cgroup="(gone)",kind="user"}': 3,
+        'magnet_cpu_seconds_total{cgroup="",kind="idle"}': 10},
+          "magnet_cpu_seconds_total: a series per cgroup, kind, vector and "
+          "name, thread groups summed, the path escaped, a removed cgroup "
+          "(gone), no activity \"\" (%s)" % cpu)
+    check(value(text, "magnet_cpu_elapsed_seconds_total") == 15.375001 and
+          abs(sum(cpu.values()) - 15.375001) < 1e-9,
+          "magnet_cpu_elapsed_seconds_total: what the rows add up to")
 
 
 def buckets(text, latency="send"):

@@ -313,6 +313,58 @@ TEST_F(server, sends_snapshot_larger_than_queue_whole)
 	disconnect(&c);
 }
 
+extern const struct account *stub_ledger;
+
+/*
+ * The "ledger" request: "ledger off" while it is off; then the CPUs'
+ * elapsed times and the rows, each word escaped as libmagnet.h says.
+ */
+TEST_F(server, ledger_off_then_rows_escaped)
+{
+	struct ledger_row rows[] = {
+		{ .cgroup = 42, .kind = MAGNET_LEDGER_USER, .ns = 1500 },
+		{ .kind = MAGNET_LEDGER_SOFTIRQ, .has_vector = true,
+		  .vector = 3, .ns = 700 },
+		{ .kind = MAGNET_LEDGER_HARDIRQ, .has_vector = true,
+		  .vector = 236, .name = "local_timer", .ns = 5 },
+		{ .kind = MAGNET_LEDGER_WORK, .name = "fn [mod]", .ns = 9 },
+		{ .cgroup = 43, .tgid = 17, .kind = MAGNET_LEDGER_SYSTEM,
+		  .ns = 11 },
+	};
+	const char *paths[] = { "/a b\\c", "", "", "", ACCOUNT_GONE };
+	uint64_t elapsed[] = { 2000, 3000 };
+	struct account l = {
+		.s = { .rows = rows, .count = 5, .cpus = 2,
+		       .elapsed = elapsed },
+		.path = paths,
+		.elapsed_ns = 5000,
+	};
+	struct conn c;
+
+	ASSERT_TRUE(connect_to(&c, self->cs.path));
+	forget(&c);
+	stub_ledger = NULL;
+	send_all(&c, "ledger\n", 7);
+	EXPECT_TRUE(wait_for(&c, "\n"));
+	EXPECT_STREQ(c.in, "ledger off\n");
+	forget(&c);
+	stub_ledger = &l;
+	send_all(&c, "ledger\n", 7);
+	EXPECT_TRUE(wait_for(&c, "\nend\n"));
+	EXPECT_TRUE(!strncmp(c.in, "ledger ", 7));
+	EXPECT_TRUE(strstr(c.in, " 7\n"
+			   "cpu 0 2000\n"
+			   "cpu 1 3000\n"
+			   "row 1500 42 0 user - - /a\\x20b\\x5cc\n"
+			   "row 700 0 0 softirq net_rx - -\n"
+			   "row 5 0 0 hardirq 236 local_timer -\n"
+			   "row 9 0 0 work - fn\\x20[mod] -\n"
+			   "row 11 43 17 system - - (gone)\n"
+			   "end\n")) TH_LOG("%s", c.in);
+	stub_ledger = NULL;
+	disconnect(&c);
+}
+
 /*
  * A client that asks and does not read: cut off once a request finds
  * more than 4 x client-queue unread, never holding more than that and
