@@ -59,7 +59,8 @@ HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
 TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
-	     build/bin/magnet-adaptive build/lib/modmagnet.so build/bin/magnet-supermon
+	     build/bin/magnet-adaptive build/bin/magnet-cputop build/lib/modmagnet.so \
+	     build/bin/magnet-supermon
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
 	     build/test-bin/magnetd-client build/test-bin/pcap-diff
 
@@ -169,6 +170,10 @@ build/lib/libmagnet.pc: libmagnet/libmagnet.pc.in Makefile
 build/bin/magnet-adaptive: libmagnet/examples/adaptive-sender.c build/lib/libmagnet.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a -lm
+
+build/bin/magnet-cputop: libmagnet/examples/cputop.c build/lib/libmagnet.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a
 
 # gmond-plugin: modmagnet.so for Ganglia's gmond (libganglia1-dev,
 # libapr1-dev, libtirpc-dev). libmagnet is compiled in (libmagnet.a is
@@ -539,6 +544,7 @@ install-user: tools
 	install -D -m 644 libmagnet/libmagnet.h $(DESTDIR)$(PREFIX)/include/libmagnet.h
 	install -D -m 644 libmagnet/libmagnet.3 $(DESTDIR)$(PREFIX)/share/man/man3/libmagnet.3
 	install -D -m 755 build/bin/magnet-adaptive $(DESTDIR)$(PREFIX)/bin/magnet-adaptive
+	install -D -m 755 build/bin/magnet-cputop $(DESTDIR)$(PREFIX)/bin/magnet-cputop
 	install -D -m 644 build/lib/modmagnet.so $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so
 	install -D -m 644 gmond-plugin/modmagnet.7 $(DESTDIR)$(PREFIX)/share/man/man7/modmagnet.7
 	@if [ ! -e $(DESTDIR)/etc/ganglia/conf.d/magnet.conf ]; then \
@@ -599,6 +605,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libmagnet.so* $(DESTDIR)$(LIBDIR)/libmagnet.a \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/libmagnet.pc \
 	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive \
+	      $(DESTDIR)$(PREFIX)/bin/magnet-cputop \
 	      $(DESTDIR)$(PREFIX)/share/man/man3/libmagnet.3 \
 	      $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so \
 	      $(DESTDIR)$(PREFIX)/share/man/man7/modmagnet.7 \

@@ -513,15 +513,23 @@ static bool parse_push(const struct magnet_client *c, char *line,
 	return parse_lost(w, n, m);
 }
 
-/* "snapshot TIME COUNT" */
+/* "snapshot TIME COUNT", or "ledger TIME COUNT" */
 static bool parse_snapshot_head(char *line, uint64_t *time_ns,
 				uint64_t *count)
 {
 	char *w[4];
 
-	return split(line, w, 4) == 3 && !strcmp(w[0], "snapshot") &&
+	return split(line, w, 4) == 3 &&
+	       (!strcmp(w[0], "snapshot") || !strcmp(w[0], "ledger")) &&
 	       parse_u64(w[1], UINT64_MAX, time_ns) &&
 	       parse_u64(w[2], UINT_MAX, count);
+}
+
+/* Does reply @line start a reply of many lines (a snapshot, a ledger)? */
+static bool many_lines(const char *line)
+{
+	return first_word_is(line, "snapshot") ||
+	       (first_word_is(line, "ledger") && strcmp(line, "ledger off"));
 }
 
 /* A snapshot too large to take: say what, and fail for good. */
@@ -678,7 +686,7 @@ static int drop_owed_reply(struct magnet_client *c, char *line)
 	uint64_t time_ns, count;
 
 	c->owed_replies--;
-	if (!first_word_is(line, "snapshot"))
+	if (!many_lines(line))
 		return 0;
 	if (snapshot_head(c, line, &time_ns, &count))
 		return -1;
@@ -1072,6 +1080,238 @@ MAGNET_EXPORT bool magnet_metric_per_cpu(const char *name)
 	return false;
 }
 
+/* --- the ledger ---------------------------------------------------------- */
+
+/* A ledger being read, with the room its arrays have. */
+struct ledger_build {
+	struct magnet_ledger *l;
+	unsigned int rcap;
+	size_t ecap;
+};
+
+/*
+ * A word of a "row" line into @dst (@size bytes): "-" is "", "\xHH" a
+ * byte. false if it is malformed or does not fit.
+ */
+static bool unescape(char *dst, size_t size, const char *src)
+{
+	size_t n = 0;
+
+	if (!strcmp(src, "-")) {
+		*dst = '\0';
+		return true;
+	}
+	for (; *src; src++) {
+		char ch = *src;
+
+		if (ch == '\\') {
+			if (src[1] != 'x' || !isxdigit((unsigned char)src[2]) ||
+			    !isxdigit((unsigned char)src[3]))
+				return false;
+			ch = (char)((isdigit((unsigned char)src[2]) ?
+				     src[2] - '0' : (src[2] | 0x20) - 'a' + 10) << 4 |
+				    (isdigit((unsigned char)src[3]) ?
+				     src[3] - '0' : (src[3] | 0x20) - 'a' + 10));
+			if (!ch)
+				return false;
+			src += 3;
+		}
+		if (n + 1 >= size)
+			return false;
+		dst[n++] = ch;
+	}
+	dst[n] = '\0';
+	return n > 0;
+}
+
+/* "cpu CPU ELAPSED" */
+static int add_cpu(struct magnet_client *c, struct ledger_build *b,
+		   char *line)
+{
+	struct magnet_ledger *l = b->l;
+	uint64_t cpu, ns;
+	char *w[4];
+
+	if (split(line, w, 4) != 3 || !parse_u64(w[1], 65535, &cpu) ||
+	    !parse_u64(w[2], UINT64_MAX, &ns))
+		return fail(c, EPROTO, "a malformed cpu line in a ledger");
+	if (cpu >= b->ecap) {
+		size_t cap = b->ecap ? b->ecap : 16;
+		uint64_t *e;
+
+		while (cap <= cpu)
+			cap *= 2;
+		e = realloc(l->elapsed_ns, cap * sizeof(*e));
+		if (!e)
+			return fail_soft(c, ENOMEM,
+					 "out of memory for a ledger of %" PRIu64 " CPUs",
+					 cpu + 1);
+		memset(e + b->ecap, 0, (cap - b->ecap) * sizeof(*e));
+		l->elapsed_ns = e;
+		b->ecap = cap;
+	}
+	l->elapsed_ns[cpu] = ns;
+	if (cpu + 1 > l->ncpus)
+		l->ncpus = cpu + 1;
+	return 0;
+}
+
+/* "row NS CGROUP TGID KIND VECTOR NAME PATH" */
+static int add_row(struct magnet_client *c, struct ledger_build *b,
+		   char *line)
+{
+	struct magnet_ledger *l = b->l;
+	struct magnet_ledger_row *r;
+	char path[MAGNET_LINE_MAX];
+	char *w[9];
+
+	if (!grow((void **)&l->rows, l->nrows, &b->rcap, sizeof(*r)))
+		return fail_soft(c, ENOMEM,
+				 "out of memory for a ledger of %u rows",
+				 l->nrows + 1);
+	r = &l->rows[l->nrows];
+	memset(r, 0, sizeof(*r));
+	if (split(line, w, 9) != 8 || !parse_u64(w[1], UINT64_MAX, &r->ns) ||
+	    !parse_u64(w[2], UINT64_MAX, &r->cgroup) ||
+	    !parse_u32(w[3], &r->tgid) ||
+	    !valid_word(w[4], sizeof(r->kind)) ||
+	    !unescape(r->vector, sizeof(r->vector), w[5]) ||
+	    !unescape(r->name, sizeof(r->name), w[6]) ||
+	    !unescape(path, sizeof(path), w[7]) ||
+	    (!r->cgroup != !*path))
+		return fail(c, EPROTO, "a malformed row line in a ledger");
+	strcpy(r->kind, w[4]);
+	r->path = strdup(path);
+	if (!r->path)
+		return fail_soft(c, ENOMEM, "out of memory for a ledger's paths");
+	l->nrows++;
+	return 0;
+}
+
+MAGNET_EXPORT int magnet_ledger_snapshot(struct magnet_client *c,
+					 struct magnet_ledger *ledger,
+					 int timeout_ms)
+{
+	int64_t deadline = deadline_in(timeout_ms);
+	struct ledger_build b = { .l = ledger };
+	uint64_t left, count, bytes;
+	char *line;
+
+	if (!c || !ledger)
+		return fail_soft(c, EINVAL,
+				 "magnet_ledger_snapshot: no ledger to fill");
+	memset(ledger, 0, sizeof(*ledger));
+	if (transact(c, "ledger", deadline, &line)) {
+		/* a magnetd before the ledger */
+		if (errno == EREMOTEIO &&
+		    !strncmp(c->last_error, "unknown request", 15))
+			return fail_soft(c, EOPNOTSUPP,
+					 "this magnetd does not serve the ledger (it is older than libmagnet)");
+		return -1;
+	}
+	if (!strcmp(line, "ledger off"))
+		return fail_soft(c, ENODATA,
+				 "the ledger is off (magnetctl account on, or magnetd.conf's ledger section)");
+	bytes = strlen(line) + 1;
+	if (first_word_is(line, "snapshot"))
+		return fail(c, EPROTO, "a snapshot in reply to \"ledger\"");
+	if (snapshot_head(c, line, &ledger->time_ns, &count))
+		return -1;
+	/* as read_snapshot_body(), with a ledger's lines */
+	for (left = count + 1;;) {
+		if (next_line(c, deadline, &line))
+			goto give_up;
+		bytes += strlen(line) + 1;
+		if (bytes > MAGNET_SNAPSHOT_BYTES_MAX) {
+			magnet_ledger_free(ledger);
+			return too_large(c, "ledger of more than MAGNET_SNAPSHOT_BYTES_MAX (%u) bytes",
+					 MAGNET_SNAPSHOT_BYTES_MAX);
+		}
+		if (--left == 0)
+			break;
+		if (!*line || *line == ' ') {
+			(void)fail(c, EPROTO,
+				   "an empty line, or one led by a blank, in a ledger");
+			goto give_up;
+		}
+		if ((first_word_is(line, "cpu") && add_cpu(c, &b, line)) ||
+		    (first_word_is(line, "row") && add_row(c, &b, line)))
+			goto give_up;
+	}
+	if (strcmp(line, "end")) {
+		magnet_ledger_free(ledger);
+		return fail(c, EPROTO,
+			    "a ledger's last line is not \"end\": \"%.80s\"",
+			    line);
+	}
+	return 0;
+
+give_up:
+	magnet_ledger_free(ledger);
+	if (c->broken)
+		return -1;
+	c->owed_lines = left;
+	if (errno == ETIMEDOUT)
+		return fail_soft(c, ETIMEDOUT,
+				 "a ledger not come whole in time (%" PRIu64 " of %" PRIu64 " lines left)",
+				 left, count + 1);
+	return -1;
+}
+
+MAGNET_EXPORT void magnet_ledger_free(struct magnet_ledger *ledger)
+{
+	if (!ledger)
+		return;
+	for (unsigned int i = 0; i < ledger->nrows; i++)
+		free(ledger->rows[i].path);
+	free(ledger->rows);
+	free(ledger->elapsed_ns);
+	memset(ledger, 0, sizeof(*ledger));
+}
+
+static bool same_row(const struct magnet_ledger_row *a,
+		     const struct magnet_ledger_row *b)
+{
+	return a->cgroup == b->cgroup && a->tgid == b->tgid &&
+	       !strcmp(a->kind, b->kind) && !strcmp(a->vector, b->vector) &&
+	       !strcmp(a->name, b->name);
+}
+
+MAGNET_EXPORT int magnet_ledger_subtract(struct magnet_ledger *now,
+					 const struct magnet_ledger *before)
+{
+	unsigned int i, j;
+
+	if (!now || !before) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* counters only grow while the ledger stays on */
+	for (i = 0; i < now->ncpus && i < before->ncpus; i++)
+		if (now->elapsed_ns[i] < before->elapsed_ns[i]) {
+			errno = ESTALE;
+			return -1;
+		}
+	for (i = 0; i < now->nrows; i++)
+		for (j = 0; j < before->nrows; j++)
+			if (same_row(&now->rows[i], &before->rows[j])) {
+				if (now->rows[i].ns < before->rows[j].ns) {
+					errno = ESTALE;
+					return -1;
+				}
+				break;
+			}
+	for (i = 0; i < now->nrows; i++)
+		for (j = 0; j < before->nrows; j++)
+			if (same_row(&now->rows[i], &before->rows[j])) {
+				now->rows[i].ns -= before->rows[j].ns;
+				break;
+			}
+	for (i = 0; i < now->ncpus && i < before->ncpus; i++)
+		now->elapsed_ns[i] -= before->elapsed_ns[i];
+	return 0;
+}
+
 /* --- subscriptions and raw requests ------------------------------------- */
 
 /* Append " KEY VALUE" to @req when @v is set (non-negative). */
@@ -1154,8 +1394,9 @@ MAGNET_EXPORT int magnet_unsubscribe(struct magnet_client *c, int sub)
 
 /*
  * The reply's first line goes to @reply, cut to @len bytes if need be (the
- * request has been carried out either way). A snapshot's body, should the
- * request be "snapshot", is dropped as it comes.
+ * request has been carried out either way). A snapshot's or a ledger's
+ * body, should the request be "snapshot" or "ledger", is dropped as it
+ * comes.
  */
 MAGNET_EXPORT int magnet_request(struct magnet_client *c, const char *line,
 				 char *reply, size_t len)
@@ -1174,7 +1415,7 @@ MAGNET_EXPORT int magnet_request(struct magnet_client *c, const char *line,
 		return -1;
 	if (reply && len)
 		copy_text(reply, len, r);
-	if (!ret && first_word_is(r, "snapshot")) {
+	if (!ret && many_lines(r)) {
 		if (snapshot_head(c, r, &time_ns, &count))
 			return -1;
 		c->owed_lines = count + 1;

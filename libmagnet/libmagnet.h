@@ -42,6 +42,31 @@
  *		COMM is "-" if unknown). The metrics are listed in the
  *		README and in magnetd(8).
  *
+ *	ledger
+ *		The kernel's ledger (magnetctl(8) account): "ledger off"
+ *		while it is off (or the module is not loaded); else
+ *		"ledger TIME COUNT", then COUNT lines, then "end", as a
+ *		snapshot's. Each line is one of
+ *		  "cpu CPU ELAPSED"
+ *		  "row NS CGROUP TGID KIND VECTOR NAME PATH"
+ *		and a client skips lines of kinds it does not know. A cpu
+ *		line: the time in ns CPU has been online since the ledger was
+ *		turned on, which its rows add up to. A row: NS nanoseconds
+ *		of CPU time charged, summed over CPUs, to CGROUP (the cgroup's
+ *		id, its directory's inode number in the cgroup2 tree; 0 for no
+ *		activity: idle, kernel threads, interrupts, work items), TGID
+ *		(0 unless the ledger keeps thread groups), and KIND (user,
+ *		system, kthread, work, hardirq, softirq, idle, overflow);
+ *		VECTOR is a softirq's name ("net_rx") or a hardirq's number,
+ *		NAME a work item's function or an x86 vector's name
+ *		("local_timer"), PATH the cgroup's path under magnetd's
+ *		cgroup-root ("/system.slice/ssh.service"; cut to its
+ *		cgroup-depth), or "(gone)" for a cgroup removed before
+ *		magnetd first saw it. VECTOR, NAME and PATH are "-" when
+ *		there is none, and have every byte outside '!'..'~' and every
+ *		'\' written as \xHH. The counters start at 0 when the ledger
+ *		is turned on, and only grow until it is turned off.
+ *
  *	subscribe event EVENT [tgid N] [cpu N] [id N]
  *		"ok SUB": from now on, every record of EVENT (a probe name
  *		from the configuration, e.g. "udp-send.socket") that matches
@@ -191,8 +216,9 @@ struct magnet_message {
  * it, magnet_fd() and magnet_last_error() included (the client's next
  * failure rewrites the latter's string); to share one, hold a lock around
  * each call and the use of what it returned. magnet_snapshot_find(),
- * magnet_metric_per_cpu() and magnet_snapshot_free() touch only their
- * arguments. No process-wide state changes: numbers go through a "C"
+ * magnet_metric_per_cpu(), magnet_snapshot_free(), magnet_ledger_free()
+ * and magnet_ledger_subtract() touch only their arguments. No
+ * process-wide state changes: numbers go through a "C"
  * locale object of the client's own (uselocale() on the calling thread,
  * during a call), and a daemon gone away is EPIPE, never SIGPIPE. A
  * poller (below) runs a thread and a client of its own.
@@ -243,6 +269,55 @@ bool magnet_metric_per_cpu(const char *name);
 /* The metric named @name in @snap, or NULL. */
 const struct magnet_metric *magnet_snapshot_find(const struct magnet_snapshot *snap,
 						 const char *name);
+
+/*
+ * The kernel's ledger, as magnetd reads it ("ledger" above): every CPU
+ * nanosecond since the ledger was turned on, charged to a cgroup and a
+ * kind, summed over CPUs. Two snapshots taken a while apart, less one
+ * another (magnet_ledger_subtract()), say where the CPUs' time went in
+ * between.
+ */
+struct magnet_ledger_row {
+	uint64_t ns;		/* charged, summed over CPUs */
+	uint64_t cgroup;	/* the cgroup's id; 0: no activity */
+	char *path;		/* under the cgroup2 mount; "" for no
+				 * activity, "(gone)" for a cgroup
+				 * removed before magnetd saw it
+				 */
+	uint32_t tgid;		/* 0 unless by thread group */
+	char kind[16];		/* "user", "system", "softirq", ... */
+	char vector[16];	/* "net_rx", a hardirq's number, or "" */
+	char name[128];		/* a work item's function, "" */
+};
+
+struct magnet_ledger {
+	uint64_t time_ns;	/* CLOCK_REALTIME */
+	unsigned int ncpus;
+	uint64_t *elapsed_ns;	/* [ncpus]: each CPU's time online since
+				 * the ledger was turned on (0: none)
+				 */
+	unsigned int nrows;
+	struct magnet_ledger_row *rows;
+};
+
+/*
+ * Take a snapshot of the ledger into @ledger (free it with
+ * magnet_ledger_free()). Returns 0, or -1 with errno set: ENODATA while
+ * the ledger is off (or the module is not loaded), EOPNOTSUPP from a
+ * magnetd that does not serve it, or as magnet_snapshot().
+ */
+int magnet_ledger_snapshot(struct magnet_client *c,
+			   struct magnet_ledger *ledger, int timeout_ms);
+void magnet_ledger_free(struct magnet_ledger *ledger);
+
+/*
+ * @now less @before, row by row (rows match on cgroup, tgid, kind,
+ * vector and name) and CPU by CPU, into @now. Returns 0, or -1 with
+ * errno ESTALE if a counter of @now is below @before's (the ledger was
+ * turned off and on in between: @now is left as it was), or EINVAL.
+ */
+int magnet_ledger_subtract(struct magnet_ledger *now,
+			   const struct magnet_ledger *before);
 
 /*
  * Subscribe to the records of event @event; @tgid, @cpu and @id narrow it

@@ -470,6 +470,146 @@ TEST_F(libmagnet, snapshot_error_replies_eremoteio)
 	close_case(_t, c, pid, "snapshot error");
 }
 
+/* --- the ledger ---------------------------------------------------------- */
+
+/*
+ * A ledger's rows, its CPUs' elapsed times, its escapes, a line of a
+ * kind to come, a push before it; "ledger off" is ENODATA, an older daemon's refusal EOPNOTSUPP;
+ * the connection stays usable after each.
+ */
+TEST_F(libmagnet, ledger_read_off_and_unknown)
+{
+	static const struct step script[] = {
+		EXPECT("ledger"),
+		SEND("alert 3 x.count 5 fired\n"
+		     "ledger 77 7\n"
+		     "cpu 1 3000000000\n"
+		     "row 1500000000 4242 0 user - - /a/b\\x20c\n"
+		     "cpu 0 2000000000\n"
+		     "row 700 0 0 softirq net_rx - -\n"
+		     "later a line of a kind to come\n"
+		     "row 9 0 0 work - vmstat_update -\n"
+		     "row 11 5151 17 system - - (gone)\n"
+		     "end\n"),
+		EXPECT("ledger"), SEND("ledger off\n"),
+		EXPECT("ledger"),
+		SEND("error unknown request \"ledger\" (snapshot, subscribe)\n"),
+		EXPECT("ledger"), SEND("ledger 78 0\nend\n"),
+		END
+	};
+	struct magnet_ledger l;
+	struct magnet_message m;
+	struct magnet_client *c;
+	pid_t pid;
+
+	c = open_case(_t, self, script, &pid);
+	ASSERT_EQ(magnet_ledger_snapshot(c, &l, 2000), 0)
+		TH_LOG("%s", magnet_last_error(c));
+	EXPECT_EQ(l.time_ns, 77);
+	ASSERT_EQ(l.ncpus, 2);
+	EXPECT_EQ(l.elapsed_ns[0], 2000000000);
+	EXPECT_EQ(l.elapsed_ns[1], 3000000000);
+	ASSERT_EQ(l.nrows, 4);
+	EXPECT_EQ(l.rows[0].ns, 1500000000);
+	EXPECT_EQ(l.rows[0].cgroup, 4242);
+	EXPECT_STREQ(l.rows[0].path, "/a/b c");
+	EXPECT_STREQ(l.rows[0].kind, "user");
+	EXPECT_STREQ(l.rows[0].vector, "");
+	EXPECT_STREQ(l.rows[1].kind, "softirq");
+	EXPECT_STREQ(l.rows[1].vector, "net_rx");
+	EXPECT_STREQ(l.rows[1].path, "");
+	EXPECT_STREQ(l.rows[2].name, "vmstat_update");
+	EXPECT_EQ(l.rows[3].tgid, 17);
+	EXPECT_STREQ(l.rows[3].path, "(gone)");
+	magnet_ledger_free(&l);
+	/* the push before it was kept */
+	ASSERT_EQ(magnet_receive(c, &m, 0), 1);
+	EXPECT_EQ(m.kind, MAGNET_MSG_ALERT);
+	/* off */
+	EXPECT_EQ(magnet_ledger_snapshot(c, &l, 2000), -1);
+	EXPECT_EQ(errno, ENODATA);
+	EXPECT_TRUE(strstr(magnet_last_error(c), "the ledger is off"));
+	EXPECT_EQ(l.nrows, 0);
+	/* a magnetd that does not know the request */
+	EXPECT_EQ(magnet_ledger_snapshot(c, &l, 2000), -1);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+	/* still usable */
+	ASSERT_EQ(magnet_ledger_snapshot(c, &l, 2000), 0);
+	EXPECT_EQ(l.nrows, 0);
+	EXPECT_EQ(l.ncpus, 0);
+	magnet_ledger_free(&l);
+	close_case(_t, c, pid, "ledger");
+}
+
+/* Malformed rows: EPROTO, the ledger left empty. */
+TEST_F(libmagnet, ledger_malformed_rows_eproto)
+{
+	static const char *const bad[] = {
+		"ledger 1 1\nrow 1 0 0 user - -\nend\n",	/* a word short */
+		"ledger 1 1\nrow x 0 0 user - - -\nend\n",	/* NS */
+		"ledger 1 1\nrow 1 5 0 user - - -\nend\n",	/* cgroup, no path */
+		"ledger 1 1\nrow 1 0 0 user - - /a\nend\n",	/* no cgroup, a path */
+		"ledger 1 1\nrow 1 5 0 user - - /a\\x0\nend\n", /* an escape cut */
+		"ledger 1 1\nrow 1 5 0 user - - /a\\x00\nend\n", /* a NUL */
+		"ledger 1 1\ncpu 70000 1\nend\n",		/* CPU */
+		"ledger 1 1\nrow 1 5 0 user - - /a\nfin\n",	/* no end */
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		const struct step script[] = {
+			EXPECT("ledger"), SEND(bad[i]), END
+		};
+		struct magnet_ledger l;
+		struct magnet_client *c;
+		pid_t pid;
+
+		c = open_case(_t, self, script, &pid);
+		EXPECT_EQ(magnet_ledger_snapshot(c, &l, 2000), -1)
+			TH_LOG("case %zu", i);
+		EXPECT_EQ(errno, EPROTO) TH_LOG("case %zu: %s", i,
+						magnet_last_error(c));
+		EXPECT_EQ(l.nrows, 0);
+		EXPECT_TRUE(l.rows == NULL && l.elapsed_ns == NULL);
+		close_case(_t, c, pid, "malformed ledger");
+	}
+}
+
+/* Two ledgers less one another: rows by their key, CPUs; ESTALE after a restart. */
+TEST(libmagnet_ledger_subtract)
+{
+	struct magnet_ledger_row r0[] = {
+		{ .ns = 100, .cgroup = 7, .path = "/a", .kind = "user" },
+		{ .ns = 50, .kind = "softirq", .vector = "net_rx" },
+	};
+	struct magnet_ledger_row r1[] = {
+		{ .ns = 80, .kind = "softirq", .vector = "net_rx" },
+		{ .ns = 30, .kind = "softirq", .vector = "timer" },
+		{ .ns = 160, .cgroup = 7, .path = "/a", .kind = "user" },
+	};
+	uint64_t e0[] = { 1000, 2000 }, e1[] = { 1500, 2600 }, e2[] = { 10, 10 };
+	struct magnet_ledger before = {
+		.ncpus = 2, .elapsed_ns = e0, .nrows = 2, .rows = r0,
+	};
+	struct magnet_ledger now = {
+		.ncpus = 2, .elapsed_ns = e1, .nrows = 3, .rows = r1,
+	};
+	struct magnet_ledger restarted = {
+		.ncpus = 2, .elapsed_ns = e2, .nrows = 0,
+	};
+
+	ASSERT_EQ(magnet_ledger_subtract(&now, &before), 0);
+	EXPECT_EQ(r1[0].ns, 30);
+	EXPECT_EQ(r1[1].ns, 30);	/* new since: all of it */
+	EXPECT_EQ(r1[2].ns, 60);
+	EXPECT_EQ(e1[0], 500);
+	EXPECT_EQ(e1[1], 600);
+	EXPECT_EQ(magnet_ledger_subtract(&restarted, &before), -1);
+	EXPECT_EQ(errno, ESTALE);
+	EXPECT_EQ(e2[0], 10);		/* left as it was */
+	EXPECT_EQ(magnet_ledger_subtract(NULL, &before), -1);
+	EXPECT_EQ(errno, EINVAL);
+}
+
 /* magnet_snapshot() must fail with EPROTO on @reply, leaving it empty. */
 static void check_bad_snapshot(struct harness_test *_t,
 			       FIXTURE_DATA(libmagnet) *self,
