@@ -23,8 +23,24 @@
  *	Refresh	seconds between snapshots (default 5)
  *	Tmax	gmond's tmax of the metrics (default 60)
  *	Wait	seconds init waits for magnetd to answer (default 5)
+ *	Ledger	"yes" (default): the ledger's shares (below) when it is on at
+ *		init; "no": never
+ *	Cgroups	comma-separated cgroup paths ("/system.slice/x.service")
+ *		whose share of the CPUs the ledger gives (default: none)
  * A bad or unknown parameter fails the module's init, with a log line
  * saying which.
+ *
+ * The ledger (magnetctl account, magnetd.conf's ledger section): as
+ * gmond's own cpu_user, cpu_system ..., each a float percentage of the
+ * CPUs' time (all CPUs together: 0 to 100) over the last refresh, from
+ * two of magnetd's ledger snapshots (libmagnet) subtracted:
+ * PREFIX "cpu_" KIND for every kind (user, system, kthread, work,
+ * hardirq, softirq, idle, overflow), PREFIX "cpu_softirq_" VECTOR for
+ * every softirq (net_rx ...), PREFIX "cpu_unattributed" (no cgroup, not
+ * idle), and PREFIX "cpu_cgroup_" PATH for each of Cgroups (the cgroup
+ * and every cgroup below it; its path's "/", "." and "-" as "_", "/"
+ * itself as "root"). They read 0 until two snapshots were taken, and
+ * while the ledger is off or magnetd cannot be reached.
  *
  * Names: magnetd's "udp_send.p99" becomes "magnet_udp_send_p99", its own
  * "magnetd.health" "magnet_health" (dots and dashes to underscores: they
@@ -64,8 +80,19 @@
 
 mmodule magnet_module;
 
+/* Where a metric's value comes from. */
+enum source {
+	FROM_SNAPSHOT,		/* magnetd's metric magnetd_name */
+	FROM_KIND,		/* the ledger: rows of kind key */
+	FROM_SOFTIRQ,		/* rows of kind softirq, vector key */
+	FROM_UNATTRIBUTED,	/* rows of no cgroup, not idle */
+	FROM_CGROUP,		/* rows of cgroup key and those below it */
+};
+
 struct exported {
 	char magnetd_name[128];	/* as magnetd names it */
+	enum source from;
+	char key[256];		/* FROM_KIND, _SOFTIRQ, _CGROUP: which */
 	bool counter;
 	double value;		/* what gmond is told */
 	double raw;		/* magnetd's value at the last snapshot */
@@ -78,6 +105,13 @@ static struct {
 	char match[512];
 	bool per_cpu;
 	unsigned int refresh, tmax, wait;
+	bool ledger;
+	char cgroups[1024];
+	bool has_ledger;			/* its metrics are listed */
+
+	struct magnet_client *ledger_client;	/* the poller thread's */
+	struct magnet_ledger ledger_before;	/* the last snapshot */
+	bool have_before;
 
 	unsigned int n, cap;		/* exported metrics, health first */
 	struct exported *metric;
@@ -129,6 +163,22 @@ static bool prefix_ok(const char *s)
 	return true;
 }
 
+/* A list of cgroup paths: each starts with '/', none empty. */
+static bool cgroups_ok(const char *list)
+{
+	char copy[sizeof(mm.cgroups)], *save = NULL, *tok;
+	bool any = false;
+
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (tok = strtok_r(copy, ", ", &save); tok;
+	     tok = strtok_r(NULL, ", ", &save)) {
+		if (tok[0] != '/')
+			return false;
+		any = true;
+	}
+	return any || !*list;
+}
+
 /* Read gmond.conf's params; false (logged) on a bad or unknown one. */
 static bool read_params(void)
 {
@@ -142,6 +192,8 @@ static bool read_params(void)
 	mm.refresh = DEFAULT_REFRESH;
 	mm.tmax = DEFAULT_TMAX;
 	mm.wait = DEFAULT_WAIT;
+	mm.ledger = true;
+	mm.cgroups[0] = 0;
 	if (!magnet_module.module_params_list)
 		return true;
 	p = (const mmparam *)magnet_module.module_params_list->elts;
@@ -172,8 +224,21 @@ static bool read_params(void)
 			ok = number_param(&p[i], 1, 86400, &mm.tmax);
 		} else if (!strcasecmp(name, "Wait")) {
 			ok = number_param(&p[i], 0, 300, &mm.wait);
+		} else if (!strcasecmp(name, "Ledger")) {
+			ok = !strcasecmp(value, "yes") || !strcasecmp(value, "no");
+			mm.ledger = !strcasecmp(value, "yes");
+			if (!ok)
+				err_msg("[magnet] parameter Ledger = \"%s\": want yes or no",
+					value);
+		} else if (!strcasecmp(name, "Cgroups")) {
+			ok = string_param(&p[i], mm.cgroups, sizeof(mm.cgroups));
+			if (ok && !cgroups_ok(mm.cgroups)) {
+				err_msg("[magnet] parameter Cgroups = \"%s\": want cgroup paths, each starting with '/', separated by commas",
+					value);
+				ok = false;
+			}
 		} else {
-			err_msg("[magnet] unknown parameter %s (known: Socket, Prefix, Match, PerCPU, Refresh, Tmax, Wait)",
+			err_msg("[magnet] unknown parameter %s (known: Socket, Prefix, Match, PerCPU, Refresh, Tmax, Wait, Ledger, Cgroups)",
 				name);
 			ok = false;
 		}
@@ -232,11 +297,122 @@ static void take_snapshot(const struct magnet_snapshot *snap)
 
 	pthread_mutex_lock(&mm.lock);
 	for (i = 0; i < mm.n; i++) {
+		if (mm.metric[i].from != FROM_SNAPSHOT)
+			continue;
 		m = magnet_snapshot_find(snap, mm.metric[i].magnetd_name);
 		/* A metric magnetd does not have (now) reads 0. */
 		take(&mm.metric[i], m ? m->value : 0);
 	}
 	pthread_mutex_unlock(&mm.lock);
+}
+
+/* --- the ledger's shares ---------------------------------------------------------- */
+
+/* Does row @r count towards metric @e? */
+static bool row_counts(const struct exported *e,
+		       const struct magnet_ledger_row *r)
+{
+	size_t len;
+
+	switch (e->from) {
+	case FROM_KIND:
+		return !strcmp(r->kind, e->key);
+	case FROM_SOFTIRQ:
+		return !strcmp(r->kind, "softirq") && !strcmp(r->vector, e->key);
+	case FROM_UNATTRIBUTED:
+		return !r->cgroup && strcmp(r->kind, "idle");
+	case FROM_CGROUP:
+		if (!r->cgroup)
+			return false;
+		if (!strcmp(e->key, "/"))
+			return true;
+		len = strlen(e->key);
+		return !strncmp(r->path, e->key, len) &&
+		       (r->path[len] == '\0' || r->path[len] == '/');
+	default:
+		return false;
+	}
+}
+
+/* The time of @l's rows that count towards @e, ns. */
+static double ledger_sum(const struct exported *e, const struct magnet_ledger *l)
+{
+	double ns = 0;
+	unsigned int i;
+
+	for (i = 0; i < l->nrows; i++)
+		if (row_counts(e, &l->rows[i]))
+			ns += l->rows[i].ns;
+	return ns;
+}
+
+static double elapsed_sum(const struct magnet_ledger *l)
+{
+	double ns = 0;
+	unsigned int i;
+
+	for (i = 0; i < l->ncpus; i++)
+		ns += l->elapsed_ns[i];
+	return ns;
+}
+
+/*
+ * The ledger's metrics: what their rows gained from @before to @now, of
+ * what the CPUs' elapsed time gained (@now NULL: 0, nothing known).
+ */
+static void take_ledger(const struct magnet_ledger *now,
+			const struct magnet_ledger *before)
+{
+	double elapsed = now ? elapsed_sum(now) - elapsed_sum(before) : 0;
+	unsigned int k;
+
+	pthread_mutex_lock(&mm.lock);
+	for (k = 0; k < mm.n; k++) {
+		struct exported *e = &mm.metric[k];
+
+		if (e->from == FROM_SNAPSHOT)
+			continue;
+		e->value = elapsed > 0 ?
+			   100 * (ledger_sum(e, now) - ledger_sum(e, before)) /
+			   elapsed : 0;
+	}
+	pthread_mutex_unlock(&mm.lock);
+}
+
+/*
+ * A refresh of the ledger's metrics, on the poller's thread: this
+ * snapshot against the one before. The client is its own, made on this
+ * thread (as gmond's user) and made again after a failure.
+ */
+static void refresh_ledger(void)
+{
+	struct magnet_ledger now;
+
+	if (!mm.ledger_client)
+		mm.ledger_client = magnet_connect(mm.socket);
+	if (!mm.ledger_client ||
+	    magnet_ledger_snapshot(mm.ledger_client, &now, SNAP_TIMEOUT_MS)) {
+		if (errno != ENODATA) {	/* (off: the connection is fine) */
+			magnet_close(mm.ledger_client);
+			mm.ledger_client = NULL;
+		}
+		magnet_ledger_free(&mm.ledger_before);
+		mm.have_before = false;
+		take_ledger(NULL, NULL);
+		return;
+	}
+	/*
+	 * Counters that went back: the ledger was turned off and on; 0
+	 * until the next refresh.
+	 */
+	if (mm.have_before &&
+	    elapsed_sum(&now) >= elapsed_sum(&mm.ledger_before))
+		take_ledger(&now, &mm.ledger_before);
+	else
+		take_ledger(NULL, NULL);
+	magnet_ledger_free(&mm.ledger_before);
+	mm.ledger_before = now;
+	mm.have_before = true;
 }
 
 /*
@@ -289,16 +465,22 @@ static void on_poll(const struct magnet_snapshot *snap, int err, void *data)
 	if (snap)
 		take_snapshot(snap);
 	note_health(err);
+	if (mm.has_ledger)
+		refresh_ledger();
 }
 
 /* --- the module ----------------------------------------------------------------- */
 
-static bool add_metric(apr_array_header_t *list, apr_pool_t *p,
-		       const char *name, bool counter, const char *units,
-		       const char *desc)
+/*
+ * Metric @gname of gmond's list @list, its value from @from (@name:
+ * magnetd's metric, or what the log calls it; @key: which of the
+ * ledger's).
+ */
+static bool add_entry(apr_array_header_t *list, apr_pool_t *p, char *gname,
+		      const char *name, enum source from, const char *key,
+		      bool counter, const char *units, const char *desc)
 {
 	const Ganglia_25metric *have = (const Ganglia_25metric *)list->elts;
-	char *gname = gmond_name(p, name);
 	Ganglia_25metric *gm;
 	struct exported *e;
 	int i;
@@ -326,7 +508,7 @@ static bool add_metric(apr_array_header_t *list, apr_pool_t *p,
 	gm->type = GANGLIA_VALUE_DOUBLE;
 	gm->units = apr_pstrdup(p, units);
 	gm->slope = counter ? "positive" : "both";
-	gm->fmt = counter ? "%.0f" : "%.10g";
+	gm->fmt = counter ? "%.0f" : from == FROM_SNAPSHOT ? "%.10g" : "%.2f";
 	gm->msg_size = UDP_HEADER_SIZE + 16;
 	gm->desc = apr_pstrdup(p, desc);
 	MMETRIC_INIT_METADATA(gm, p);
@@ -334,8 +516,93 @@ static bool add_metric(apr_array_header_t *list, apr_pool_t *p,
 	e = &mm.metric[mm.n++];
 	memset(e, 0, sizeof(*e));
 	snprintf(e->magnetd_name, sizeof(e->magnetd_name), "%s", name);
+	e->from = from;
+	snprintf(e->key, sizeof(e->key), "%s", key ? key : "");
 	e->counter = counter;
 	return true;
+}
+
+static bool add_metric(apr_array_header_t *list, apr_pool_t *p,
+		       const char *name, bool counter, const char *units,
+		       const char *desc)
+{
+	return add_entry(list, p, gmond_name(p, name), name, FROM_SNAPSHOT,
+			 NULL, counter, units, desc);
+}
+
+/* PREFIX "cpu_cgroup_" @path: "/a.slice/b-c" -> "a_slice_b_c", "/" -> "root" */
+static char *cgroup_name(apr_pool_t *p, const char *path)
+{
+	char *out = apr_pstrcat(p, mm.prefix, "cpu_cgroup_",
+				strcmp(path, "/") ? path + 1 : "root", NULL);
+	char *c;
+
+	for (c = out + strlen(mm.prefix); *c; c++)
+		if (!isalnum((unsigned char)*c))
+			*c = '_';
+	return out;
+}
+
+/* The ledger's shares: every kind, every softirq, Cgroups'. */
+static bool add_ledger(apr_array_header_t *list, apr_pool_t *p)
+{
+	static const char *const kinds[] = {
+		"user", "system", "kthread", "work", "hardirq", "softirq",
+		"idle", "overflow",
+	};
+	static const char *const softirqs[] = {
+		"hi", "timer", "net_tx", "net_rx", "block", "irq_poll",
+		"tasklet", "sched", "hrtimer", "rcu",
+	};
+	char list_copy[sizeof(mm.cgroups)], *save = NULL, *tok;
+	unsigned int i;
+	bool ok = true;
+
+	for (i = 0; ok && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		ok = add_entry(list, p,
+			       apr_pstrcat(p, mm.prefix, "cpu_", kinds[i], NULL),
+			       kinds[i], FROM_KIND, kinds[i], false, "%",
+			       apr_psprintf(p, "Percentage of the CPUs' time the ledger charged to kind %s",
+					    kinds[i]));
+	for (i = 0; ok && i < sizeof(softirqs) / sizeof(softirqs[0]); i++)
+		ok = add_entry(list, p,
+			       apr_pstrcat(p, mm.prefix, "cpu_softirq_",
+					   softirqs[i], NULL),
+			       softirqs[i], FROM_SOFTIRQ, softirqs[i], false,
+			       "%",
+			       apr_psprintf(p, "Percentage of the CPUs' time in softirq %s, by the ledger",
+					    softirqs[i]));
+	if (ok)
+		ok = add_entry(list, p,
+			       apr_pstrcat(p, mm.prefix, "cpu_unattributed", NULL),
+			       "unattributed", FROM_UNATTRIBUTED, NULL, false,
+			       "%",
+			       "Percentage of the CPUs' time the ledger charged to no cgroup, idle apart (kernel threads, interrupts, work items)");
+	snprintf(list_copy, sizeof(list_copy), "%s", mm.cgroups);
+	for (tok = strtok_r(list_copy, ", ", &save); ok && tok;
+	     tok = strtok_r(NULL, ", ", &save))
+		ok = add_entry(list, p, cgroup_name(p, tok), tok, FROM_CGROUP,
+			       tok, false, "%",
+			       apr_psprintf(p, "Percentage of the CPUs' time the ledger charged to cgroup %s and those below it",
+					    tok));
+	return ok;
+}
+
+/* Is the ledger on, for magnetd at init? */
+static bool ledger_on(void)
+{
+	struct magnet_client *c = magnet_connect(mm.socket);
+	struct magnet_ledger l;
+	bool on;
+
+	on = c && !magnet_ledger_snapshot(c, &l, SNAP_TIMEOUT_MS);
+	if (on)
+		magnet_ledger_free(&l);
+	else if (c)
+		err_msg("[magnet] the ledger's metrics are left out: %s (restart gmond once it is on)",
+			magnet_last_error(c));
+	magnet_close(c);
+	return on;
 }
 
 /* Every CPU's count of each event in @snap (events have a byte_rate). */
@@ -415,6 +682,9 @@ static int magnet_init(apr_pool_t *p)
 	}
 	if (ok && have && mm.per_cpu)
 		ok = add_per_cpu(list, p, &snap);
+	mm.has_ledger = ok && have && mm.ledger && ledger_on();
+	if (mm.has_ledger)
+		ok = add_ledger(list, p);
 	if (!ok) {
 		magnet_snapshot_free(&snap);
 		err_msg("[magnet] out of memory building the metric list");
@@ -447,6 +717,10 @@ static void magnet_cleanup(void)
 {
 	magnet_poller_stop(mm.poller);
 	mm.poller = NULL;
+	magnet_close(mm.ledger_client);
+	mm.ledger_client = NULL;
+	magnet_ledger_free(&mm.ledger_before);
+	mm.have_before = false;
 	free(mm.metric);
 	mm.metric = NULL;
 	mm.n = 0;
