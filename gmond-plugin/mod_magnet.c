@@ -577,7 +577,7 @@ static bool add_ledger(apr_array_header_t *list, apr_pool_t *p)
 			       apr_pstrcat(p, mm.prefix, "cpu_unattributed", NULL),
 			       "unattributed", FROM_UNATTRIBUTED, NULL, false,
 			       "%",
-			       "Percentage of the CPUs' time the ledger charged to no cgroup, idle apart (kernel threads, interrupts, work items)");
+			       "Percentage of the CPUs' time the ledger charged to no cgroup, idle apart (kernel threads, and interrupts and work items that served none)");
 	snprintf(list_copy, sizeof(list_copy), "%s", mm.cgroups);
 	for (tok = strtok_r(list_copy, ", ", &save); ok && tok;
 	     tok = strtok_r(NULL, ", ", &save))

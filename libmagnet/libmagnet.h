@@ -54,8 +54,9 @@
  *		turned on, which its rows add up to. A row: NS nanoseconds
  *		of CPU time charged, summed over CPUs, to CGROUP (the cgroup's
  *		id, its directory's inode number in the cgroup2 tree; 0 for no
- *		activity: idle, kernel threads, interrupts, work items), TGID
- *		(0 unless the ledger keeps thread groups), and KIND (user,
+ *		activity: idle, kernel threads, and interrupts and work items
+ *		that served none), TGID (0 unless the ledger keeps thread
+ *		groups), and KIND (user,
  *		system, kthread, work, hardirq, softirq, idle, overflow);
  *		VECTOR is a softirq's name ("net_rx") or a hardirq's number,
  *		NAME a work item's function or an x86 vector's name

@@ -453,7 +453,7 @@ static void ledger(struct out *o, const struct account *a)
 			smp[i].labels = NULL;
 	}
 	family(o, "magnet_cpu_seconds", COUNTER, "seconds",
-	       "CPU time the kernel's ledger charged to a cgroup (its path under the cgroup2 mount; \"\" for no activity: idle, kernel threads, interrupts, work items) and a kind, summed over CPUs and thread groups, since the ledger was turned on");
+	       "CPU time the kernel's ledger charged to a cgroup (its path under the cgroup2 mount; \"\" for no activity: idle, kernel threads, and interrupts and work items that served none) and a kind, summed over CPUs and thread groups, since the ledger was turned on");
 	for (i = 0; i < n; i++)
 		sample(o, "magnet_cpu_seconds_total", smp[i].labels,
 		       smp[i].ns / 1e9);

@@ -9,7 +9,8 @@
  * each cgroup's rows up (its tasks' user and system time, its packets'
  * softirq time) and prints the cgroups busiest first, with their share of
  * the CPUs' elapsed time, then the time that went to no cgroup: idle,
- * and the rest (kernel threads, interrupts, work items).
+ * and the rest (kernel threads, and interrupts and work items that served
+ * none).
  *
  * usage: magnet-cputop [-s SOCKET] [-n ROWS] [SECONDS]
  * Exit status 0, or 1 when magnetd cannot be asked or the ledger is off.
