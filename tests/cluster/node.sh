@@ -8,7 +8,8 @@
 # the traffic stops, the node prints how many datagrams it sent and each
 # received packet's time from dev-recv to app (ns, as magnetd's latency
 # udp_recv pairs them), then keeps magnetd serving until the host says
-# Prometheus has read the last values.
+# Prometheus has read the last values. magnetd runs in a cgroup with the
+# ledger on, and the node checks what the ledger charged that cgroup.
 #
 # From the kernel command line (the environment of init):
 #   rig_node   this node's name (gmond's override_hostname)
@@ -75,8 +76,17 @@ latency udp_recv {
 	end = "rx-app"
 	key = skb
 }
+ledger { enable = true }
 CONF
-magnetd -c /tmp/md.conf > /tmp/md.log 2>&1 &
+# magnetd in a cgroup of its own, which the ledger (on from its
+# configuration; one vCPU, so no other CPU runs the paths it patches)
+# charges for the packets of Prometheus's scrapes and the NIC's hardirqs
+# that brought them.
+CG=/sys/fs/cgroup
+mkdir -p $CG
+grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG
+mkdir -p $CG/md
+sh -c "echo \$\$ > $CG/md/cgroup.procs; exec magnetd -c /tmp/md.conf" > /tmp/md.log 2>&1 &
 MD=$!
 check "magnetd runs, healthy" wait_for 60 healthy
 
@@ -165,6 +175,13 @@ check "gmond ran throughout" kill -0 $G
 check "magnetd stayed healthy" healthy
 n=$(metric v6-sends.count)
 check "magnetd counted the node's sends ($n)" [ "${n:-0}" -gt 0 ]
+magnetctl account top 20
+# (the NIC's irq: its hardirq rows charged to none are its alone)
+irq=$(awk '/eth0/ { sub(":", "", $1); print $1; exit }' /proc/interrupts)
+check "the ledger charged magnetd's cgroup for its packets' NET_RX time" \
+	sh -c "magnetctl account | awk '\$1 == \"/md\" && \$2 == \"softirq\" && \$3 == \"net_rx\"' | grep -q ."
+check "... and for a part of the NIC's hardirqs (irq ${irq:-?}) that led to them" \
+	sh -c "magnetctl account | awk '\$1 == \"/md\" && \$2 == \"hardirq\" && \$3 == \"${irq:-none}\"' | grep -q ."
 cat /tmp/gmond.log
 kill -TERM $G
 wait $G
