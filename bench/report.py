@@ -939,7 +939,13 @@ def ledger_summary(doc):
         rows.append({"case": case, "off": spread(off.values()), "on": spread(on.values()),
                      "added": spread(on[i] - off[i] for i in same),
                      "ratio": spread(on[i] / off[i] for i in same), "bound": bound})
-    return {"rows": rows}
+    mixed = {k: runs[k][1] for k in ("mixed-unattributed-ppm", "mixed-residue-ppm",
+                                     "mixed-elapsed-ns") if runs.get(k, {}).get(1) is not None}
+    return {"rows": rows, "mixed": mixed if len(mixed) == 3 else None}
+
+
+# Vortex's bound on what no counter holds: 0.004 %; the issue's, 0.01 %.
+LEDGER_RESIDUE_BOUND_PPM = 100
 
 
 LEDGER_INTRO = (
@@ -966,6 +972,21 @@ def ledger_section(doc, path):
             fmt_spread(r["added"], "%+.0f"), fmt_spread(r["ratio"], "%.3f"),
             "%.2f" % r["bound"], "met" if r["ratio"][0] <= r["bound"] else "missed"))
     out.append("")
+    m = s.get("mixed")
+    if m:
+        out += ["60 s of mixed load from a fresh ledger (a CPU-bound loop, the UDP "
+                "stream above, and a writer that dirties and fsyncs 16 MiB at a time "
+                "on ext4 on a null_blk disk, each in a cgroup of its own), over "
+                "%.1f s of CPU time:\n" % (m["mixed-elapsed-ns"] / 1e9),
+                "| figure | part of the CPUs' time | bound |",
+                "|---|---|---|",
+                "| unattributed (no activity, idle apart) | %.3f %% | |"
+                % (m["mixed-unattributed-ppm"] / 1e4),
+                "| residue (elapsed less charged, at the read) | %.4f %% | %.2f %% (%s) |"
+                % (m["mixed-residue-ppm"] / 1e4, LEDGER_RESIDUE_BOUND_PPM / 1e4,
+                   "met" if m["mixed-residue-ppm"] <= LEDGER_RESIDUE_BOUND_PPM
+                   else "missed"),
+                ""]
     return out + remarks(doc)
 
 

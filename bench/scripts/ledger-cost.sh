@@ -8,8 +8,14 @@
 # ledger off and on. Each run (the fastest of five chunks of its calls)
 # prints
 #	BENCH-RECORD ledger-cost CASE RUN NS_PER_CALL
-# with CASE calls-off, calls-on, udp-off or udp-on. (Not "ledger":
+# with CASE calls-off, calls-on, udp-off or udp-on; then 60 s of mixed
+# load (below), which prints the part of the CPUs' time that went to no
+# activity and the residue, in parts per million, as CASEs
+# mixed-unattributed-ppm and mixed-residue-ppm (and mixed-elapsed-ns).
+# (Not "ledger":
 # tests/rig/vm-run finds tests/suites/ledger.sh, the test suite, first.)
+# rig-programs: mke2fs
+# rig-kmods: null_blk ext4 crc32c_generic
 . /magnet/lib.sh
 
 N=${BENCH_N:-200000}
@@ -48,6 +54,7 @@ run() {
 # the receiving socket: in a cgroup of its own, holding what it gets
 # (once its 64 MiB are full the rest is dropped at the socket, after the
 # ledger has charged it)
+check "the loopback device up" ip link set lo up
 CG=/sys/fs/cgroup
 grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG
 mkdir -p $CG/bench-rx
@@ -64,9 +71,50 @@ run udp-on
 check "... it charged NET_RX time to the receiver's cgroup" \
 	sh -c "magnetctl account | awk '\$1 == \"/bench-rx\" && \$3 == \"net_rx\"' | grep -q ."
 magnetctl account top 12 | sed 's/^/BENCH: /'
+
+# --- 60 s of mixed load: what went to no activity, and the residue ---------------
+# A CPU-bound loop, the UDP stream, and a writer that dirties and fsyncs
+# 16 MiB at a time on ext4 on a null_blk disk, each in a cgroup of its
+# own, from a fresh ledger; then the part of all CPUs' time that went to
+# no activity but idle (interrupts, softirqs and work items that served
+# none, kernel threads) and the residue (elapsed less charged: what was
+# charged while the counters were read), in parts per million.
+check "a memory-backed null_blk disk with ext4, for the writer" \
+	sh -c "modprobe null_blk nr_devices=1 gb=1 memory_backed=1 irqmode=2 &&
+		modprobe crc32c_generic && modprobe ext4 &&
+		/magnet/bin/mke2fs -q -t ext4 -N 1024 /dev/nullb0 &&
+		mkdir -p /mnt/bench && mount -t ext4 /dev/nullb0 /mnt/bench"
+echo '+memory +io +cpu' > $CG/cgroup.subtree_control
+for g in bench-cpu bench-tx bench-io; do mkdir -p $CG/$g; done
+ledger off
+ledger on
+M=60
+sh -c "echo \$\$ > $CG/bench-cpu/cgroup.procs
+	exec timeout $M sh -c 'while :; do :; done'" &
+load=$!
+sh -c "echo \$\$ > $CG/bench-tx/cgroup.procs
+	exec timeout $M sh -c 'while :; do magnet-test udp-calls 127.0.0.1 7001 20000 64; done'" > /dev/null &
+load="$load $!"
+sh -c "echo \$\$ > $CG/bench-io/cgroup.procs
+	exec timeout $M sh -c 'while :; do dd if=/dev/zero of=/mnt/bench/f bs=1M count=16 conv=fsync 2> /dev/null; done'" &
+load="$load $!"
+wait $load
+magnetctl -j account > /tmp/bench-mixed.json
+magnetctl account top 16 | sed 's/^/BENCH: mixed load: /'
+# field NAME: the JSON's top-level number NAME
+field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" /tmp/bench-mixed.json; }
+e=$(field elapsed_ns)
+u=$(field unattributed_ns)
+c=$(field charged_ns)
+check "the mixed load's ledger read" [ "${e:-0}" -gt 0 ]
+echo "BENCH-RECORD ledger-cost mixed-unattributed-ppm 1 $(awk -v u=$u -v e=$e 'BEGIN { printf "%.0f", u * 1e6 / e }')"
+echo "BENCH-RECORD ledger-cost mixed-residue-ppm 1 $(awk -v c=$c -v e=$e 'BEGIN { d = e - c; if (d < 0) d = -d; printf "%.1f", d * 1e6 / e }')"
+echo "BENCH-RECORD ledger-cost mixed-elapsed-ns 1 $e"
 check "the ledger off" ledger off
+umount /mnt/bench
+rmmod null_blk
 kill $rx
 wait $rx 2> /dev/null
-rmdir $CG/bench-rx
+rmdir $CG/bench-rx $CG/bench-cpu $CG/bench-tx $CG/bench-io
 check "magnet unloads" rmmod magnet
 summary
