@@ -36,7 +36,7 @@ PARAMETERS = ("BENCH_N", "BENCH_RUNS", "BENCH_TP_RUNS", "BENCH_STREAM_SECS",
 READS = {"cost": ("BENCH_N", "BENCH_RUNS", "MEM"),
          "scaling": ("BENCH_N", "BENCH_RUNS", "MEM"),
          "session-cost": ("BENCH_N", "BENCH_RUNS", "MEM"),
-         "ledger-cost": ("BENCH_N", "BENCH_RUNS", "MEM"),
+         "ledger-cost": ("BENCH_N", "BENCH_RUNS", "BENCH_STREAM_SECS", "MEM"),
          "pfilter": ("BENCH_N", "BENCH_RUNS", "MEM"),
          "throughput": ("BENCH_TP_RUNS", "MEM"),
          "stream": ("BENCH_RUNS", "BENCH_STREAM_SECS", "BENCH_STREAM_EXPERIMENTS", "MEM")}

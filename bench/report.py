@@ -924,7 +924,8 @@ SESSIONS_INTRO = (
 
 LEDGER = [
     ("calls", "getppid() loop", 1.10),
-    ("udp", "UDP datagrams of 64 bytes over loopback", 1.02),
+    # (a worst case, every boundary per datagram: the bound is the stream's)
+    ("udp", "UDP datagrams of 64 bytes over loopback", None),
 ]
 
 
@@ -939,9 +940,19 @@ def ledger_summary(doc):
         rows.append({"case": case, "off": spread(off.values()), "on": spread(on.values()),
                      "added": spread(on[i] - off[i] for i in same),
                      "ratio": spread(on[i] / off[i] for i in same), "bound": bound})
+    stream = None
+    off, on = runs.get("stream-off"), runs.get("stream-on")
+    if off and on:
+        same = sorted(set(off) & set(on))
+        stream = {"off": spread(off.values()), "on": spread(on.values()),
+                  "ratio": spread(on[i] / off[i] for i in same)}
     mixed = {k: runs[k][1] for k in ("mixed-unattributed-ppm", "mixed-residue-ppm",
                                      "mixed-elapsed-ns") if runs.get(k, {}).get(1) is not None}
-    return {"rows": rows, "mixed": mixed if len(mixed) == 3 else None}
+    return {"rows": rows, "stream": stream, "mixed": mixed if len(mixed) == 3 else None}
+
+
+# The issue's bound on the paper's stream: the ledger takes at most 2 % of it.
+LEDGER_STREAM_BOUND = 0.98
 
 
 # Vortex's bound on what no counter holds: 0.004 %; the issue's, 0.01 %.
@@ -970,8 +981,21 @@ def ledger_section(doc, path):
         out.append("| %s | %s | %s | %s | %s | %s (%s) |" % (
             what[r["case"]], fmt_spread(r["off"], "%.0f"), fmt_spread(r["on"], "%.0f"),
             fmt_spread(r["added"], "%+.0f"), fmt_spread(r["ratio"], "%.3f"),
-            "%.2f" % r["bound"], "met" if r["ratio"][0] <= r["bound"] else "missed"))
+            *(("%.2f" % r["bound"], "met" if r["ratio"][0] <= r["bound"] else "missed")
+              if r["bound"] is not None else ("none", "the stream's below"))))
     out.append("")
+    st = s.get("stream")
+    if st:
+        out += ["The paper's UDP stream (section 3's: iperf, unpaced, 8000-byte datagrams "
+                "over a veth pair, the sender on CPU 0), the ledger off and on in turn; "
+                "bytes received in %s s:\n" % doc.get("parameters", {}).get("BENCH_STREAM_SECS", 3),
+                "| ledger off | on | on / off | bound |",
+                "|---|---|---|---|",
+                "| %s | %s | %s | at least %.2f (%s) |" % (
+                    fmt_spread(st["off"], "%.0f"), fmt_spread(st["on"], "%.0f"),
+                    fmt_spread(st["ratio"], "%.3f"), LEDGER_STREAM_BOUND,
+                    "met" if st["ratio"][0] >= LEDGER_STREAM_BOUND else "missed"),
+                ""]
     m = s.get("mixed")
     if m:
         out += ["60 s of mixed load from a fresh ledger (a CPU-bound loop, the UDP "

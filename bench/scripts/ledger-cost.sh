@@ -8,7 +8,9 @@
 # ledger off and on. Each run (the fastest of five chunks of its calls)
 # prints
 #	BENCH-RECORD ledger-cost CASE RUN NS_PER_CALL
-# with CASE calls-off, calls-on, udp-off or udp-on; then 60 s of mixed
+# with CASE calls-off, calls-on, udp-off or udp-on; then the paper's UDP
+# stream, the ledger off and on (stream-off, stream-on: bytes received);
+# then 60 s of mixed
 # load (below), which prints the part of the CPUs' time that went to no
 # activity and the residue, in parts per million, as CASEs
 # mixed-unattributed-ppm and mixed-residue-ppm (and mixed-elapsed-ns).
@@ -71,6 +73,39 @@ run udp-on
 check "... it charged NET_RX time to the receiver's cgroup" \
 	sh -c "magnetctl account | awk '\$1 == \"/bench-rx\" && \$3 == \"net_rx\"' | grep -q ."
 magnetctl account top 12 | sed 's/^/BENCH: /'
+
+# --- the paper's UDP stream: what the ledger takes of it -------------------------
+# Section 3's stream (iperf, unpaced, 8000-byte datagrams, namespace A to
+# B over a veth pair of MTU 9000, the sender on CPU 0, the receiver on
+# CPU 1) for BENCH_STREAM_SECS, the ledger off and on in turn, R times:
+# the bytes B received, as
+#	BENCH-RECORD ledger-cost stream-off|stream-on RUN BYTES
+S=${BENCH_STREAM_SECS:-3}
+netns_pair && inA $IP link set va mtu 9000 && inB $IP link set vb mtu 9000
+check "two namespaces joined by a veth pair, MTU 9000" [ $? -eq 0 ]
+sysctl -qw net.core.rmem_max=8388608
+inB taskset 2 iperf -s -u -p 5001 -w 4M -y C > /tmp/rx1.csv 2> /dev/null &
+sleep 1
+# stream CASE RUN: one stream, its BENCH-RECORD line
+stream() {
+	n=$(wc -l < /tmp/rx1.csv)
+	inA taskset 1 iperf -c 10.9.0.2 -u -p 5001 -b 10G -l 8000 -t $S > /dev/null 2>&1
+	wait_for 30 sh -c "[ \$(wc -l < /tmp/rx1.csv) -gt $n ]"
+	# time,src,sport,dst,dport,id,interval,bytes,...
+	echo "BENCH-RECORD ledger-cost $1 $2 $(sed -n "$((n + 1))p" /tmp/rx1.csv | awk -F, '{ print $8 + 0 }')"
+}
+stream stream-warm-up 0 > /dev/null
+i=1
+while [ $i -le $R ]; do
+	ledger off 2> /dev/null
+	stream stream-off $i
+	ledger on
+	stream stream-on $i
+	i=$((i + 1))
+done
+check "... the ledger charged the stream's receiver" \
+	sh -c "magnetctl account | awk '\$1 == \"/\" && \$2 == \"softirq\" && \$3 == \"net_rx\"' | grep -q ."
+kill $A $B 2> /dev/null
 
 # --- 60 s of mixed load: what went to no activity, and the residue ---------------
 # A CPU-bound loop, the UDP stream, and a writer that dirties and fsyncs
