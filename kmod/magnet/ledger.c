@@ -31,7 +31,9 @@
  * softirq that completes block requests, the items are the requests
  * (block_rq_complete), the owner the io controller's cgroup of the
  * request's first bio. A packet no socket took, and the time outside
- * items (the driver's poll, GRO), stay with no activity.
+ * items (the driver's poll, GRO), stay with no activity; such a packet's
+ * row says what befell it (ledger_fate: freed as a drop, kfree_skb; else
+ * sent on, net_dev_start_xmit of the same skb; else the kernel's own).
  *
  * Served hardirqs: a hardirq that raises NET_RX or BLOCK leaves its time
  * outside items waiting on its CPU (ledger_cpu.served) for that softirq,
@@ -120,6 +122,15 @@ struct ledger_level {
 	u64 owner;		/* the item's cgroup, 0: none (yet) */
 	bool item;		/* an item is open */
 	u8 raised;		/* a hardirq: the softirqs it raised (bits) */
+	u8 fate;		/* a packet received: what befell it (bits) */
+	const struct sk_buff *skb;	/* the packet, if the item is one */
+};
+
+/* A received packet no socket took: why, a NET_RX row's NAME. */
+enum ledger_fate {
+	LEDGER_FATE_KERNEL = 1,	/* the kernel's own (ARP, ICMP, ...) */
+	LEDGER_FATE_DROPPED,	/* freed as a drop (kfree_skb) */
+	LEDGER_FATE_FORWARDED,	/* sent on (the same skb), in the softirq */
 };
 
 struct ledger_levels {
@@ -185,6 +196,10 @@ static bool ledger_by_tgid;
 static bool ledger_armed;		/* every handler in place */
 static int ledger_hp_state;		/* its CPU hotplug callbacks' */
 static unsigned long ledger_generation;
+
+static const char *const fate_names[] = {
+	NULL, "kernel", "dropped", "forwarded",
+};
 
 /* x86's interrupt vectors outside request_irq() handlers, named. */
 static const char *const vector_names[] = {
@@ -395,17 +410,25 @@ static void level_flush(struct ledger_cpu *c, struct ledger_level *lv)
 		}
 	}
 	k.cgroup = lv->owner;
+	if (lv->item && !lv->owner && k.kind == MAGNET_LEDGER_SOFTIRQ &&
+	    k.vector == NET_RX_SOFTIRQ)
+		k.what = lv->fate & BIT(LEDGER_FATE_DROPPED) ?
+			 LEDGER_FATE_DROPPED :
+			 lv->fate & BIT(LEDGER_FATE_FORWARDED) ?
+			 LEDGER_FATE_FORWARDED : LEDGER_FATE_KERNEL;
 	add(c, &k, lv->ns);
 	lv->ns = 0;
 }
 
 /* An item starts at level @lv (the one before it, if any, is done). */
 static void item_open(struct ledger_cpu *c, struct ledger_level *lv,
-		      u64 owner)
+		      u64 owner, const struct sk_buff *skb)
 {
 	level_flush(c, lv);
 	lv->item = true;
 	lv->owner = owner;
+	lv->fate = 0;
+	lv->skb = skb;
 }
 
 static void item_close(struct ledger_cpu *c, struct ledger_level *lv)
@@ -777,7 +800,7 @@ static void on_block_done(void *data, struct request *rq,
 	top = c ? top_of(c) : NULL;
 	if (top) {
 		css = rq->bio ? bio_blkcg_css(rq->bio) : NULL;
-		item_open(c, top, css ? cgroup_id(css->cgroup) : 0);
+		item_open(c, top, css ? cgroup_id(css->cgroup) : 0, NULL);
 	}
 	local_irq_restore(flags);
 }
@@ -796,7 +819,8 @@ static u64 sock_owner(const struct sock *sk)
  * during NET_RX, an ACK, is the received packet's work): the one before
  * it is done.
  */
-static void packet_start(unsigned int vec, const struct sock *sk)
+static void packet_start(unsigned int vec, const struct sk_buff *skb,
+			 const struct sock *sk)
 {
 	struct ledger_level *top;
 	unsigned long flags;
@@ -809,13 +833,13 @@ static void packet_start(unsigned int vec, const struct sock *sk)
 	top = c ? top_of(c) : NULL;
 	if (top && top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
 	    top->key.vector == vec)
-		item_open(c, top, sock_owner(sk));
+		item_open(c, top, sock_owner(sk), skb);
 	local_irq_restore(flags);
 }
 
 static void on_rx(void *data, struct sk_buff *skb)
 {
-	packet_start(NET_RX_SOFTIRQ, NULL);
+	packet_start(NET_RX_SOFTIRQ, skb, NULL);
 }
 
 /* A NAPI poll is done: what follows is not its last packet's. */
@@ -836,9 +860,39 @@ static void on_poll(void *data, struct napi_struct *napi, int work,
 	local_irq_restore(flags);
 }
 
+/* Packet @skb, received, and that no socket took yet, meets @fate. */
+static void packet_fate(const struct sk_buff *skb, enum ledger_fate fate)
+{
+	struct ledger_level *top;
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	c = &READ_ONCE(ledger)[smp_processor_id()];
+	top = c->down ? NULL : top_of(c);
+	if (top && top->item && top->skb == skb && !top->owner &&
+	    top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
+	    top->key.vector == NET_RX_SOFTIRQ)
+		top->fate |= BIT(fate);
+	local_irq_restore(flags);
+}
+
 static void on_tx(void *data, struct sk_buff *skb, struct net_device *dev)
 {
-	packet_start(NET_TX_SOFTIRQ, skb->sk);
+	/* (in NET_RX, sending on what it received) */
+	packet_fate(skb, LEDGER_FATE_FORWARDED);
+	packet_start(NET_TX_SOFTIRQ, skb, skb->sk);
+}
+
+/*
+ * kfree_skb(skb, location, ...): a packet dropped. (The arguments after
+ * these differ, 6.1 to 6.12, and are not read.)
+ */
+static void on_drop(void *data, struct sk_buff *skb, void *location)
+{
+	packet_fate(skb, LEDGER_FATE_DROPPED);
 }
 
 /* sk_filter_trim_cap(sk, skb, cap): a packet reaches a socket. */
@@ -885,6 +939,7 @@ static struct ledger_tp ledger_tps[] = {
 	{ "netif_receive_skb", on_rx },
 	{ "net_dev_start_xmit", on_tx },
 	{ "napi_poll", on_poll },
+	{ "kfree_skb", on_drop },
 	{ "block_rq_complete", on_block_done },
 	{ "writeback_start", on_wb_start },
 	{ "writeback_single_inode_start", on_wb_inode },
@@ -1131,6 +1186,9 @@ static int fill_row(struct sk_buff *skb, unsigned int cpu,
 	else if (k->kind == MAGNET_LEDGER_HARDIRQ &&
 		 k->what < ARRAY_SIZE(vector_names) && vector_names[k->what])
 		strscpy(name, vector_names[k->what], sizeof(name));
+	else if (k->kind == MAGNET_LEDGER_SOFTIRQ &&
+		 k->what < ARRAY_SIZE(fate_names) && fate_names[k->what])
+		strscpy(name, fate_names[k->what], sizeof(name));
 	if (*name && nla_put_string(skb, MAGNET_A_LEDGER_NAME, name))
 		return -EMSGSIZE;
 	return 0;

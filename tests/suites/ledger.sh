@@ -234,6 +234,25 @@ check "... r2" part 2 2
 check "... r4" part 3 4
 check "packets for no socket stay with no activity" \
 	sh -c "magnetctl account | awk '\$1 == \"-\" && \$2 == \"softirq\" && \$3 == \"net_rx\"' | grep -q ."
+# By what befell them: datagrams to a port no socket has are dropped;
+# those to 10.10.0.0/24, which B routes on to a dummy device, forwarded.
+[ -d /sys/module/dummy ] || insmod $M/kmods/dummy.ko
+check "B forwards 10.10.0.0/24 to a dummy device" sh -c "
+	inB() { nsenter -t $B -n \"\$@\"; }
+	inB $IP link add d0 type dummy && inB $IP addr add 10.10.0.1/24 dev d0 &&
+	inB $IP link set d0 up && inB sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward' &&
+	nsenter -t $A -n $IP route add 10.10.0.0/24 via 10.9.0.2"
+ledger off
+ledger on
+inA magnet-test udp-send 10.9.0.2 6999 200 100 > /dev/null
+inA magnet-test udp-send 10.10.0.5 7000 200 100 > /dev/null
+magnetctl account | awk 'NR == 1 || ($1 == "-" && $3 == "net_rx")'
+# fate NAME: the packets no socket took have a row NAME
+fate() {
+	magnetctl account | awk -v n="$1" '$1 == "-" && $2 == "softirq" && $3 == "net_rx" && $4 == n' | grep -q .
+}
+check "... and by why: dropped, to a port no socket has" fate dropped
+check "... forwarded" fate forwarded
 rmdir $CG/r1 $CG/r2 $CG/r4
 kill $A $B
 

@@ -683,8 +683,11 @@ enum magnet_cmd {
 	 *   to the next packet's, or to the end of its NAPI poll or of the
 	 *   softirq; hardirqs apart) to the cgroup of the first socket it
 	 *   reaches (sk_filter_trim_cap(): TCP, UDP, raw); a packet no local
-	 *   socket takes (forwarded, dropped, ARP) and the softirq's time
-	 *   outside packets (the driver's poll, GRO) to no activity;
+	 *   socket takes to no activity, NAME saying what befell it:
+	 *   "dropped" (freed as a drop, kfree_skb), else "forwarded" (sent
+	 *   on while the softirq had it), else "kernel" (the kernel's own:
+	 *   ARP, ICMP, neighbour discovery); the softirq's time outside
+	 *   packets (the driver's poll, GRO) to no activity, NAME absent;
 	 * - in a NET_TX softirq, a packet's time (from net_dev_start_xmit
 	 *   on) to the cgroup of the socket that sent it (skb->sk), if any;
 	 * - in a hardirq or softirq, a block request's completion (from its
