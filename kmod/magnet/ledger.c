@@ -361,6 +361,19 @@ static struct ledger_level *top_of(struct ledger_cpu *c)
 }
 
 /*
+ * This CPU's state in *@cp, and its top level or NULL (also while the
+ * CPU is going offline): what a handler looks at before it decides it
+ * has a boundary to cut. Interrupts off.
+ */
+static struct ledger_level *top_here(struct ledger_cpu **cp)
+{
+	struct ledger_cpu *c = &READ_ONCE(ledger)[smp_processor_id()];
+
+	*cp = c;
+	return c->down ? NULL : top_of(c);
+}
+
+/*
  * A boundary on this CPU: charge the span since the last one to what ran
  * until now (an interrupt level keeps it until its item's owner is
  * known). Interrupts off. Returns the CPU's state, or NULL while it is
@@ -660,8 +673,7 @@ static void on_softirq_raise(void *data, unsigned int vec)
 	if (!READ_ONCE(ledger_armed) || served_index(vec) < 0)
 		return;
 	local_irq_save(flags);
-	c = &READ_ONCE(ledger)[smp_processor_id()];
-	top = c->down ? NULL : top_of(c);
+	top = top_here(&c);
 	if (top && top->key.kind == MAGNET_LEDGER_HARDIRQ)
 		top->raised |= BIT(vec);
 	local_irq_restore(flags);
@@ -796,9 +808,9 @@ static void on_block_done(void *data, struct request *rq,
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
-	c = boundary();
-	top = c ? top_of(c) : NULL;
+	top = top_here(&c);
 	if (top) {
+		boundary();
 		css = rq->bio ? bio_blkcg_css(rq->bio) : NULL;
 		item_open(c, top, css ? cgroup_id(css->cgroup) : 0, NULL);
 	}
@@ -829,11 +841,12 @@ static void packet_start(unsigned int vec, const struct sk_buff *skb,
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
-	c = boundary();
-	top = c ? top_of(c) : NULL;
+	top = top_here(&c);
 	if (top && top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
-	    top->key.vector == vec)
+	    top->key.vector == vec) {
+		boundary();
 		item_open(c, top, sock_owner(sk), skb);
+	}
 	local_irq_restore(flags);
 }
 
@@ -853,10 +866,11 @@ static void on_poll(void *data, struct napi_struct *napi, int work,
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
-	c = boundary();
-	top = c ? top_of(c) : NULL;
-	if (top && top->key.kind == MAGNET_LEDGER_SOFTIRQ && top->item)
+	top = top_here(&c);
+	if (top && top->key.kind == MAGNET_LEDGER_SOFTIRQ && top->item) {
+		boundary();
 		item_close(c, top);
+	}
 	local_irq_restore(flags);
 }
 
@@ -870,8 +884,7 @@ static void packet_fate(const struct sk_buff *skb, enum ledger_fate fate)
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
-	c = &READ_ONCE(ledger)[smp_processor_id()];
-	top = c->down ? NULL : top_of(c);
+	top = top_here(&c);
 	if (top && top->item && top->skb == skb && !top->owner &&
 	    top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
 	    top->key.vector == NET_RX_SOFTIRQ)
@@ -906,8 +919,7 @@ static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 	if (!READ_ONCE(ledger_armed))
 		return 0;
 	local_irq_save(flags);
-	c = &READ_ONCE(ledger)[smp_processor_id()];
-	top = c->down ? NULL : top_of(c);
+	top = top_here(&c);
 	if (top && top->item && !top->owner &&
 	    top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
 	    top->key.vector == NET_RX_SOFTIRQ)
