@@ -152,6 +152,28 @@ wait_for() {
 	return 1
 }
 
+# other_cpus off|on: every CPU but CPU 0 offline, or back online. Turning
+# the ledger on or off repatches the kernel's hottest paths (the
+# scheduler's, the interrupts'), which TCG does not survive with another
+# vCPU running them (docs/testing.md): it is done with them offline.
+other_cpus() {
+	v=0
+	[ "$1" = on ] && v=1
+	for f in /sys/devices/system/cpu/cpu[1-9]*/online; do
+		[ -w "$f" ] && echo $v > "$f"
+	done
+	return 0
+}
+# ledger_set on|off [by-tgid]: magnetctl account on or off, the other
+# CPUs offline meanwhile.
+ledger_set() {
+	other_cpus off
+	magnetctl account "$@"
+	rc=$?
+	other_cpus on
+	return $rc
+}
+
 # session_probe_enabled NAME: probe NAME is enabled in a session other
 # than the default (where magnetd's probes of that name may be): what a
 # magnet-read -P has once its expression is in place, for it enables its

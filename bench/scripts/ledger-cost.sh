@@ -24,16 +24,8 @@ N=${BENCH_N:-200000}
 R=${BENCH_RUNS:-5}
 unload_all
 load_magnet
-# (on and off repatch every CPU's hottest paths: with any other vCPU
-# offline, which TCG needs; see tests/suites/ledger.sh)
-CPU1=/sys/devices/system/cpu/cpu1/online
-ledger() {
-	[ -e $CPU1 ] && echo 0 > $CPU1
-	magnetctl account "$@"
-	rc=$?
-	[ -e $CPU1 ] && echo 1 > $CPU1
-	return $rc
-}
+# (on and off with the other CPUs offline: ledger_set, tests/lib.sh)
+ledger() { ledger_set "$@"; }
 
 # chunk CASE: one chunk of N / 5 calls on CPU 0, ns per call
 chunk() {

@@ -161,20 +161,11 @@ wait $G 2>/dev/null
 echo "# gmond's exit status: $?"
 cat $GLOG | tail -n 5
 # --- the ledger's shares ------------------------------------------------------------------
-# On and off with CPU 1 offline: they repatch the hottest paths, which
-# TCG does not survive with the other vCPU running them (docs/testing.md).
-CPU1=/sys/devices/system/cpu/cpu1/online
-ledger() {
-	echo 0 > $CPU1
-	magnetctl account "$@"
-	rc=$?
-	echo 1 > $CPU1
-	return $rc
-}
+# (on and off with the other CPUs offline: ledger_set, tests/lib.sh)
 CG=/sys/fs/cgroup
 grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG
 mkdir -p $CG/busy
-check "the ledger on" ledger on
+check "the ledger on" ledger_set on
 gmond_conf /tmp/led.conf Cgroups "/busy,/"
 gmond -c /tmp/led.conf -m > /tmp/ml.out 2>&1
 grep '^magnet_cpu_' /tmp/ml.out
@@ -209,7 +200,7 @@ idle_again() { awk -v v="$(gval magnet_cpu_cgroup_busy)" 'BEGIN { exit !(v < 5) 
 check "the loop over: magnet_cpu_cgroup_busy back under 5 %" wait_for 15 idle_again
 kill -TERM $G
 wait $G 2>/dev/null
-check "the ledger off" ledger off
+check "the ledger off" ledger_set off
 rmdir $CG/busy
 
 kill -TERM $MD

@@ -15,18 +15,9 @@
 unload_all
 load_magnet
 
-# The ledger's on and off repatch the hottest paths of every CPU (the
-# scheduler's, the interrupts'), which TCG does not survive with another
-# vCPU running them (docs/testing.md): here they happen with CPU 1
-# offline. ledger on|off [by-tgid]
+# (on and off with the other CPUs offline: ledger_set, tests/lib.sh)
+ledger() { ledger_set "$@"; }
 CPU1=/sys/devices/system/cpu/cpu1/online
-ledger() {
-	echo 0 > $CPU1
-	magnetctl account "$@"
-	rc=$?
-	echo 1 > $CPU1
-	return $rc
-}
 
 CG=/sys/fs/cgroup
 mkdir -p $CG

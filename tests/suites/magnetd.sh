@@ -343,9 +343,8 @@ check "... and counts go on from where they were" wait_for 5 is udp-send.socket.
 
 # --- the ledger ----------------------------------------------------------------------
 # Turning it on or off repatches the hottest paths, which TCG does not
-# survive with the other vCPU running them (docs/testing.md): CPU 1 is
-# offline while magnetd starts and stops with "enable = true".
-CPU1=/sys/devices/system/cpu/cpu1/online
+# survive with another vCPU running them (docs/testing.md): the other CPUs
+# are offline while magnetd starts and stops with "enable = true".
 CG=/sys/fs/cgroup
 grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG
 for bad in "enable = maybe" "cgroup-depth = 65" "cgroup-root = sys/fs/cgroup"; do
@@ -361,20 +360,20 @@ LP=http://127.0.0.1:9738
 printf 'socket {\n\tpath = "%s"\n}\nprometheus {\n\tenable = true\n\tport = 9738\n}\nledger {\n\tenable = true\n}\n' \
 	$LS > /tmp/ledger.conf
 start_ledger_magnetd() {
-	echo 0 > $CPU1
+	other_cpus off
 	magnetd -c /tmp/ledger.conf >> /tmp/ledger.log 2>&1 &
 	LD=$!
 	wait_for 20 sh -c "[ -S $LS ] && magnetctl account > /dev/null"
 	rc=$?
-	echo 1 > $CPU1
+	other_cpus on
 	return $rc
 }
 stop_ledger_magnetd() {
-	echo 0 > $CPU1
+	other_cpus off
 	kill -TERM $LD
 	wait $LD
 	rc=$?
-	echo 1 > $CPU1
+	other_cpus on
 	return $rc
 }
 check "ledger { enable = true }: magnetd turns it on" start_ledger_magnetd
@@ -430,12 +429,12 @@ check "a cgroup removed before magnetd saw it: cgroup=\"(gone)\"" \
 check "SIGTERM: exit status 0" stop_ledger_magnetd
 check "... the ledger magnetd turned on is off" sh -c '! magnetctl account > /dev/null 2>&1'
 # An administrator's ledger: magnetd leaves it on.
-echo 0 > $CPU1; magnetctl account on; echo 1 > $CPU1
+ledger_set on
 check "the ledger on by the administrator; magnetd starts" start_ledger_magnetd
 check "... saying it leaves it on" grep -q 'ledger: on already' /tmp/ledger.log
 check "... SIGTERM" stop_ledger_magnetd
 check "... and the ledger is still on" magnetctl account
-echo 0 > $CPU1; magnetctl account off; echo 1 > $CPU1
+ledger_set off
 
 # --- stop -------------------------------------------------------------------------------
 
