@@ -76,15 +76,21 @@ S=${BENCH_STREAM_SECS:-3}
 netns_pair && inA $IP link set va mtu 9000 && inB $IP link set vb mtu 9000
 check "two namespaces joined by a veth pair, MTU 9000" [ $? -eq 0 ]
 sysctl -qw net.core.rmem_max=8388608
-inB taskset 2 iperf -s -u -p 5001 -w 4M -y C > /tmp/rx1.csv 2> /dev/null &
-sleep 1
-# stream CASE RUN: one stream, its BENCH-RECORD line
+# stream CASE RUN: one stream, its BENCH-RECORD line. The receiver starts
+# anew each time: turning the ledger on or off takes CPU 1, its CPU,
+# offline, and iperf's server does not survive that.
 stream() {
-	n=$(wc -l < /tmp/rx1.csv)
+	rm -f /tmp/rx1.csv
+	inB taskset 2 iperf -s -u -p 5001 -w 4M -y C > /tmp/rx1.csv 2> /dev/null &
+	srv=$!
+	sleep 1
 	inA taskset 1 iperf -c 10.9.0.2 -u -p 5001 -b 10G -l 8000 -t $S > /dev/null 2>&1
-	wait_for 30 sh -c "[ \$(wc -l < /tmp/rx1.csv) -gt $n ]"
+	wait_for 30 test -s /tmp/rx1.csv
+	# (nsenter may stay in front of iperf: by name)
+	killall iperf 2> /dev/null
+	wait $srv
 	# time,src,sport,dst,dport,id,interval,bytes,...
-	echo "BENCH-RECORD ledger-cost $1 $2 $(sed -n "$((n + 1))p" /tmp/rx1.csv | awk -F, '{ print $8 + 0 }')"
+	echo "BENCH-RECORD ledger-cost $1 $2 $(awk -F, 'NR == 1 { print $8 + 0 }' /tmp/rx1.csv)"
 }
 stream stream-warm-up 0 > /dev/null
 i=1
