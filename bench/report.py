@@ -943,9 +943,10 @@ def ledger_summary(doc):
     stream = None
     off, on = runs.get("stream-off"), runs.get("stream-on")
     if off and on:
-        same = sorted(set(off) & set(on))
-        stream = {"off": spread(off.values()), "on": spread(on.values()),
-                  "ratio": spread(on[i] / off[i] for i in same)}
+        ratios = [on[i] / off[i] for i in sorted(set(off) & set(on)) if off[i]]
+        if ratios:
+            stream = {"off": spread(off.values()), "on": spread(on.values()),
+                      "ratio": spread(ratios)}
     mixed = {k: runs[k][1] for k in ("mixed-unattributed-ppm", "mixed-residue-ppm",
                                      "mixed-elapsed-ns") if runs.get(k, {}).get(1) is not None}
     return {"rows": rows, "stream": stream, "mixed": mixed if len(mixed) == 3 else None}
@@ -998,8 +999,8 @@ def ledger_section(doc, path):
                 ""]
     m = s.get("mixed")
     if m:
-        out += ["60 s of mixed load from a fresh ledger (a CPU-bound loop, the UDP "
-                "stream above, and a writer that dirties and fsyncs 16 MiB at a time "
+        out += ["60 s of mixed load from a fresh ledger (a CPU-bound loop, the 64-byte "
+                "datagrams over loopback above, and a writer that dirties and fsyncs 16 MiB at a time "
                 "on ext4 on a null_blk disk, each in a cgroup of its own), over "
                 "%.1f s of CPU time:\n" % (m["mixed-elapsed-ns"] / 1e9),
                 "| figure | part of the CPUs' time | bound |",

@@ -106,7 +106,7 @@ check "... the ledger charged the stream's receiver" \
 kill $A $B 2> /dev/null
 
 # --- 60 s of mixed load: what went to no activity, and the residue ---------------
-# A CPU-bound loop, the UDP stream, and a writer that dirties and fsyncs
+# A CPU-bound loop, the loopback datagrams, and a writer that dirties and fsyncs
 # 16 MiB at a time on ext4 on a null_blk disk, each in a cgroup of its
 # own, from a fresh ledger; then the part of all CPUs' time that went to
 # no activity but idle (interrupts, softirqs and work items that served
