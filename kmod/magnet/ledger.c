@@ -51,7 +51,7 @@
  * an IPI; had the IPI's entry tracepoint been live before its exit's, a
  * CPU would have kept a hardirq level that never ended. An interrupt
  * under way when the ledger arms then has an exit without its entry:
- * exits pop only the level their entry pushed, and count the others.
+ * exits pop only the level their entry pushed, and ignore the others.
  *
  * Locking: ledger_lock serialises on and off; requests already are
  * (generic netlink, no parallel_ops), and a dump's callbacks run under
@@ -156,8 +156,8 @@ struct ledger_row {
 };
 
 struct ledger_cpu {
-	u64 start, last;	/* this stretch online: first, latest boundary */
-	u64 before;		/* elapsed in earlier stretches online */
+	u64 last;		/* the latest boundary */
+	u64 elapsed;		/* from first boundary to last, online */
 	bool started;
 	bool down;		/* going offline, or not back yet: no boundary */
 	struct ledger_levels l;
@@ -183,6 +183,7 @@ struct ledger_cpu {
  */
 struct ledger_carry {
 	raw_spinlock_t lock;
+	atomic_t used;		/* slots with a key: none, nothing to take */
 	struct {
 		const void *key;
 		struct ledger_work w;
@@ -252,6 +253,8 @@ static void carry_put(struct ledger_carry *t, const void *key,
 
 	BUILD_BUG_ON(!is_power_of_2(LEDGER_CARRY));
 	raw_spin_lock_irqsave(&t->lock, flags);
+	if (!t->slot[h].key)
+		atomic_inc(&t->used);
 	t->slot[h].key = key;
 	t->slot[h].w = *w;
 	raw_spin_unlock_irqrestore(&t->lock, flags);
@@ -265,11 +268,14 @@ static bool carry_take(struct ledger_carry *t, const void *key,
 	unsigned long flags;
 	bool found;
 
+	if (!atomic_read(&t->used))
+		return false;
 	raw_spin_lock_irqsave(&t->lock, flags);
 	found = t->slot[h].key == key;
 	if (found) {
 		*w = t->slot[h].w;
 		t->slot[h].key = NULL;
+		atomic_dec(&t->used);
 	}
 	raw_spin_unlock_irqrestore(&t->lock, flags);
 	return found;
@@ -388,8 +394,7 @@ static struct ledger_cpu *boundary(void)
 	if (c->down)
 		return NULL;
 	if (!c->started) {
-		WRITE_ONCE(c->start, now);
-		WRITE_ONCE(c->last, now);
+		c->last = now;
 		c->started = true;
 		return c;
 	}
@@ -399,7 +404,9 @@ static struct ledger_cpu *boundary(void)
 		c->l.stack[c->l.depth - 1].ns += now - c->last;
 	else
 		charge_task(c, now - c->last);
-	WRITE_ONCE(c->last, now);
+	/* (one writer, one store: a reader never sees it torn or go back) */
+	WRITE_ONCE(c->elapsed, c->elapsed + now - c->last);
+	c->last = now;
 	return c;
 }
 
@@ -720,7 +727,8 @@ static void on_work_start(void *data, struct work_struct *work)
 	unsigned long flags;
 	struct ledger_cpu *c;
 
-	if (!READ_ONCE(ledger_armed))
+	/* (a BH work item, 6.9 on, runs in its softirq: that level's) */
+	if (!READ_ONCE(ledger_armed) || !in_task())
 		return;
 	local_irq_save(flags);
 	c = boundary();
@@ -742,7 +750,7 @@ static void on_work_end(void *data, struct work_struct *work,
 	unsigned long flags;
 	struct ledger_cpu *c;
 
-	if (!READ_ONCE(ledger_armed))
+	if (!READ_ONCE(ledger_armed) || !in_task())
 		return;
 	local_irq_save(flags);
 	c = boundary();
@@ -920,9 +928,11 @@ static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 		return 0;
 	local_irq_save(flags);
 	top = top_here(&c);
+	/* (netlink's deliveries pass there too: a listener is no owner) */
 	if (top && top->item && !top->owner &&
 	    top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
-	    top->key.vector == NET_RX_SOFTIRQ)
+	    top->key.vector == NET_RX_SOFTIRQ &&
+	    (sk->sk_family == AF_INET || sk->sk_family == AF_INET6))
 		top->owner = sock_owner(sk);
 	local_irq_restore(flags);
 	return 0;
@@ -1034,9 +1044,13 @@ static int ledger_cpu_down(unsigned int cpu)
 	c = &ledger[cpu];
 	if (c->started)
 		boundary();
-	WRITE_ONCE(c->before, c->before + c->last - c->start);
-	WRITE_ONCE(c->start, c->last);
 	flush_all(c);
+	/* PREEMPT_RT: a softirq task preempted here ends it elsewhere */
+	if (c->parked_task) {
+		c->l = c->parked;
+		flush_all(c);
+		c->parked_task = NULL;
+	}
 	c->started = false;
 	c->down = true;
 	c->l.depth = 0;
@@ -1255,9 +1269,7 @@ int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
 			if (r ? fill_row(skb, cpu, r) :
 			    (nla_put_u32(skb, MAGNET_A_LEDGER_CPU, cpu) ||
 			     nla_put_u64_64bit(skb, MAGNET_A_LEDGER_ELAPSED,
-					       READ_ONCE(c->before) +
-					       READ_ONCE(c->last) -
-					       READ_ONCE(c->start),
+					       READ_ONCE(c->elapsed),
 					       MAGNET_A_PAD))) {
 				genlmsg_cancel(skb, hdr);
 				goto full;

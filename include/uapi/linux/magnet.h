@@ -682,7 +682,8 @@ enum magnet_cmd {
 	 * - in a NET_RX softirq, a packet's time (from its netif_receive_skb
 	 *   to the next packet's, or to the end of its NAPI poll or of the
 	 *   softirq; hardirqs apart) to the cgroup of the first socket it
-	 *   reaches (sk_filter_trim_cap(): TCP, UDP, raw); a packet no local
+	 *   reaches (sk_filter_trim_cap(): TCP, UDP, raw; netlink sockets,
+	 *   which pass there too, are not owners); a packet no local
 	 *   socket takes to no activity, NAME saying what befell it:
 	 *   "dropped" (freed as a drop, kfree_skb), else "forwarded" (sent
 	 *   on while the softirq had it), else "kernel" (the kernel's own:
@@ -700,7 +701,8 @@ enum magnet_cmd {
 	 *   for that softirq on its CPU: its time outside requests is split
 	 *   among the cgroups that softirq charges, in proportion to their
 	 *   time in it (four at most; the rest, and what no activity had,
-	 *   to no activity). It cannot know whether a later packet or
+	 *   to no activity; two hardirqs at most wait on a CPU for one
+	 *   softirq, a third goes to no activity at once). It cannot know whether a later packet or
 	 *   request was the hardirq's or another's.
 	 * A socket's cgroup is the one its creator was in when it was made.
 	 * Interrupt entry and exit code outside the handlers' tracepoints
@@ -884,7 +886,8 @@ enum magnet_attr {
 	MAGNET_A_LEDGER_KIND,	/* u8, LEDGER_GET: enum magnet_ledger_kind */
 	MAGNET_A_LEDGER_VECTOR,	/* u32, LEDGER_GET: the softirq or irq */
 	MAGNET_A_LEDGER_NAME,	/* string, LEDGER_GET: a work item's function,
-				 * an interrupt vector's name
+				 * an interrupt vector's name, what befell
+				 * received packets no socket took
 				 */
 	MAGNET_A_LEDGER_NS,	/* u64, LEDGER_GET: nanoseconds charged */
 
