@@ -426,8 +426,19 @@ rmdir $CG/brief
 curl -s $LP/metrics > /tmp/lprom.txt
 check "a cgroup removed before magnetd saw it: cgroup=\"(gone)\"" \
 	grep -q '^magnet_cpu_seconds_total{cgroup="(gone)",kind="user"} ' /tmp/lprom.txt
+# a cgroup whose name is not UTF-8 (any bytes will do): U+FFFD in its
+# label, not a page Prometheus refuses whole
+bad=$(printf 'bad\377')
+mkdir -p "$CG/$bad"
+sh -c "echo \$\$ > '$CG/$bad/cgroup.procs'; exec timeout 1 sh -c 'while :; do :; done'"
+curl -s $LP/metrics > /tmp/lprom.txt
+check "a cgroup named in bytes that are not UTF-8: its label has U+FFFD instead" \
+	grep -q "^magnet_cpu_seconds_total{cgroup=\"/bad$(printf '\357\277\275')\",kind=\"user\"} " /tmp/lprom.txt
+check "... and no byte of the page is outside UTF-8" sh -c "! grep -q '$(printf '\377')' /tmp/lprom.txt"
+rmdir "$CG/$bad"
 check "SIGTERM: exit status 0" stop_ledger_magnetd
-check "... the ledger magnetd turned on is off" sh -c '! magnetctl account > /dev/null 2>&1'
+check "... the ledger magnetd turned on is off" \
+	sh -c 'magnetctl account 2>&1 | grep -q "the ledger is off"'
 # An administrator's ledger: magnetd leaves it on.
 ledger_set on
 check "the ledger on by the administrator; magnetd starts" start_ledger_magnetd
