@@ -650,9 +650,10 @@ enum magnet_cmd {
 	 * what ran on the CPU until then. So on each CPU the rows add up to
 	 * LEDGER_ELAPSED exactly: the time from the first boundary the CPU
 	 * saw to the last, less the time it was offline (from its going
-	 * down to its first boundary back); nothing is sampled. A task's own time is split
-	 * into USER and SYSTEM in the proportion the kernel's tick sampling
-	 * gives the task over its life (utime:stime, as /proc/PID/stat).
+	 * down to its first boundary back); nothing is sampled. A task's own
+	 * time is split into USER and SYSTEM in the proportion the kernel's
+	 * tick sampling gives the task over its life (utime:stime, as
+	 * /proc/PID/stat).
 	 * Charging rules, and what they cannot know:
 	 * - a task's time to its cgroup (LEDGER_CGROUP: the cgroup's id,
 	 *   its directory's inode number in the cgroup2 file system);
@@ -702,9 +703,14 @@ enum magnet_cmd {
 	 *   among the cgroups that softirq charges, in proportion to their
 	 *   time in it (four at most; the rest, and what no activity had,
 	 *   to no activity; two hardirqs at most wait on a CPU for one
-	 *   softirq, a third goes to no activity at once). It cannot know whether a later packet or
-	 *   request was the hardirq's or another's.
+	 *   softirq, a third goes to no activity at once). It cannot know
+	 *   whether a later packet or request was the hardirq's or
+	 *   another's.
 	 * A socket's cgroup is the one its creator was in when it was made.
+	 * A driver that hands its packets over in lists (GRO's batches, up to
+	 * gro_normal_batch) starts every packet of a list before the
+	 * protocols see any: the list's protocol work is charged to the
+	 * owner of its last packet.
 	 * Interrupt entry and exit code outside the handlers' tracepoints
 	 * goes to what it interrupted. On PREEMPT_RT, interrupt handlers run
 	 * in threads (KTHREAD), and a softirq's task preempted keeps its
