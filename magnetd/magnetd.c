@@ -382,8 +382,14 @@ static void reload(struct daemon *d)
 		log_warn("reload: prometheus settings change only at restart");
 	detach(d);
 	d->cfg = cfg;
-	/* cgroup-root and cgroup-depth may have changed: paths found anew */
-	account_free(d);
+	/*
+	 * Paths found anew only if cgroup-root or cgroup-depth changed: a
+	 * cgroup removed since it was first seen would be "(gone)" and its
+	 * series would go down, which Prometheus takes for a reset.
+	 */
+	if (strcmp(old->ledger.cgroup_root, cfg->ledger.cgroup_root) ||
+	    old->ledger.cgroup_depth != cfg->ledger.cgroup_depth)
+		account_free(d);
 	ev_timer_set(&d->tick, cfg->metrics.interval_s,
 		     cfg->metrics.interval_s);
 	ev_timer_again(d->loop, &d->tick);

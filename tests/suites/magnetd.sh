@@ -419,6 +419,13 @@ rmdir $CG/busy
 s2=$(seconds user system)
 check "a cgroup removed keeps its path and its seconds ($s2 s)" \
 	awk -v s="$s2" -v s1="$s1" 'BEGIN { exit !(s >= s1 + 3) }'
+# a reload keeps what magnetd learnt: the removed cgroup's series does not
+# go down (Prometheus would take it for a counter reset)
+kill -HUP $LD
+wait_for 10 grep -q 'reload: .* installed' /tmp/ledger.log
+s3=$(seconds user system)
+check "a reload keeps the removed cgroup's path, its series not going down ($s3 s)" \
+	awk -v s="$s3" -v s2="$s2" 'BEGIN { exit !(s >= s2) }'
 # one removed before magnetd saw it: "(gone)"
 mkdir -p $CG/brief
 sh -c "echo \$\$ > $CG/brief/cgroup.procs; exec timeout 1 sh -c 'while :; do :; done'"
