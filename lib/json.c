@@ -8,8 +8,7 @@
 
 #include "json.h"
 
-/* Length of the valid UTF-8 sequence at @s, 0 if it is not one. */
-static size_t utf8_length(const unsigned char *s)
+size_t utf8_length(const unsigned char *s)
 {
 	size_t len, i;
 

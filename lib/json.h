@@ -19,12 +19,20 @@
 #ifndef MAGNET_JSON_H
 #define MAGNET_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #define JSON_SAFE_INT_MAX	(1ULL << 53)
 
 void json_string(FILE *f, const char *s);
+/*
+ * The length of the valid UTF-8 sequence at @s (1 to 4), 0 if there is
+ * none (a bad or truncated sequence, an overlong form, a surrogate, a
+ * code point above U+10FFFF): the strings' rule, which magnetd's
+ * Prometheus label values follow too.
+ */
+size_t utf8_length(const unsigned char *s);
 void json_u64(FILE *f, uint64_t v);
 void json_s64(FILE *f, int64_t v);
 

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "exposition.h"
+#include "json.h"
 #include "words.h"
 
 struct out {
@@ -100,39 +101,6 @@ add(struct out *o, const char *fmt, ...)
 }
 
 /*
- * The length of the valid UTF-8 sequence at @v (1 to 4), or 0 if there is
- * none (a bad or truncated sequence, an overlong form, a surrogate).
- */
-static size_t utf8_len(const unsigned char *v)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n, i;
-
-	if (v[0] < 0x80)
-		return 1;
-	if (v[0] >= 0xc2 && v[0] <= 0xdf)
-		n = 2;
-	else if (v[0] >= 0xe0 && v[0] <= 0xef)
-		n = 3;
-	else if (v[0] >= 0xf0 && v[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (v[0] == 0xe0)
-		lo = 0xa0;
-	else if (v[0] == 0xed)
-		hi = 0x9f;
-	else if (v[0] == 0xf0)
-		lo = 0x90;
-	else if (v[0] == 0xf4)
-		hi = 0x8f;
-	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
-		if (v[i] < lo || v[i] > hi)
-			return 0;
-	return n;
-}
-
-/*
  * A label value, escaped as both formats want (\\, \", \n); a byte that
  * is not UTF-8 (a cgroup's name may be any bytes, and one bad label fails
  * the whole scrape) becomes U+FFFD.
@@ -143,7 +111,7 @@ static void fmt_label(char *s, size_t len, const char *v)
 	size_t n = 0, k;
 
 	while (*u && n + 4 < len) {
-		k = utf8_len(u);
+		k = utf8_length(u);
 		if (*u == '\\' || *u == '"' || *u == '\n') {
 			s[n++] = '\\';
 			s[n++] = *u == '\n' ? 'n' : *u;
