@@ -834,13 +834,32 @@ static u64 sock_owner(const struct sock *sk)
 					 &sk->sk_cgrp_data));
 }
 
-/*
- * A packet starts in a softirq of vector @vec (and only there: a send
- * during NET_RX, an ACK, is the received packet's work): the one before
- * it is done.
- */
-static void packet_start(unsigned int vec, const struct sk_buff *skb,
-			 const struct sock *sk)
+/* @top is a level of a softirq of vector @vec. */
+static bool softirq_of(const struct ledger_level *top, unsigned int vec)
+{
+	return top && top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
+	       top->key.vector == vec;
+}
+
+/* A packet starts in softirq @vec's level @top: the one before is done. */
+static void packet_start(struct ledger_cpu *c, struct ledger_level *top,
+			 const struct sk_buff *skb, const struct sock *sk)
+{
+	boundary();
+	item_open(c, top, sock_owner(sk), skb);
+}
+
+/* Packet @skb, received, and that no socket took yet, meets @fate. */
+static void packet_fate(struct ledger_level *top, const struct sk_buff *skb,
+			enum ledger_fate fate)
+{
+	if (softirq_of(top, NET_RX_SOFTIRQ) && top->item &&
+	    top->skb == skb && !top->owner)
+		top->fate |= BIT(fate);
+}
+
+/* netif_receive_skb: a packet starts, if in NET_RX (its owner to come) */
+static void on_rx(void *data, struct sk_buff *skb)
 {
 	struct ledger_level *top;
 	unsigned long flags;
@@ -850,17 +869,9 @@ static void packet_start(unsigned int vec, const struct sk_buff *skb,
 		return;
 	local_irq_save(flags);
 	top = top_here(&c);
-	if (top && top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
-	    top->key.vector == vec) {
-		boundary();
-		item_open(c, top, sock_owner(sk), skb);
-	}
+	if (softirq_of(top, NET_RX_SOFTIRQ))
+		packet_start(c, top, skb, NULL);
 	local_irq_restore(flags);
-}
-
-static void on_rx(void *data, struct sk_buff *skb)
-{
-	packet_start(NET_RX_SOFTIRQ, skb, NULL);
 }
 
 /* A NAPI poll is done: what follows is not its last packet's. */
@@ -882,8 +893,12 @@ static void on_poll(void *data, struct napi_struct *napi, int work,
 	local_irq_restore(flags);
 }
 
-/* Packet @skb, received, and that no socket took yet, meets @fate. */
-static void packet_fate(const struct sk_buff *skb, enum ledger_fate fate)
+/*
+ * net_dev_start_xmit: in NET_TX a packet starts, its sender's; in NET_RX
+ * the packet it has open is sent on. (A send elsewhere, in a task or
+ * during NET_RX for another packet, an ACK, is that context's work.)
+ */
+static void on_tx(void *data, struct sk_buff *skb, struct net_device *dev)
 {
 	struct ledger_level *top;
 	unsigned long flags;
@@ -893,18 +908,11 @@ static void packet_fate(const struct sk_buff *skb, enum ledger_fate fate)
 		return;
 	local_irq_save(flags);
 	top = top_here(&c);
-	if (top && top->item && top->skb == skb && !top->owner &&
-	    top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
-	    top->key.vector == NET_RX_SOFTIRQ)
-		top->fate |= BIT(fate);
+	if (softirq_of(top, NET_TX_SOFTIRQ))
+		packet_start(c, top, skb, skb->sk);
+	else
+		packet_fate(top, skb, LEDGER_FATE_FORWARDED);
 	local_irq_restore(flags);
-}
-
-static void on_tx(void *data, struct sk_buff *skb, struct net_device *dev)
-{
-	/* (in NET_RX, sending on what it received) */
-	packet_fate(skb, LEDGER_FATE_FORWARDED);
-	packet_start(NET_TX_SOFTIRQ, skb, skb->sk);
 }
 
 /*
@@ -913,7 +921,16 @@ static void on_tx(void *data, struct sk_buff *skb, struct net_device *dev)
  */
 static void on_drop(void *data, struct sk_buff *skb, void *location)
 {
-	packet_fate(skb, LEDGER_FATE_DROPPED);
+	struct ledger_level *top;
+	unsigned long flags;
+	struct ledger_cpu *c;
+
+	if (!READ_ONCE(ledger_armed))
+		return;
+	local_irq_save(flags);
+	top = top_here(&c);
+	packet_fate(top, skb, LEDGER_FATE_DROPPED);
+	local_irq_restore(flags);
 }
 
 /* sk_filter_trim_cap(sk, skb, cap): a packet reaches a socket. */
@@ -929,9 +946,7 @@ static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 	local_irq_save(flags);
 	top = top_here(&c);
 	/* (netlink's deliveries pass there too: a listener is no owner) */
-	if (top && top->item && !top->owner &&
-	    top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
-	    top->key.vector == NET_RX_SOFTIRQ &&
+	if (softirq_of(top, NET_RX_SOFTIRQ) && top->item && !top->owner &&
 	    (sk->sk_family == AF_INET || sk->sk_family == AF_INET6))
 		top->owner = sock_owner(sk);
 	local_irq_restore(flags);
