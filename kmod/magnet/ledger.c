@@ -23,17 +23,23 @@
  * charges it, at each item boundary and at its end, to the owner of the
  * item it works on, or to none. In a NET_RX or NET_TX softirq the items
  * are packets, from one packet's start (netif_receive_skb,
- * net_dev_start_xmit) to the next's, or to the end of the NAPI poll that
- * received it (napi_poll) or of the softirq; the owner is the cgroup of
- * its socket: for a packet received, the first socket it is delivered to
- * (sk_filter_trim_cap(), which every TCP, UDP and raw delivery passes);
- * for one sent, the socket that sent it (skb->sk). In a hardirq or a
- * softirq that completes block requests, the items are the requests
- * (block_rq_complete), the owner the io controller's cgroup of the
- * request's first bio. A packet no socket took, and the time outside
- * items (the driver's poll, GRO), stay with no activity; such a packet's
- * row says what befell it (ledger_fate: freed as a drop, kfree_skb; else
- * sent on, net_dev_start_xmit of the same skb; else the kernel's own).
+ * net_dev_start_xmit) to the next's or to the end of the softirq; the
+ * owner is the cgroup of its socket: for a packet received, the socket
+ * it is delivered to (sk_filter_trim_cap(), which every TCP, UDP and raw
+ * delivery passes); for one sent, the socket that sent it (skb->sk). In
+ * a hardirq or a softirq that completes block requests, the items are
+ * the requests (block_rq_complete), the owner the io controller's cgroup
+ * of the request's first bio. A level's time before its first item is
+ * that item's: the first start cuts no boundary, so a softirq that
+ * handles one packet reads the clock at its entry and exit only. A
+ * delivery of a packet other than the open item's (the packets of a GRO
+ * list all start before the first is delivered; a clone for a second
+ * socket) cuts one: the time since goes to the open item's owner, or if
+ * it has none yet to this delivery's, and the delivered packet becomes
+ * the item. A packet no socket took, and a level's time with no item at
+ * all, stay with no activity; such a packet's row says what befell it
+ * (ledger_fate: freed as a drop, kfree_skb; else sent on,
+ * net_dev_start_xmit of the same skb; else the kernel's own).
  *
  * Served hardirqs: a hardirq that raises NET_RX or BLOCK leaves its time
  * outside items waiting on its CPU (ledger_cpu.served) for that softirq,
@@ -440,22 +446,28 @@ static void level_flush(struct ledger_cpu *c, struct ledger_level *lv)
 	lv->ns = 0;
 }
 
-/* An item starts at level @lv (the one before it, if any, is done). */
+/*
+ * An item starts at level @lv: the one before it, if any, is done; if
+ * none, the level's time so far is this one's.
+ */
 static void item_open(struct ledger_cpu *c, struct ledger_level *lv,
 		      u64 owner, const struct sk_buff *skb)
 {
-	level_flush(c, lv);
+	if (lv->item)
+		level_flush(c, lv);
 	lv->item = true;
 	lv->owner = owner;
 	lv->fate = 0;
 	lv->skb = skb;
 }
 
-static void item_close(struct ledger_cpu *c, struct ledger_level *lv)
+/* An item starts at level @lv now: a boundary if one is open before it. */
+static void item_start(struct ledger_cpu *c, struct ledger_level *lv,
+		       u64 owner, const struct sk_buff *skb)
 {
-	level_flush(c, lv);
-	lv->item = false;
-	lv->owner = 0;
+	if (lv->item)
+		boundary();
+	item_open(c, lv, owner, skb);
 }
 
 /* The softirqs that may serve a hardirq: their index in ->served. */
@@ -818,9 +830,8 @@ static void on_block_done(void *data, struct request *rq,
 	local_irq_save(flags);
 	top = top_here(&c);
 	if (top) {
-		boundary();
 		css = rq->bio ? bio_blkcg_css(rq->bio) : NULL;
-		item_open(c, top, css ? cgroup_id(css->cgroup) : 0, NULL);
+		item_start(c, top, css ? cgroup_id(css->cgroup) : 0, NULL);
 	}
 	local_irq_restore(flags);
 }
@@ -839,14 +850,6 @@ static bool softirq_of(const struct ledger_level *top, unsigned int vec)
 {
 	return top && top->key.kind == MAGNET_LEDGER_SOFTIRQ &&
 	       top->key.vector == vec;
-}
-
-/* A packet starts in softirq @vec's level @top: the one before is done. */
-static void packet_start(struct ledger_cpu *c, struct ledger_level *top,
-			 const struct sk_buff *skb, const struct sock *sk)
-{
-	boundary();
-	item_open(c, top, sock_owner(sk), skb);
 }
 
 /* Packet @skb, received, and that no socket took yet, meets @fate. */
@@ -870,26 +873,7 @@ static void on_rx(void *data, struct sk_buff *skb)
 	local_irq_save(flags);
 	top = top_here(&c);
 	if (softirq_of(top, NET_RX_SOFTIRQ))
-		packet_start(c, top, skb, NULL);
-	local_irq_restore(flags);
-}
-
-/* A NAPI poll is done: what follows is not its last packet's. */
-static void on_poll(void *data, struct napi_struct *napi, int work,
-		    int budget)
-{
-	struct ledger_level *top;
-	unsigned long flags;
-	struct ledger_cpu *c;
-
-	if (!READ_ONCE(ledger_armed))
-		return;
-	local_irq_save(flags);
-	top = top_here(&c);
-	if (top && top->key.kind == MAGNET_LEDGER_SOFTIRQ && top->item) {
-		boundary();
-		item_close(c, top);
-	}
+		item_start(c, top, 0, skb);
 	local_irq_restore(flags);
 }
 
@@ -909,7 +893,7 @@ static void on_tx(void *data, struct sk_buff *skb, struct net_device *dev)
 	local_irq_save(flags);
 	top = top_here(&c);
 	if (softirq_of(top, NET_TX_SOFTIRQ))
-		packet_start(c, top, skb, skb->sk);
+		item_start(c, top, sock_owner(skb->sk), skb);
 	else
 		packet_fate(top, skb, LEDGER_FATE_FORWARDED);
 	local_irq_restore(flags);
@@ -933,22 +917,35 @@ static void on_drop(void *data, struct sk_buff *skb, void *location)
 	local_irq_restore(flags);
 }
 
-/* sk_filter_trim_cap(sk, skb, cap): a packet reaches a socket. */
+/*
+ * sk_filter_trim_cap(sk, skb, ...): a packet reaches a socket. If it is
+ * not the open item (a GRO list's, a clone), it becomes the item.
+ */
 static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	const void *skb = (void *)regs_get_kernel_argument(regs, 1);
 	struct ledger_level *top;
 	unsigned long flags;
 	struct ledger_cpu *c;
+	u64 owner;
 
 	if (!READ_ONCE(ledger_armed))
 		return 0;
 	local_irq_save(flags);
 	top = top_here(&c);
 	/* (netlink's deliveries pass there too: a listener is no owner) */
-	if (softirq_of(top, NET_RX_SOFTIRQ) && top->item && !top->owner &&
-	    (sk->sk_family == AF_INET || sk->sk_family == AF_INET6))
-		top->owner = sock_owner(sk);
+	if (!softirq_of(top, NET_RX_SOFTIRQ) || !top->item ||
+	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6))
+		goto out;
+	owner = sock_owner(sk);
+	if (!top->owner)
+		top->owner = owner;
+	if (skb != top->skb) {
+		boundary();
+		item_open(c, top, owner, skb);
+	}
+out:
 	local_irq_restore(flags);
 	return 0;
 }
@@ -975,7 +972,6 @@ static struct ledger_tp ledger_tps[] = {
 	{ "workqueue_execute_end", on_work_end },
 	{ "netif_receive_skb", on_rx },
 	{ "net_dev_start_xmit", on_tx },
-	{ "napi_poll", on_poll },
 	{ "kfree_skb", on_drop },
 	{ "block_rq_complete", on_block_done },
 	{ "writeback_start", on_wb_start },

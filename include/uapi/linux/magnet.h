@@ -681,22 +681,32 @@ enum magnet_cmd {
 	 *   8 HRTIMER, 9 RCU) to no activity, but for packets, block
 	 *   requests and the hardirqs that lead to them:
 	 * - in a NET_RX softirq, a packet's time (from its netif_receive_skb
-	 *   to the next packet's, or to the end of its NAPI poll or of the
-	 *   softirq; hardirqs apart) to the cgroup of the first socket it
-	 *   reaches (sk_filter_trim_cap(): TCP, UDP, raw; netlink sockets,
-	 *   which pass there too, are not owners); a packet no local
-	 *   socket takes to no activity, NAME saying what befell it:
-	 *   "dropped" (freed as a drop, kfree_skb), else "forwarded" (sent
-	 *   on while the softirq had it), else "kernel" (the kernel's own:
-	 *   ARP, ICMP, neighbour discovery); the softirq's time outside
-	 *   packets (the driver's poll, GRO) to no activity, NAME absent;
+	 *   to the next packet's or to the end of the softirq; hardirqs
+	 *   apart) to the cgroup of the socket it reaches
+	 *   (sk_filter_trim_cap(): TCP, UDP, raw; netlink sockets, which
+	 *   pass there too, are not owners); a packet no local socket takes
+	 *   to no activity, NAME saying what befell it: "dropped" (freed as
+	 *   a drop, kfree_skb), else "forwarded" (sent on while the softirq
+	 *   had it), else "kernel" (the kernel's own: ARP, ICMP, neighbour
+	 *   discovery). The softirq's time before its first packet (the
+	 *   driver's poll) is the first packet's, after its last the
+	 *   last's; a softirq with no packet, to no activity, NAME absent.
+	 *   A packet delivered to several sockets (multicast, raw sockets)
+	 *   is split at each delivery after the first: the time since goes
+	 *   to the socket before. A driver that hands its packets over in
+	 *   lists (GRO's batches) starts every packet of a list before the
+	 *   protocols see any: each start but the last's goes to no
+	 *   activity as "kernel", then each delivery cuts the list's time
+	 *   from the one before, the first taking the time up to it;
 	 * - in a NET_TX softirq, a packet's time (from net_dev_start_xmit
-	 *   on) to the cgroup of the socket that sent it (skb->sk), if any;
+	 *   to the next's or the softirq's end; before the first, the
+	 *   first's) to the cgroup of the socket that sent it (skb->sk), if
+	 *   any;
 	 * - in a hardirq or softirq, a block request's completion (from its
 	 *   block_rq_complete to the next request's, or to the end of the
 	 *   level) to the cgroup that submitted it (the io controller's
 	 *   cgroup of its first bio: for writeback, the pages' owner's);
-	 *   what the handler does before its first request, to no activity.
+	 *   what the handler does before its first request, to the first.
 	 *   A completion in the submitter's own task is that task's time;
 	 * - a hardirq that raises NET_RX or BLOCK (a NIC's, a disk's) waits
 	 *   for that softirq on its CPU: its time outside requests is split
@@ -707,10 +717,6 @@ enum magnet_cmd {
 	 *   whether a later packet or request was the hardirq's or
 	 *   another's.
 	 * A socket's cgroup is the one its creator was in when it was made.
-	 * A driver that hands its packets over in lists (GRO's batches, up to
-	 * gro_normal_batch) starts every packet of a list before the
-	 * protocols see any: the list's protocol work is charged to the
-	 * owner of its last packet.
 	 * Interrupt entry and exit code outside the handlers' tracepoints
 	 * goes to what it interrupted. On PREEMPT_RT, interrupt handlers run
 	 * in threads (KTHREAD), and a softirq's task preempted keeps its
