@@ -72,12 +72,14 @@
 #include <linux/blk-mq.h>
 #include <linux/cgroup.h>
 #include <linux/cpuhotplug.h>
+#include <linux/ftrace.h>
 #include <linux/hash.h>
 #include <linux/interrupt.h>
-#include <linux/kprobes.h>
 #include <linux/irqflags.h>
 #include <linux/math64.h>
 #include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/trace_recursion.h>
 #include <linux/tracepoint.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
@@ -85,6 +87,7 @@
 #include <net/genetlink.h>
 #include <net/sock.h>
 
+#include "compat.h"
 #include "magnet.h"
 
 /* (the tracepoints' arguments the ledger passes by) */
@@ -103,7 +106,7 @@ struct ledger_key {
 	u32 tgid;
 	u32 vector;
 	u32 kind;
-	u32 pad;		/* zero: keys compare whole */
+	u32 pad;		/* (zero) */
 };
 
 /*
@@ -161,12 +164,24 @@ struct ledger_row {
 	u32 used;
 };
 
+/*
+ * The task this CPU last charged, and its rows: while it runs on, in the
+ * same css_set, its key is the same, and its rows are found without a
+ * search ([0] USER or IDLE, [1] SYSTEM; NULL until first charged).
+ */
+struct ledger_task {
+	const struct task_struct *task;
+	const void *cset;
+	struct ledger_row *row[2];
+};
+
 struct ledger_cpu {
 	u64 last;		/* the latest boundary */
 	u64 elapsed;		/* from first boundary to last, online */
 	bool started;
 	bool down;		/* going offline, or not back yet: no boundary */
 	struct ledger_levels l;
+	struct ledger_task task;
 	/*
 	 * PREEMPT_RT runs softirqs in tasks that may be preempted: the
 	 * levels of the one preempted in a softirq (softirqs on a CPU are
@@ -235,20 +250,24 @@ static struct ledger_row *row_of(struct ledger_cpu *c,
 			smp_store_release(&r->used, 1);
 			return r;
 		}
-		if (!memcmp(&r->key, k, sizeof(*k)))
+		if (r->key.cgroup == k->cgroup && r->key.what == k->what &&
+		    r->key.tgid == k->tgid && r->key.vector == k->vector &&
+		    r->key.kind == k->kind)
 			return r;
 	}
 	return &c->overflow;
 }
 
+/* (one writer, one store: a reader sees the row's time whole) */
+static void row_add(struct ledger_row *r, u64 ns)
+{
+	WRITE_ONCE(r->ns, r->ns + ns);
+}
+
 static void add(struct ledger_cpu *c, const struct ledger_key *k, u64 ns)
 {
-	struct ledger_row *r;
-
-	if (!ns)
-		return;
-	r = row_of(c, k);
-	WRITE_ONCE(r->ns, r->ns + ns);
+	if (ns)
+		row_add(row_of(c, k), ns);
 }
 
 static void carry_put(struct ledger_carry *t, const void *key,
@@ -320,19 +339,48 @@ static struct ledger_work *work_slot(struct ledger_cpu *c,
 }
 
 /* The task level: what current is doing, for @ns of it. */
+/*
+ * @ns to row @i of this CPU's task (struct ledger_task), found with key
+ * @k the first time.
+ */
+static void charge_row(struct ledger_cpu *c, unsigned int i,
+		       const struct ledger_key *k, u64 ns)
+{
+	if (!ns)
+		return;
+	if (!c->task.row[i])
+		c->task.row[i] = row_of(c, k);
+	row_add(c->task.row[i], ns);
+}
+
 static void charge_task(struct ledger_cpu *c, u64 ns)
 {
 	struct task_struct *t = current;
+	const void *cset = rcu_access_pointer(t->cgroups);
 	struct ledger_key k = {};
 	u64 user, sys, u;
 	struct ledger_work *w;
 
+	/*
+	 * (a task moved to another cgroup has another css_set; one freed
+	 * and reused for a third cgroup while the task moves twice between
+	 * two of this CPU's boundaries would go unseen)
+	 */
+	if (c->task.task != t || c->task.cset != cset) {
+		c->task.task = t;
+		c->task.cset = cset;
+		c->task.row[0] = NULL;
+		c->task.row[1] = NULL;
+	}
 	if (ledger_by_tgid)
 		k.tgid = t->tgid;
 	if (is_idle_task(t)) {
 		k.kind = MAGNET_LEDGER_IDLE;
 		k.tgid = 0;
-	} else if (t->flags & PF_KTHREAD) {
+		charge_row(c, 0, &k, ns);
+		return;
+	}
+	if (t->flags & PF_KTHREAD) {
 		w = work_of(c, t);
 		/*
 		 * An item this CPU saw start or its worker bring, by its
@@ -350,18 +398,19 @@ static void charge_task(struct ledger_cpu *c, u64 ns)
 		} else {
 			k.kind = MAGNET_LEDGER_KTHREAD;
 		}
-	} else {
-		/* the cgroup, and the tick-sampled user:system proportion */
-		k.cgroup = cgroup_id(task_dfl_cgroup(t));
-		user = READ_ONCE(t->utime);
-		sys = READ_ONCE(t->stime);
-		u = user + sys ? mul_u64_u64_div_u64(ns, user, user + sys) : 0;
-		k.kind = MAGNET_LEDGER_USER;
-		add(c, &k, u);
-		k.kind = MAGNET_LEDGER_SYSTEM;
-		ns -= u;
+		add(c, &k, ns);
+		return;
 	}
-	add(c, &k, ns);
+	/* the cgroup, and the tick-sampled user:system proportion */
+	user = READ_ONCE(t->utime);
+	sys = READ_ONCE(t->stime);
+	u = user + sys ? mul_u64_u64_div_u64(ns, user, user + sys) : 0;
+	if (!c->task.row[0] || !c->task.row[1])
+		k.cgroup = cgroup_id(task_dfl_cgroup(t));
+	k.kind = MAGNET_LEDGER_USER;
+	charge_row(c, 0, &k, u);
+	k.kind = MAGNET_LEDGER_SYSTEM;
+	charge_row(c, 1, &k, ns - u);
 }
 
 /* The top level kept on this CPU's stack, or NULL. */
@@ -689,7 +738,8 @@ static void on_softirq_raise(void *data, unsigned int vec)
 	unsigned long flags;
 	struct ledger_cpu *c;
 
-	if (!READ_ONCE(ledger_armed) || served_index(vec) < 0)
+	if (!READ_ONCE(ledger_armed) || served_index(vec) < 0 ||
+	    !in_hardirq())
 		return;
 	local_irq_save(flags);
 	top = top_here(&c);
@@ -825,7 +875,7 @@ static void on_block_done(void *data, struct request *rq,
 	unsigned long flags;
 	struct ledger_cpu *c;
 
-	if (!READ_ONCE(ledger_armed))
+	if (!READ_ONCE(ledger_armed) || in_task())
 		return;
 	local_irq_save(flags);
 	top = top_here(&c);
@@ -868,7 +918,7 @@ static void on_rx(void *data, struct sk_buff *skb)
 	unsigned long flags;
 	struct ledger_cpu *c;
 
-	if (!READ_ONCE(ledger_armed))
+	if (!READ_ONCE(ledger_armed) || !in_serving_softirq())
 		return;
 	local_irq_save(flags);
 	top = top_here(&c);
@@ -888,7 +938,7 @@ static void on_tx(void *data, struct sk_buff *skb, struct net_device *dev)
 	unsigned long flags;
 	struct ledger_cpu *c;
 
-	if (!READ_ONCE(ledger_armed))
+	if (!READ_ONCE(ledger_armed) || !in_serving_softirq())
 		return;
 	local_irq_save(flags);
 	top = top_here(&c);
@@ -909,7 +959,7 @@ static void on_drop(void *data, struct sk_buff *skb, void *location)
 	unsigned long flags;
 	struct ledger_cpu *c;
 
-	if (!READ_ONCE(ledger_armed))
+	if (!READ_ONCE(ledger_armed) || !in_serving_softirq())
 		return;
 	local_irq_save(flags);
 	top = top_here(&c);
@@ -920,18 +970,28 @@ static void on_drop(void *data, struct sk_buff *skb, void *location)
 /*
  * sk_filter_trim_cap(sk, skb, ...): a packet reaches a socket. If it is
  * not the open item (a GRO list's, a clone), it becomes the item.
+ * An ftrace_ops of the ledger's own, without saved registers: kprobes'
+ * way there, through the same call site, saves them all and looks the
+ * kprobe up in a hash, on every TCP, UDP and raw delivery.
  */
-static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
+static void notrace on_deliver(unsigned long ip, unsigned long parent_ip,
+			       struct ftrace_ops *op,
+			       struct ftrace_regs *fregs)
 {
+	struct pt_regs *regs = magnet_fregs_args(fregs);
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const void *skb = (void *)regs_get_kernel_argument(regs, 1);
 	struct ledger_level *top;
 	unsigned long flags;
 	struct ledger_cpu *c;
 	u64 owner;
+	int bit;
 
-	if (!READ_ONCE(ledger_armed))
-		return 0;
+	if (!READ_ONCE(ledger_armed) || !in_serving_softirq())
+		return;
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
 	local_irq_save(flags);
 	top = top_here(&c);
 	/* (netlink's deliveries pass there too: a listener is no owner) */
@@ -947,10 +1007,44 @@ static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 	}
 out:
 	local_irq_restore(flags);
+	ftrace_test_recursion_unlock(bit);
+}
+
+/*
+ * (allocated each time it is turned on: ftrace_free_filter() leaves the
+ * ops pointing at the hashes it freed)
+ */
+static struct ftrace_ops *deliver_ops;
+
+static int deliver_register(void)
+{
+	static const char name[] = "sk_filter_trim_cap";
+	struct ftrace_ops *ops = kzalloc(sizeof(*ops), GFP_KERNEL);
+	int err;
+
+	if (!ops)
+		return -ENOMEM;
+	ops->func = on_deliver;
+	err = ftrace_set_filter(ops, (unsigned char *)name, strlen(name), 1);
+	if (!err)
+		err = register_ftrace_function(ops);
+	if (err) {
+		ftrace_free_filter(ops);
+		kfree(ops);
+		return err;
+	}
+	deliver_ops = ops;
 	return 0;
 }
 
-static struct kprobe deliver_kp;
+/* Returns once no CPU runs on_deliver(). */
+static void deliver_unregister(void)
+{
+	unregister_ftrace_function(deliver_ops);
+	ftrace_free_filter(deliver_ops);
+	kfree(deliver_ops);
+	deliver_ops = NULL;
+}
 
 struct ledger_tp {
 	const char *name;
@@ -1121,7 +1215,7 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 	if (!on) {
 		WRITE_ONCE(ledger_armed, false);
 		cpuhp_remove_state_nocalls(ledger_hp_state);
-		unregister_kprobe(&deliver_kp);
+		deliver_unregister();
 		tps_unregister(ARRAY_SIZE(ledger_tps));
 		c = ledger;
 		WRITE_ONCE(ledger, NULL);
@@ -1147,10 +1241,7 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 				       "the kernel lacks a tracepoint the ledger needs");
 		goto undo;
 	}
-	memset(&deliver_kp, 0, sizeof(deliver_kp));
-	deliver_kp.symbol_name = "sk_filter_trim_cap";
-	deliver_kp.pre_handler = on_deliver;
-	err = register_kprobe(&deliver_kp);
+	err = deliver_register();
 	if (err) {
 		NL_SET_ERR_MSG(extack,
 			       "cannot probe sk_filter_trim_cap, where packets reach sockets");
@@ -1160,7 +1251,7 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "magnet/ledger",
 					ledger_cpu_up, ledger_cpu_down);
 	if (err < 0) {
-		unregister_kprobe(&deliver_kp);
+		deliver_unregister();
 		tps_unregister(ARRAY_SIZE(ledger_tps));
 		goto undo;
 	}
@@ -1183,7 +1274,7 @@ void magnet_ledger_exit(void)
 	if (ledger) {
 		WRITE_ONCE(ledger_armed, false);
 		cpuhp_remove_state_nocalls(ledger_hp_state);
-		unregister_kprobe(&deliver_kp);
+		deliver_unregister();
 		tps_unregister(ARRAY_SIZE(ledger_tps));
 		vfree(ledger);
 		ledger = NULL;
