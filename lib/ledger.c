@@ -111,50 +111,108 @@ void ledger_free(struct ledger_snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static bool same_row(const struct ledger_row *a, const struct ledger_row *b)
+/*
+ * The order of rows by their key, every field but ns: a row is the same
+ * row in two snapshots when this says 0 (CPU, cgroup, thread group,
+ * kind, vector, name).
+ */
+static int by_key(const struct ledger_row *x, const struct ledger_row *y)
 {
-	return a->cpu == b->cpu && a->cgroup == b->cgroup &&
-	       a->tgid == b->tgid && a->kind == b->kind &&
-	       a->has_vector == b->has_vector && a->vector == b->vector &&
-	       !strcmp(a->name, b->name);
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->cgroup != y->cgroup)
+		return x->cgroup < y->cgroup ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->has_vector != y->has_vector)
+		return x->has_vector < y->has_vector ? -1 : 1;
+	if (x->vector != y->vector)
+		return x->vector < y->vector ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
-void ledger_subtract(struct ledger_snapshot *now,
-		     const struct ledger_snapshot *before)
+static int row_by_key(const void *a, const void *b)
 {
-	for (size_t i = 0; i < now->count; i++)
-		for (size_t j = 0; j < before->count; j++)
-			if (same_row(&now->rows[i], &before->rows[j])) {
-				now->rows[i].ns -= before->rows[j].ns;
-				break;
-			}
+	return by_key(a, b);
+}
+
+/* Pointers to rows, by key, then by place (the first of equal rows first). */
+static int ptr_by_key(const void *a, const void *b)
+{
+	const struct ledger_row *x = *(const struct ledger_row *const *)a;
+	const struct ledger_row *y = *(const struct ledger_row *const *)b;
+	int k = by_key(x, y);
+
+	return k ? k : x < y ? -1 : x > y;
+}
+
+/* The row's key against a pointer's row: bsearch()'s, by key alone. */
+static int key_vs_ptr(const void *key, const void *p)
+{
+	return by_key(key, *(const struct ledger_row *const *)p);
+}
+
+int ledger_subtract(struct ledger_snapshot *now,
+		    const struct ledger_snapshot *before)
+{
+	const struct ledger_row **sorted, **p;
+	size_t n = before->count;
+
+	/*
+	 * @before's rows sorted by key, each of @now's found by bisection:
+	 * n log n, where a search row by row would cost n^2 (1024 rows per
+	 * CPU, MAGNET_LEDGER_ROWS). @now keeps its order.
+	 */
+	sorted = malloc((n + 1) * sizeof(*sorted));
+	if (!sorted)
+		return -1;
+	for (size_t j = 0; j < n; j++)
+		sorted[j] = &before->rows[j];
+	qsort(sorted, n, sizeof(*sorted), ptr_by_key);
+	for (size_t i = 0; i < now->count; i++) {
+		p = n ? bsearch(&now->rows[i], sorted, n, sizeof(*sorted),
+				key_vs_ptr) : NULL;
+		if (!p)
+			continue;
+		/* equal keys (none, from the kernel): @before's first */
+		while (p > sorted && !by_key(p[-1], *p))
+			p--;
+		now->rows[i].ns -= (*p)->ns;
+	}
+	free(sorted);
 	for (uint32_t c = 0; c < now->cpus && c < before->cpus; c++)
 		now->elapsed[c] -= before->elapsed[c];
+	return 0;
 }
 
+/* Time, the largest first; equal times by key, so the order is stable. */
 static int by_ns(const void *a, const void *b)
 {
 	const struct ledger_row *x = a, *y = b;
 
-	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	return by_key(x, y);
 }
 
 void ledger_sum_cpus(struct ledger_snapshot *s)
 {
 	size_t n = 0;
 
+	/*
+	 * Every row on CPU 0, sorted by key: the rows to add up are then
+	 * next to one another (n log n, not n^2 for 1024 rows per CPU).
+	 */
+	for (size_t i = 0; i < s->count; i++)
+		s->rows[i].cpu = 0;
+	qsort(s->rows, s->count, sizeof(*s->rows), row_by_key);
 	for (size_t i = 0; i < s->count; i++) {
-		struct ledger_row r = s->rows[i];
-		size_t j;
-
-		r.cpu = 0;
-		for (j = 0; j < n; j++)
-			if (same_row(&s->rows[j], &r)) {
-				s->rows[j].ns += r.ns;
-				break;
-			}
-		if (j == n)
-			s->rows[n++] = r;
+		if (n && !by_key(&s->rows[n - 1], &s->rows[i]))
+			s->rows[n - 1].ns += s->rows[i].ns;
+		else
+			s->rows[n++] = s->rows[i];
 	}
 	s->count = n;
 	qsort(s->rows, n, sizeof(*s->rows), by_ns);

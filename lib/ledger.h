@@ -40,15 +40,16 @@ int ledger_read(struct nl_ctx *nl, struct ledger_snapshot *s);
 void ledger_free(struct ledger_snapshot *s);
 
 /*
- * @now less @before, row by row and CPU by CPU, into @now (rows of
- * @before that @now lacks cannot be: counters only grow).
+ * @now less @before, row by row and CPU by CPU, into @now, its rows left
+ * in their order (rows of @before that @now lacks cannot be: counters
+ * only grow). 0, or -1 out of memory (@now as it was).
  */
-void ledger_subtract(struct ledger_snapshot *now,
-		     const struct ledger_snapshot *before);
+int ledger_subtract(struct ledger_snapshot *now,
+		    const struct ledger_snapshot *before);
 
 /*
- * The same rows summed over CPUs (@per_cpu false), sorted by time, the
- * largest first, in @s itself.
+ * The same rows summed over CPUs (cpu 0 in each), sorted by time, the
+ * largest first, equal times in the order of their keys, in @s itself.
  */
 void ledger_sum_cpus(struct ledger_snapshot *s);
 

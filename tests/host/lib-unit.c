@@ -9,6 +9,7 @@
 
 #include "harness.h"
 #include "json.h"
+#include "ledger.h"
 #include "merge.h"
 #include "record.h"
 #include "words.h"
@@ -273,6 +274,243 @@ TEST(record_walk_refuses_bad_sizes)
 	record_walk_init(&w, buf, sizeof(buf));
 	EXPECT_TRUE(record_next(&w) == NULL);
 	EXPECT_TRUE(w.bad);
+}
+
+/* --- the ledger ---------------------------------------------------------- */
+
+/* Row @k of a small key space: 4 CPUs, 3 cgroups, 2 tgids, 8 kinds, ... */
+static struct ledger_row key_row(unsigned int k, uint64_t ns)
+{
+	static const char *const names[] = { "", "a", "ab" };
+	static const uint64_t cgroups[] = { 0, 7, 1ULL << 40 };
+	struct ledger_row r = { .ns = ns };
+
+	r.cpu = k % 4, k /= 4;
+	r.cgroup = cgroups[k % 3], k /= 3;
+	r.tgid = k % 2 ? 100 : 0, k /= 2;
+	r.kind = k % 8, k /= 8;
+	r.has_vector = k % 2, k /= 2;
+	r.vector = k % 3, k /= 3;
+	snprintf(r.name, sizeof(r.name), "%s", names[k % 3]);
+	return r;
+}
+
+#define KEY_ROWS	(4 * 3 * 2 * 8 * 2 * 3 * 3)
+
+static bool same_key(const struct ledger_row *a, const struct ledger_row *b)
+{
+	return a->cpu == b->cpu && a->cgroup == b->cgroup &&
+	       a->tgid == b->tgid && a->kind == b->kind &&
+	       a->has_vector == b->has_vector && a->vector == b->vector &&
+	       !strcmp(a->name, b->name);
+}
+
+/* The key order ledger.h promises for equal times: field by field. */
+static int key_order(const struct ledger_row *a, const struct ledger_row *b)
+{
+	const uint64_t x[] = { a->cpu, a->cgroup, a->tgid, a->kind,
+			       a->has_vector, a->vector };
+	const uint64_t y[] = { b->cpu, b->cgroup, b->tgid, b->kind,
+			       b->has_vector, b->vector };
+
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static uint64_t next_random(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* A snapshot of @n rows, owning copies of @rows and @elapsed. */
+static struct ledger_snapshot snapshot_of(const struct ledger_row *rows,
+					  size_t n, const uint64_t *elapsed,
+					  uint32_t cpus)
+{
+	struct ledger_snapshot s = { .count = n, .alloc = n, .cpus = cpus };
+
+	s.rows = malloc((n + 1) * sizeof(*rows));
+	s.elapsed = malloc((cpus + 1) * sizeof(*elapsed));
+	memcpy(s.rows, rows, n * sizeof(*rows));
+	memcpy(s.elapsed, elapsed, cpus * sizeof(*elapsed));
+	return s;
+}
+
+TEST(ledger_subtract_by_key_in_any_order)
+{
+	struct ledger_row b[] = {
+		key_row(5, 100), key_row(0, 10), key_row(77, 1000),
+		key_row(1234, 7), key_row(6000, 50),
+	};
+	/*
+	 * @before's rows in another order; one on CPU 1 where @before's is
+	 * on CPU 0; one @before lacks
+	 */
+	struct ledger_row n[] = {
+		key_row(6000, 80), key_row(1234, 9), key_row(6001, 33),
+		key_row(0, 15), key_row(77, 1500), key_row(5, 130),
+		key_row(99, 44),
+	};
+	/* key_row(0)'s twins, each but in one field of the key */
+	struct ledger_row t[] = {
+		key_row(0, 4), key_row(0, 4), key_row(0, 4), key_row(0, 4),
+	};
+	uint64_t be[] = { 1000, 2000 }, ne[] = { 1500, 2600, 800 };
+	struct ledger_snapshot before = snapshot_of(b, 5, be, 2);
+	struct ledger_snapshot now = snapshot_of(n, 7, ne, 3);
+
+	ASSERT_EQ(ledger_subtract(&now, &before), 0);
+	ASSERT_EQ(now.count, 7);
+	for (size_t i = 0; i < 7; i++)		/* @now's order kept */
+		EXPECT_TRUE(same_key(&now.rows[i], &n[i])) TH_LOG("row %zu", i);
+	EXPECT_EQ(now.rows[0].ns, 30);
+	EXPECT_EQ(now.rows[1].ns, 2);
+	EXPECT_EQ(now.rows[2].ns, 33);		/* CPU 1's: new */
+	EXPECT_EQ(now.rows[3].ns, 5);
+	EXPECT_EQ(now.rows[4].ns, 500);
+	EXPECT_EQ(now.rows[5].ns, 30);
+	EXPECT_EQ(now.rows[6].ns, 44);		/* not in @before: whole */
+	EXPECT_EQ(now.elapsed[0], 500);
+	EXPECT_EQ(now.elapsed[1], 600);
+	EXPECT_EQ(now.elapsed[2], 800);		/* a CPU @before lacks */
+	ledger_free(&now);
+
+	/* each field of the key counts, the name's whole string too */
+	t[0].cgroup = 8;
+	snprintf(t[1].name, sizeof(t[1].name), "x");
+	t[2].vector = 2;
+	t[3].has_vector = !t[3].has_vector;
+	now = snapshot_of(t, 4, ne, 0);
+	ASSERT_EQ(ledger_subtract(&now, &before), 0);
+	for (size_t i = 0; i < 4; i++)
+		EXPECT_EQ(now.rows[i].ns, 4) TH_LOG("row %zu", i);
+	ledger_free(&now);
+
+	/* nothing before: nothing taken */
+	ledger_free(&before);
+	now = snapshot_of(n, 7, ne, 3);
+	ASSERT_EQ(ledger_subtract(&now, &before), 0);
+	for (size_t i = 0; i < 7; i++)
+		EXPECT_EQ(now.rows[i].ns, n[i].ns);
+	ledger_free(&now);
+}
+
+TEST(ledger_sum_cpus_folds_and_orders)
+{
+	struct ledger_row r[] = {
+		key_row(8, 50),			/* cgroup 1 << 40 */
+		key_row(0, 10), key_row(1, 20), key_row(2, 30), key_row(3, 40),
+		key_row(4, 25), key_row(6, 25),	/* cgroup 7, CPUs 0 and 2 */
+		key_row(13, 5), key_row(12, 5),	/* CPU 1 before CPU 0 */
+	};
+	uint64_t e[] = { 1, 2, 3, 4 };
+	struct ledger_snapshot s = snapshot_of(r, 9, e, 4);
+	/* equal times by key: cgroup 7 before cgroup 1 << 40 */
+	struct ledger_row want[] = {
+		key_row(0, 100), key_row(4, 50), key_row(8, 50),
+		key_row(12, 10),
+	};
+
+	ledger_sum_cpus(&s);
+	ASSERT_EQ(s.count, 4);
+	for (size_t i = 0; i < 4; i++) {
+		EXPECT_TRUE(same_key(&s.rows[i], &want[i])) TH_LOG("row %zu", i);
+		EXPECT_EQ(s.rows[i].ns, want[i].ns) TH_LOG("row %zu", i);
+	}
+	/* the CPUs' elapsed times are left alone */
+	EXPECT_EQ(s.cpus, 4);
+	EXPECT_EQ(s.elapsed[3], 4);
+	ledger_free(&s);
+}
+
+/*
+ * Against a pairwise search, on random snapshots of about 1700 rows (a
+ * quarter of the key space each): the same differences, row by row; the
+ * same sums, in order of time and then of key.
+ */
+TEST(ledger_subtract_and_sum_match_pairwise)
+{
+	static struct ledger_row b[KEY_ROWS], n[KEY_ROWS], ref[KEY_ROWS];
+	uint64_t x = 88172645463325252ULL, e[4] = { 0 };
+
+	for (int round = 0; round < 50; round++) {
+		struct ledger_snapshot before, now;
+		size_t nb = 0, nn = 0, nref = 0;
+
+		for (unsigned int k = 0; k < KEY_ROWS; k++) {
+			uint64_t ns = next_random(&x) % 1000;
+
+			if (next_random(&x) % 4 == 0)
+				b[nb++] = key_row(k, ns);
+			if (next_random(&x) % 4 == 0)
+				n[nn++] = key_row(k, ns + 1000);
+		}
+		/* shuffled, each in its own way */
+		for (size_t i = nb; i > 1; i--) {
+			size_t j = next_random(&x) % i;
+			struct ledger_row t = b[i - 1];
+
+			b[i - 1] = b[j], b[j] = t;
+		}
+		for (size_t i = nn; i > 1; i--) {
+			size_t j = next_random(&x) % i;
+			struct ledger_row t = n[i - 1];
+
+			n[i - 1] = n[j], n[j] = t;
+		}
+		before = snapshot_of(b, nb, e, 4);
+		now = snapshot_of(n, nn, e, 4);
+		ASSERT_EQ(ledger_subtract(&now, &before), 0);
+		for (size_t i = 0; i < nn; i++) {
+			uint64_t want = n[i].ns;
+
+			for (size_t j = 0; j < nb; j++)
+				if (same_key(&n[i], &b[j])) {
+					want -= b[j].ns;
+					break;
+				}
+			ASSERT_TRUE(same_key(&now.rows[i], &n[i]));
+			ASSERT_EQ(now.rows[i].ns, want) TH_LOG("round %d row %zu",
+							      round, i);
+		}
+
+		/* the sum over CPUs, pairwise: a row per key, CPU 0 */
+		for (size_t i = 0; i < nn; i++) {
+			struct ledger_row r = now.rows[i];
+			size_t j;
+
+			r.cpu = 0;
+			for (j = 0; j < nref && !same_key(&ref[j], &r); j++)
+				;
+			if (j < nref)
+				ref[j].ns += r.ns;
+			else
+				ref[nref++] = r;
+		}
+		ledger_sum_cpus(&now);
+		ASSERT_EQ(now.count, nref);
+		for (size_t i = 0; i < nref; i++) {
+			size_t j;
+
+			for (j = 0; j < nref && !same_key(&ref[j], &now.rows[i]); j++)
+				;
+			ASSERT_LT(j, nref);
+			EXPECT_EQ(now.rows[i].ns, ref[j].ns);
+			if (i)
+				ASSERT_TRUE(now.rows[i - 1].ns > now.rows[i].ns ||
+					    (now.rows[i - 1].ns == now.rows[i].ns &&
+					     key_order(&now.rows[i - 1],
+						       &now.rows[i]) < 0))
+					TH_LOG("round %d row %zu", round, i);
+		}
+		ledger_free(&now);
+		ledger_free(&before);
+	}
 }
 
 /* --- the merge ----------------------------------------------------------- */

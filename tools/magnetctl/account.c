@@ -158,8 +158,10 @@ static int shown(const struct account_opts *o, const struct ledger_snapshot *s,
 	memcpy(out->elapsed, s->elapsed, s->cpus * sizeof(*s->elapsed));
 	out->count = out->alloc = s->count;
 	out->cpus = s->cpus;
-	if (before)
-		ledger_subtract(out, before);
+	if (before && ledger_subtract(out, before)) {
+		fprintf(stderr, "%s: out of memory\n", command);
+		return -1;
+	}
 	if (!o->per_cpu)
 		ledger_sum_cpus(out);
 	return 0;
