@@ -315,7 +315,8 @@ void magnet_ledger_free(struct magnet_ledger *ledger);
  * @now less @before, row by row (rows match on cgroup, tgid, kind,
  * vector and name) and CPU by CPU, into @now. Returns 0, or -1 with
  * errno ESTALE if a counter of @now is below @before's (the ledger was
- * turned off and on in between: @now is left as it was), or EINVAL.
+ * turned off and on in between: @now is left as it was), ENOMEM (@now
+ * as it was too), or EINVAL. The rows of @now keep their order.
  */
 int magnet_ledger_subtract(struct magnet_ledger *now,
 			   const struct magnet_ledger *before);

@@ -116,7 +116,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (magnet_ledger_subtract(&now, &before)) {
-		fprintf(stderr, PROG ": the ledger was turned off and on meanwhile: try again\n");
+		if (errno == ESTALE)
+			fprintf(stderr, PROG ": the ledger was turned off and on meanwhile: try again\n");
+		else
+			fprintf(stderr, PROG ": %s\n", strerror(errno));
 		magnet_ledger_free(&before);
 		magnet_ledger_free(&now);
 		magnet_close(c);

@@ -610,6 +610,67 @@ TEST(libmagnet_ledger_subtract)
 	EXPECT_EQ(errno, EINVAL);
 }
 
+/*
+ * Rows found by their whole key whatever the order of either ledger; a
+ * row that went back (ESTALE) leaves every row of @now as it was, those
+ * before it included.
+ */
+TEST(libmagnet_ledger_subtract_by_key)
+{
+	struct magnet_ledger_row r0[] = {
+		{ .ns = 10, .cgroup = 7, .kind = "user" },
+		{ .ns = 20, .cgroup = 7, .tgid = 42, .kind = "user" },
+		{ .ns = 30, .cgroup = 8, .kind = "user" },
+		{ .ns = 40, .kind = "softirq", .vector = "net_rx" },
+		{ .ns = 50, .kind = "work", .name = "a" },
+		{ .ns = 60, .kind = "system" },
+	};
+	struct magnet_ledger_row r1[] = {
+		{ .ns = 100, .kind = "work", .name = "ab" },	/* new */
+		{ .ns = 100, .kind = "work", .name = "a" },
+		{ .ns = 100, .kind = "softirq", .vector = "net_tx" }, /* new */
+		{ .ns = 100, .kind = "softirq", .vector = "net_rx" },
+		{ .ns = 100, .cgroup = 8, .kind = "user" },
+		{ .ns = 100, .cgroup = 7, .tgid = 42, .kind = "user" },
+		{ .ns = 100, .cgroup = 7, .kind = "user" },
+		{ .ns = 100, .cgroup = 7, .kind = "system" },	/* new */
+	};
+	const uint64_t want[] = { 100, 50, 100, 60, 70, 80, 90, 100 };
+	struct magnet_ledger_row r2[] = {
+		{ .ns = 100, .cgroup = 7, .kind = "user" },
+		{ .ns = 5, .kind = "system" },		/* below 60 */
+	};
+	uint64_t e0[] = { 1000 }, e1[] = { 1500 }, e2[] = { 2000 };
+	struct magnet_ledger before = {
+		.ncpus = 1, .elapsed_ns = e0, .nrows = 6, .rows = r0,
+	};
+	struct magnet_ledger now = {
+		.ncpus = 1, .elapsed_ns = e1, .nrows = 8, .rows = r1,
+	};
+	struct magnet_ledger back = {
+		.ncpus = 1, .elapsed_ns = e2, .nrows = 2, .rows = r2,
+	};
+	struct magnet_ledger empty = { .ncpus = 0 };
+
+	ASSERT_EQ(magnet_ledger_subtract(&now, &before), 0);
+	for (unsigned int i = 0; i < 8; i++)
+		EXPECT_EQ(r1[i].ns, want[i]) TH_LOG("row %u", i);
+	EXPECT_STREQ(r1[0].name, "ab");		/* in their order */
+	EXPECT_STREQ(r1[7].kind, "system");
+	EXPECT_EQ(e1[0], 500);
+
+	EXPECT_EQ(magnet_ledger_subtract(&back, &before), -1);
+	EXPECT_EQ(errno, ESTALE);
+	EXPECT_EQ(r2[0].ns, 100);
+	EXPECT_EQ(r2[1].ns, 5);
+	EXPECT_EQ(e2[0], 2000);
+
+	/* nothing before: nothing taken */
+	ASSERT_EQ(magnet_ledger_subtract(&back, &empty), 0);
+	EXPECT_EQ(r2[0].ns, 100);
+	EXPECT_EQ(e2[0], 2000);
+}
+
 /* magnet_snapshot() must fail with EPROTO on @reply, leaving it empty. */
 static void check_bad_snapshot(struct harness_test *_t,
 			       FIXTURE_DATA(libmagnet) *self,
