@@ -3,7 +3,9 @@
  * The ledger, as every program reads it (see ledger.h). The cgroup of an
  * id is found by walking the cgroup2 tree with nftw(): a cgroup's id is
  * its directory's inode number there, and no library maps one to the
- * other (systemd's does for its own units only).
+ * other (systemd's does for its own units only). A walk stats every
+ * cgroup, so one walk names all the ids a reader has at hand, and stops
+ * once it has found them all.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -249,37 +251,69 @@ const char *ledger_softirq_name(uint32_t vector)
 
 /* nftw() has no argument for its callback: the search, one at a time. */
 static struct {
-	uint64_t id;
-	const char *root;
-	char *path;
-	size_t size;
-	bool found;
+	const uint64_t *ids;	/* increasing */
+	char **paths;
+	size_t n, left;		/* left: ids not found yet */
+	size_t skip;		/* the root's length, less trailing '/' */
+	bool oom;
 } search;
+
+static int by_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 static int visit(const char *fpath, const struct stat *sb, int type,
 		 struct FTW *ftw)
 {
-	size_t skip = strlen(search.root);
+	uint64_t id = sb->st_ino;
+	const uint64_t *p;
+	char **path;
 
 	(void)ftw;
-	if (type != FTW_D || sb->st_ino != search.id)
+	if (type != FTW_D)
 		return 0;
-	while (skip > 1 && search.root[skip - 1] == '/')
-		skip--;
-	snprintf(search.path, search.size, "%s",
-		 fpath[skip] ? fpath + skip : "/");
-	search.found = true;
-	return 1;
+	p = bsearch(&id, search.ids, search.n, sizeof(*p), by_id);
+	if (!p)
+		return 0;
+	path = &search.paths[p - search.ids];
+	if (*path)		/* the first directory with the id */
+		return 0;
+	*path = strdup(fpath[search.skip] ? fpath + search.skip : "/");
+	if (!*path) {
+		search.oom = true;
+		return 1;
+	}
+	/* non-zero stops the walk: every id has its path */
+	return !--search.left;
 }
 
-int ledger_cgroup_path(const char *root, uint64_t id, char *path,
-		       size_t size)
+int ledger_cgroup_paths(const char *root, const uint64_t *ids, size_t n,
+			char **paths)
 {
-	search.id = id;
-	search.root = root;
-	search.path = path;
-	search.size = size;
-	search.found = false;
+	size_t skip = strlen(root);
+
+	while (skip > 1 && root[skip - 1] == '/')
+		skip--;
+	for (size_t i = 0; i < n; i++)
+		paths[i] = NULL;
+	if (!n)
+		return 0;
+	search.ids = ids;
+	search.paths = paths;
+	search.n = n;
+	search.left = n;
+	search.skip = skip;
+	search.oom = false;
+	/* a root that cannot be walked has none of them */
 	nftw(root, visit, 16, FTW_PHYS | FTW_MOUNT);
-	return search.found ? 0 : -1;
+	if (!search.oom)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		free(paths[i]);
+		paths[i] = NULL;
+	}
+	return -1;
 }

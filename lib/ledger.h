@@ -2,7 +2,7 @@
 /*
  * The ledger, as every program reads it (MAGNET_CMD_LEDGER_*, rules in
  * the uapi header): turn it on or off, take a snapshot of its rows, the
- * difference of two snapshots, and the cgroup a row's id names.
+ * difference of two snapshots, and the cgroups the rows' ids name.
  */
 #ifndef MAGNET_LIB_LEDGER_H
 #define MAGNET_LIB_LEDGER_H
@@ -59,11 +59,14 @@ const char *ledger_kind_name(unsigned int kind);
 const char *ledger_softirq_name(uint32_t vector);
 
 /*
- * The path of cgroup @id under the cgroup2 mount @root ("/" for its
- * root; the cgroup's id is its directory's inode number), in @path.
- * 0, or -1 if no directory has that id now (the cgroup is gone).
+ * The paths of the cgroups @ids[0..@n) under the cgroup2 mount @root (a
+ * cgroup's id is its directory's inode number), found in one walk of
+ * its tree: @paths[i] is @ids[i]'s, malloc()ed ("/" for the root, "/a/b"
+ * below it), or NULL if no directory has that id now (the cgroup is
+ * gone). @ids in increasing order, each once. 0, or -1 out of memory
+ * (@paths all NULL).
  */
-int ledger_cgroup_path(const char *root, uint64_t id, char *path,
-		       size_t size);
+int ledger_cgroup_paths(const char *root, const uint64_t *ids, size_t n,
+			char **paths);
 
 #endif

@@ -7,13 +7,14 @@
  * section says.
  *
  * Paths. A cgroup's id is its directory's inode number in the cgroup2
- * tree (lib/ledger.c walks the tree to find it). A walk per read would
- * cost a stat of every cgroup each scrape, so each id's path is kept
- * from the first read that had it: a cgroup removed later keeps the path
- * it had (the kernel keeps its rows), and one removed before magnetd
- * first saw its rows is "(gone)", for good. Ids the ledger no longer has
- * (it was turned off and on) are forgotten, so the cache holds at most
- * what the kernel's tables hold.
+ * tree (lib/ledger.c walks the tree to find it, one walk for all the ids
+ * a read has not seen before). A walk per read would cost a stat of
+ * every cgroup each scrape, so each id's path is kept from the first
+ * read that had it: a cgroup removed later keeps the path it had (the
+ * kernel keeps its rows), and one removed before magnetd first saw its
+ * rows is "(gone)", for good. Ids the ledger no longer has (it was
+ * turned off and on) are forgotten, so the cache holds at most what the
+ * kernel's tables hold.
  *
  * On and off. With "enable = true" magnetd turns the ledger on when it
  * attaches (at start, and when the module is loaded again) and off when
@@ -82,60 +83,100 @@ void account_cut_path(char *path, unsigned int depth)
 	}
 }
 
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Learn the paths of @ids[0..@n) (sorted, each once, none in the cache)
+ * in one walk of the tree, appended to @c (to be sorted in). -1: out of
+ * memory, @c as it was.
+ */
+static int learn_paths(const struct config_ledger *cl,
+		       struct account_paths *c, const uint64_t *ids,
+		       size_t n)
+{
+	char **paths;
+	size_t i;
+
+	if (!n)
+		return 0;
+	if (c->n + n > c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct account_path *p;
+
+		while (cap < c->n + n)
+			cap *= 2;
+		p = realloc(c->p, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		c->p = p;
+		c->cap = cap;
+	}
+	paths = malloc(n * sizeof(*paths));
+	if (!paths || ledger_cgroup_paths(cl->cgroup_root, ids, n, paths)) {
+		free(paths);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		struct account_path *e = &c->p[c->n++];
+
+		/* NULL: gone before it was first seen */
+		if (paths[i])
+			account_cut_path(paths[i], cl->cgroup_depth);
+		e->id = ids[i];
+		e->path = paths[i];
+		e->seen = true;
+	}
+	free(paths);
+	return 0;
+}
+
 /* Find, or learn, the path of every row's cgroup. -1: out of memory. */
 static int name_rows(struct daemon *d, struct account *a)
 {
 	struct account_paths *c = d->account_paths;
-	const struct config_ledger *cl = &d->cfg->ledger;
-	size_t i, known = c->n;
-	char buf[4096];
+	uint64_t *ids;		/* the ids new to the cache */
+	size_t i, k, n = 0;
+	int ret;
 
 	for (i = 0; i < c->n; i++)
 		c->p[i].seen = false;
+	ids = malloc((a->s.count + 1) * sizeof(*ids));
+	if (!ids)
+		return -1;
 	for (i = 0; i < a->s.count; i++) {
 		uint64_t id = a->s.rows[i].cgroup;
 		struct account_path *e;
 
-		if (!id || (e = path_find(c, known, id))) {
-			if (id)
-				e->seen = true;
+		if (!id)
 			continue;
-		}
-		/* new: appended, sorted in below (not searched meanwhile) */
-		for (e = c->p + known; e < c->p + c->n && e->id != id; e++)
-			;
-		if (e < c->p + c->n)
-			continue;
-		if (c->n == c->cap) {
-			size_t cap = c->cap ? 2 * c->cap : 64;
-			struct account_path *p = realloc(c->p, cap * sizeof(*p));
-
-			if (!p)
-				return -1;
-			c->p = p;
-			c->cap = cap;
-		}
-		e = &c->p[c->n++];
-		e->id = id;
-		e->seen = true;
-		e->path = NULL;
-		if (!ledger_cgroup_path(cl->cgroup_root, id, buf, sizeof(buf))) {
-			account_cut_path(buf, cl->cgroup_depth);
-			e->path = strdup(buf);
-			if (!e->path) {
-				c->n--;
-				return -1;
-			}
-		}
+		e = path_find(c, c->n, id);
+		if (e)
+			e->seen = true;
+		else
+			ids[n++] = id;
 	}
+	/* each new id once, all named in one walk */
+	qsort(ids, n, sizeof(*ids), by_u64);
+	for (i = k = 0; i < n; i++)
+		if (!k || ids[k - 1] != ids[i])
+			ids[k++] = ids[i];
+	ret = learn_paths(&d->cfg->ledger, c, ids, k);
+	free(ids);
+	if (ret)
+		return -1;
 	/* forget what the ledger no longer has, then sort */
-	for (i = 0, known = 0; i < c->n; i++) {
+	for (i = k = 0; i < c->n; i++) {
 		if (c->p[i].seen)
-			c->p[known++] = c->p[i];
+			c->p[k++] = c->p[i];
 		else
 			free(c->p[i].path);
 	}
-	c->n = known;
+	c->n = k;
 	qsort(c->p, c->n, sizeof(*c->p), by_id);
 	a->path = calloc(a->s.count + 1, sizeof(*a->path));
 	if (!a->path)

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "json.h"
@@ -511,6 +512,110 @@ TEST(ledger_subtract_and_sum_match_pairwise)
 		ledger_free(&now);
 		ledger_free(&before);
 	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A made-up tree of directories under /tmp, as a cgroup2 mount's. */
+static const char *const tree_dirs[] = {
+	"", "/a", "/a/b", "/a/b/c", "/a/bb", "/d", "/d/e f",
+};
+#define TREE_DIRS	(sizeof(tree_dirs) / sizeof(tree_dirs[0]))
+
+FIXTURE(ledger_tree) {
+	char root[32];
+	uint64_t ino[TREE_DIRS];	/* tree_dirs[i]'s inode number */
+	uint64_t file;			/* /a/file's */
+};
+
+FIXTURE_SETUP(ledger_tree)
+{
+	char path[256];
+	struct stat st;
+	FILE *f;
+
+	snprintf(self->root, sizeof(self->root), "/tmp/magnet-ledger-XXXXXX");
+	ASSERT_TRUE(mkdtemp(self->root) != NULL);
+	for (size_t i = 0; i < TREE_DIRS; i++) {
+		snprintf(path, sizeof(path), "%s%s", self->root, tree_dirs[i]);
+		ASSERT_TRUE(i == 0 || mkdir(path, 0755) == 0) TH_LOG("%s", path);
+		ASSERT_EQ(stat(path, &st), 0);
+		self->ino[i] = st.st_ino;
+	}
+	snprintf(path, sizeof(path), "%s/a/file", self->root);
+	f = fopen(path, "w");
+	ASSERT_TRUE(f != NULL);
+	fclose(f);
+	ASSERT_EQ(stat(path, &st), 0);
+	self->file = st.st_ino;
+}
+
+FIXTURE_TEARDOWN(ledger_tree)
+{
+	char path[256];
+
+	if (!self->root[0])
+		return;
+	snprintf(path, sizeof(path), "%s/a/file", self->root);
+	unlink(path);
+	for (size_t i = TREE_DIRS; i-- > 0;) {
+		snprintf(path, sizeof(path), "%s%s", self->root, tree_dirs[i]);
+		rmdir(path);
+	}
+}
+
+/*
+ * The tree's directories found by their inode numbers, as cgroups by
+ * their ids, in one call: "/" for the root, "/a/b" below it; NULL for a
+ * number no directory has (a file's included).
+ */
+TEST_F(ledger_tree, cgroup_paths_in_one_walk)
+{
+	enum { N = TREE_DIRS + 2 };
+	uint64_t ids[N];
+	const char *want[N];
+	char *paths[N], path[256];
+	size_t i, j;
+
+	/* in increasing order, as ledger.h asks */
+	memcpy(ids, self->ino, sizeof(self->ino));
+	ids[TREE_DIRS] = self->file;
+	ids[TREE_DIRS + 1] = UINT64_MAX - 1;	/* no such inode */
+	qsort(ids, N, sizeof(*ids), cmp_u64);
+	for (i = 0; i < N; i++) {
+		for (j = 0; j < TREE_DIRS && self->ino[j] != ids[i]; j++)
+			;
+		want[i] = j == 0 ? "/" : j < TREE_DIRS ? tree_dirs[j] : NULL;
+	}
+	ASSERT_EQ(ledger_cgroup_paths(self->root, ids, N, paths), 0);
+	for (i = 0; i < N; i++) {
+		if (want[i])
+			EXPECT_TRUE(paths[i] && !strcmp(paths[i], want[i]))
+				TH_LOG("%s: %s", want[i],
+				       paths[i] ? paths[i] : "NULL");
+		else
+			EXPECT_TRUE(paths[i] == NULL)
+				TH_LOG("%" PRIu64 ": %s", ids[i], paths[i]);
+		free(paths[i]);
+	}
+
+	/* a root written with a trailing '/'; one id */
+	snprintf(path, sizeof(path), "%s/", self->root);
+	ASSERT_EQ(ledger_cgroup_paths(path, &self->ino[3], 1, paths), 0);
+	EXPECT_TRUE(paths[0] && !strcmp(paths[0], "/a/b/c"));
+	free(paths[0]);
+	ASSERT_EQ(ledger_cgroup_paths(self->root, ids, 0, paths), 0);
+
+	/* a root that is not there: every cgroup gone */
+	snprintf(path, sizeof(path), "%s/none", self->root);
+	paths[0] = path;
+	ASSERT_EQ(ledger_cgroup_paths(path, &self->ino[1], 1, paths), 0);
+	EXPECT_TRUE(paths[0] == NULL);
 }
 
 /* --- the merge ----------------------------------------------------------- */

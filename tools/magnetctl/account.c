@@ -54,12 +54,70 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void cgroup_text(const struct account_opts *o, uint64_t id,
+/* The cgroups of the rows a table shows, named in one walk of the tree. */
+struct cgroup_names {
+	uint64_t *ids;		/* increasing, each once, none 0 */
+	char **paths;		/* paths[i]: ids[i]'s, NULL: gone */
+	size_t n;
+};
+
+static int by_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void cgroup_names_free(struct cgroup_names *c)
+{
+	for (size_t i = 0; c->paths && i < c->n; i++)
+		free(c->paths[i]);
+	free(c->paths);
+	free(c->ids);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The paths of the cgroups of @rows[0..@n). 0, or -1 out of memory. */
+static int cgroup_names_find(const struct account_opts *o,
+			     const struct ledger_row *rows, size_t n,
+			     struct cgroup_names *c)
+{
+	size_t i, k = 0;
+
+	c->n = 0;
+	c->ids = malloc((n + 1) * sizeof(*c->ids));
+	c->paths = NULL;
+	if (!c->ids)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (rows[i].cgroup)
+			c->ids[k++] = rows[i].cgroup;
+	qsort(c->ids, k, sizeof(*c->ids), by_id);
+	for (i = 0; i < k; i++)
+		if (!c->n || c->ids[c->n - 1] != c->ids[i])
+			c->ids[c->n++] = c->ids[i];
+	c->paths = malloc((c->n + 1) * sizeof(*c->paths));
+	if (!c->paths ||
+	    ledger_cgroup_paths(o->root, c->ids, c->n, c->paths)) {
+		cgroup_names_free(c);	/* (the paths all NULL) */
+		return -1;
+	}
+	return 0;
+}
+
+static void cgroup_text(const struct cgroup_names *c, uint64_t id,
 			char *buf, size_t size)
 {
-	if (!id)
+	const uint64_t *p;
+
+	if (!id) {
 		snprintf(buf, size, "-");
-	else if (ledger_cgroup_path(o->root, id, buf, size))
+		return;
+	}
+	p = bsearch(&id, c->ids, c->n, sizeof(*c->ids), by_id);
+	if (p && c->paths[p - c->ids])
+		snprintf(buf, size, "%s", c->paths[p - c->ids]);
+	else
 		snprintf(buf, size, "(gone) %" PRIu64, id);
 }
 
@@ -72,10 +130,12 @@ static void print_seconds(const char *key, uint64_t ns)
 	print_u64(PRINT_JSON, "ns", NULL, ns);
 }
 
-static void print_account(const struct account_opts *o,
-			  const struct ledger_snapshot *s)
+/* The table of @s's rows; 0, or -1 out of memory (nothing printed). */
+static int print_account(const struct account_opts *o,
+			 const struct ledger_snapshot *s)
 {
 	uint64_t elapsed = 0, charged = 0, unattributed = 0;
+	struct cgroup_names names;
 	bool by_tgid = false;
 	char buf[4096], share[32];
 	size_t i, n = s->count;
@@ -92,6 +152,10 @@ static void print_account(const struct account_opts *o,
 	}
 	if (o->top && o->top < n)
 		n = o->top;
+	if (cgroup_names_find(o, s->rows, n, &names)) {
+		fprintf(stderr, "%s: out of memory\n", command);
+		return -1;
+	}
 	print_open_object(NULL);
 	print_open_array("rows");
 	table_begin();
@@ -103,7 +167,7 @@ static void print_account(const struct account_opts *o,
 		print_row_begin();
 		if (o->per_cpu)
 			print_u64(PRINT_ANY, "cpu", NULL, r->cpu);
-		cgroup_text(o, r->cgroup, buf, sizeof(buf));
+		cgroup_text(&names, r->cgroup, buf, sizeof(buf));
 		print_string(PRINT_ANY, "cgroup", NULL, buf);
 		print_u64(PRINT_JSON, "cgroup_id", NULL, r->cgroup);
 		if (by_tgid)
@@ -125,6 +189,7 @@ static void print_account(const struct account_opts *o,
 		print_row_end();
 	}
 	table_end();
+	cgroup_names_free(&names);
 	print_close_array();
 	print_u64(PRINT_JSON, "cpus", NULL, s->cpus);
 	print_u64(PRINT_JSON, "elapsed_ns", NULL, elapsed);
@@ -141,6 +206,7 @@ static void print_account(const struct account_opts *o,
 	else
 		putchar('\n');
 	fflush(stdout);
+	return 0;
 }
 
 /* @s's rows, less @before's if given, summed over CPUs unless per-cpu. */
@@ -223,7 +289,7 @@ static int account_show(struct args *a)
 		ret = ledger_read(nl, &now) ? print_nl_error() :
 		      shown(&o, &now, NULL, &view);
 		if (!ret)
-			print_account(&o, &view);
+			ret = print_account(&o, &view);
 		ledger_free(&view);
 		ledger_free(&now);
 		return ret;
@@ -252,8 +318,10 @@ static int account_show(struct args *a)
 			break;
 		if (!print_is_json() && isatty(STDOUT_FILENO))
 			fputs("\033[H\033[2J", stdout);
-		print_account(&o, &view);
+		ret = print_account(&o, &view);
 		ledger_free(&view);
+		if (ret)
+			break;
 		/* this reading starts the next interval */
 		tmp = before;
 		before = now;
