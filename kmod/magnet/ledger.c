@@ -165,13 +165,16 @@ struct ledger_row {
 };
 
 /*
- * The task this CPU last charged, and its rows: while it runs on, in the
- * same css_set, its key is the same, and its rows are found without a
- * search ([0] USER or IDLE, [1] SYSTEM; NULL until first charged).
+ * The rows of an activity whose task time this CPU charged lately, so
+ * that they are found without a search: [0] USER, or IDLE for the idle
+ * task; [1] SYSTEM (NULL until first charged). Two are kept, the later
+ * first: a sender and a receiver that take turns on a CPU, a task and
+ * the idle task.
  */
 struct ledger_task {
-	const struct task_struct *task;
-	const void *cset;
+	u64 cgroup;
+	u32 tgid;
+	bool idle;
 	struct ledger_row *row[2];
 };
 
@@ -181,7 +184,7 @@ struct ledger_cpu {
 	bool started;
 	bool down;		/* going offline, or not back yet: no boundary */
 	struct ledger_levels l;
-	struct ledger_task task;
+	struct ledger_task task[2];
 	/*
 	 * PREEMPT_RT runs softirqs in tasks that may be preempted: the
 	 * levels of the one preempted in a softirq (softirqs on a CPU are
@@ -339,45 +342,57 @@ static struct ledger_work *work_slot(struct ledger_cpu *c,
 }
 
 /* The task level: what current is doing, for @ns of it. */
-/*
- * @ns to row @i of this CPU's task (struct ledger_task), found with key
- * @k the first time.
- */
-static void charge_row(struct ledger_cpu *c, unsigned int i,
-		       const struct ledger_key *k, u64 ns)
+/* @ns to row @i of task @lt, found with key @k the first time. */
+static void charge_row(struct ledger_cpu *c, struct ledger_task *lt,
+		       unsigned int i, const struct ledger_key *k, u64 ns)
 {
 	if (!ns)
 		return;
-	if (!c->task.row[i])
-		c->task.row[i] = row_of(c, k);
-	row_add(c->task.row[i], ns);
+	if (!lt->row[i])
+		lt->row[i] = row_of(c, k);
+	row_add(lt->row[i], ns);
+}
+
+/*
+ * The rows of cgroup @cgroup and thread group @tgid (@idle: the idle
+ * task's), made the later of this CPU's two (a new one replaces the
+ * earlier).
+ */
+static struct ledger_task *task_rows(struct ledger_cpu *c, u64 cgroup,
+				     u32 tgid, bool idle)
+{
+	struct ledger_task *lt = c->task;
+
+	if (lt[0].cgroup == cgroup && lt[0].tgid == tgid &&
+	    lt[0].idle == idle)
+		return &lt[0];
+	if (lt[1].cgroup != cgroup || lt[1].tgid != tgid ||
+	    lt[1].idle != idle) {
+		lt[1].cgroup = cgroup;
+		lt[1].tgid = tgid;
+		lt[1].idle = idle;
+		lt[1].row[0] = NULL;
+		lt[1].row[1] = NULL;
+	}
+	swap(lt[0], lt[1]);
+	return &lt[0];
 }
 
 static void charge_task(struct ledger_cpu *c, u64 ns)
 {
 	struct task_struct *t = current;
-	const void *cset = rcu_access_pointer(t->cgroups);
 	struct ledger_key k = {};
+	struct ledger_task *lt;
 	u64 user, sys, u;
 	struct ledger_work *w;
 
-	/*
-	 * (a task moved to another cgroup has another css_set; one freed
-	 * and reused for a third cgroup while the task moves twice between
-	 * two of this CPU's boundaries would go unseen)
-	 */
-	if (c->task.task != t || c->task.cset != cset) {
-		c->task.task = t;
-		c->task.cset = cset;
-		c->task.row[0] = NULL;
-		c->task.row[1] = NULL;
-	}
 	if (ledger_by_tgid)
 		k.tgid = t->tgid;
 	if (is_idle_task(t)) {
 		k.kind = MAGNET_LEDGER_IDLE;
 		k.tgid = 0;
-		charge_row(c, 0, &k, ns);
+		lt = task_rows(c, 0, 0, true);
+		charge_row(c, lt, 0, &k, ns);
 		return;
 	}
 	if (t->flags & PF_KTHREAD) {
@@ -402,15 +417,15 @@ static void charge_task(struct ledger_cpu *c, u64 ns)
 		return;
 	}
 	/* the cgroup, and the tick-sampled user:system proportion */
+	k.cgroup = cgroup_id(task_dfl_cgroup(t));
+	lt = task_rows(c, k.cgroup, k.tgid, false);
 	user = READ_ONCE(t->utime);
 	sys = READ_ONCE(t->stime);
 	u = user + sys ? mul_u64_u64_div_u64(ns, user, user + sys) : 0;
-	if (!c->task.row[0] || !c->task.row[1])
-		k.cgroup = cgroup_id(task_dfl_cgroup(t));
 	k.kind = MAGNET_LEDGER_USER;
-	charge_row(c, 0, &k, u);
+	charge_row(c, lt, 0, &k, u);
 	k.kind = MAGNET_LEDGER_SYSTEM;
-	charge_row(c, 1, &k, ns - u);
+	charge_row(c, lt, 1, &k, ns - u);
 }
 
 /* The top level kept on this CPU's stack, or NULL. */
