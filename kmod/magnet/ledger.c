@@ -181,6 +181,7 @@ struct ledger_task {
 struct ledger_cpu {
 	u64 last;		/* the latest boundary */
 	u64 elapsed;		/* from first boundary to last, online */
+	u64 pending;		/* task time from a softirq's entry on */
 	bool started;
 	bool down;		/* going offline, or not back yet: no boundary */
 	struct ledger_levels l;
@@ -455,11 +456,18 @@ static struct ledger_level *top_here(struct ledger_cpu **cp)
  * known). Interrupts off. Returns the CPU's state, or NULL while it is
  * going offline or coming back (that time is in neither its elapsed
  * time nor its rows).
+ *
+ * @defer (a softirq's entry): a task's span is kept (ledger_cpu.pending)
+ * and charged with the task's next, at its next boundary out of the
+ * softirq (a switch, an interrupt, a work item's start or end): a
+ * softirq that a send runs on its way out charges no row on entry. Its
+ * elapsed time waits with it, so the rows still add up to it.
  */
-static struct ledger_cpu *boundary(void)
+static struct ledger_cpu *boundary_at(bool defer)
 {
 	struct ledger_cpu *c = &READ_ONCE(ledger)[smp_processor_id()];
 	u64 now = local_clock();
+	u64 span;
 
 	if (c->down)
 		return NULL;
@@ -468,16 +476,39 @@ static struct ledger_cpu *boundary(void)
 		c->started = true;
 		return c;
 	}
-	if (c->l.depth > LEDGER_DEPTH)
-		add(c, &c->l.stack[LEDGER_DEPTH - 1].key, now - c->last);
-	else if (c->l.depth)
-		c->l.stack[c->l.depth - 1].ns += now - c->last;
-	else
-		charge_task(c, now - c->last);
-	/* (one writer, one store: a reader never sees it torn or go back) */
-	WRITE_ONCE(c->elapsed, c->elapsed + now - c->last);
+	span = now - c->last;
 	c->last = now;
+	if (!c->l.depth && defer) {
+		c->pending += span;
+		return c;
+	}
+	if (c->l.depth > LEDGER_DEPTH) {
+		add(c, &c->l.stack[LEDGER_DEPTH - 1].key, span);
+	} else if (c->l.depth) {
+		c->l.stack[c->l.depth - 1].ns += span;
+	} else {
+		span += c->pending;
+		c->pending = 0;
+		charge_task(c, span);
+	}
+	/* (one writer, one store: a reader never sees it torn or go back) */
+	WRITE_ONCE(c->elapsed, c->elapsed + span);
 	return c;
+}
+
+static struct ledger_cpu *boundary(void)
+{
+	return boundary_at(false);
+}
+
+/* The task time kept (boundary_at()) to current, now. */
+static void pending_flush(struct ledger_cpu *c)
+{
+	if (!c->pending)
+		return;
+	charge_task(c, c->pending);
+	WRITE_ONCE(c->elapsed, c->elapsed + c->pending);
+	c->pending = 0;
 }
 
 /* The level's time kept so far to its item's owner (0: to none). */
@@ -603,6 +634,7 @@ static void flush_all(struct ledger_cpu *c)
 {
 	unsigned int i, j;
 
+	pending_flush(c);
 	for (i = 0; i < min(c->l.depth, LEDGER_DEPTH); i++)
 		level_flush(c, &c->l.stack[i]);
 	for (i = 0; i < ARRAY_SIZE(c->served); i++)
@@ -621,7 +653,7 @@ static void push(const struct ledger_key *k)
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
-	c = boundary();
+	c = boundary_at(k->kind == MAGNET_LEDGER_SOFTIRQ);
 	if (!c)
 		goto out;
 	if (c->l.depth < LEDGER_DEPTH) {
@@ -682,6 +714,7 @@ static void on_switch(void *data, bool preempt, struct task_struct *prev,
 	if (!c)
 		goto out;
 	/* PREEMPT_RT: a task preempted in a softirq keeps its levels */
+	pending_flush(c);
 	if (c->l.depth) {
 		c->parked_task = prev;
 		c->parked = c->l;

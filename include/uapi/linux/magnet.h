@@ -650,7 +650,11 @@ enum magnet_cmd {
 	 * what ran on the CPU until then. So on each CPU the rows add up to
 	 * LEDGER_ELAPSED exactly: the time from the first boundary the CPU
 	 * saw to the last, less the time it was offline (from its going
-	 * down to its first boundary back); nothing is sampled. A task's own
+	 * down to its first boundary back); nothing is sampled. A softirq's
+	 * entry charges the task it interrupts nothing yet: that span goes
+	 * with the task's next (at its next boundary outside the softirq:
+	 * a switch, an interrupt, a work item's start or end), and into
+	 * ELAPSED then. A task's own
 	 * time is split into USER and SYSTEM in the proportion the kernel's
 	 * tick sampling gives the task over its life (utime:stime, as
 	 * /proc/PID/stat).
