@@ -342,7 +342,6 @@ static struct ledger_work *work_slot(struct ledger_cpu *c,
 	return w;
 }
 
-/* The task level: what current is doing, for @ns of it. */
 /* @ns to row @i of task @lt, found with key @k the first time. */
 static void charge_row(struct ledger_cpu *c, struct ledger_task *lt,
 		       unsigned int i, const struct ledger_key *k, u64 ns)
@@ -379,6 +378,7 @@ static struct ledger_task *task_rows(struct ledger_cpu *c, u64 cgroup,
 	return &lt[0];
 }
 
+/* The task level: what current is doing, for @ns of it. */
 static void charge_task(struct ledger_cpu *c, u64 ns)
 {
 	struct task_struct *t = current;
@@ -713,8 +713,9 @@ static void on_switch(void *data, bool preempt, struct task_struct *prev,
 	c = boundary();
 	if (!c)
 		goto out;
-	/* PREEMPT_RT: a task preempted in a softirq keeps its levels */
+	/* (prev's span before a softirq it is preempted in, PREEMPT_RT) */
 	pending_flush(c);
+	/* PREEMPT_RT: a task preempted in a softirq keeps its levels */
 	if (c->l.depth) {
 		c->parked_task = prev;
 		c->parked = c->l;
