@@ -167,14 +167,13 @@ struct ledger_row {
 /*
  * The rows of an activity whose task time this CPU charged lately, so
  * that they are found without a search: [0] USER, or IDLE for the idle
- * task; [1] SYSTEM (NULL until first charged). Two are kept, the later
- * first: a sender and a receiver that take turns on a CPU, a task and
- * the idle task.
+ * task (cgroup 0, which no task's cgroup is); [1] SYSTEM (NULL until
+ * first charged). Two are kept, the later first: a sender and a
+ * receiver that take turns on a CPU, a task and the idle task.
  */
 struct ledger_task {
 	u64 cgroup;
 	u32 tgid;
-	bool idle;
 	struct ledger_row *row[2];
 };
 
@@ -354,23 +353,20 @@ static void charge_row(struct ledger_cpu *c, struct ledger_task *lt,
 }
 
 /*
- * The rows of cgroup @cgroup and thread group @tgid (@idle: the idle
+ * The rows of cgroup @cgroup and thread group @tgid (0 and 0: the idle
  * task's), made the later of this CPU's two (a new one replaces the
  * earlier).
  */
 static struct ledger_task *task_rows(struct ledger_cpu *c, u64 cgroup,
-				     u32 tgid, bool idle)
+				     u32 tgid)
 {
 	struct ledger_task *lt = c->task;
 
-	if (lt[0].cgroup == cgroup && lt[0].tgid == tgid &&
-	    lt[0].idle == idle)
+	if (lt[0].cgroup == cgroup && lt[0].tgid == tgid)
 		return &lt[0];
-	if (lt[1].cgroup != cgroup || lt[1].tgid != tgid ||
-	    lt[1].idle != idle) {
+	if (lt[1].cgroup != cgroup || lt[1].tgid != tgid) {
 		lt[1].cgroup = cgroup;
 		lt[1].tgid = tgid;
-		lt[1].idle = idle;
 		lt[1].row[0] = NULL;
 		lt[1].row[1] = NULL;
 	}
@@ -392,7 +388,7 @@ static void charge_task(struct ledger_cpu *c, u64 ns)
 	if (is_idle_task(t)) {
 		k.kind = MAGNET_LEDGER_IDLE;
 		k.tgid = 0;
-		lt = task_rows(c, 0, 0, true);
+		lt = task_rows(c, 0, 0);
 		charge_row(c, lt, 0, &k, ns);
 		return;
 	}
@@ -419,7 +415,7 @@ static void charge_task(struct ledger_cpu *c, u64 ns)
 	}
 	/* the cgroup, and the tick-sampled user:system proportion */
 	k.cgroup = cgroup_id(task_dfl_cgroup(t));
-	lt = task_rows(c, k.cgroup, k.tgid, false);
+	lt = task_rows(c, k.cgroup, k.tgid);
 	user = READ_ONCE(t->utime);
 	sys = READ_ONCE(t->stime);
 	u = user + sys ? mul_u64_u64_div_u64(ns, user, user + sys) : 0;
