@@ -258,11 +258,22 @@ static struct {
 	bool oom;
 } search;
 
-static int by_id(const void *a, const void *b)
+int ledger_id_order(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+size_t ledger_ids_unique(uint64_t *ids, size_t n)
+{
+	size_t i, k = 0;
+
+	qsort(ids, n, sizeof(*ids), ledger_id_order);
+	for (i = 0; i < n; i++)
+		if (!k || ids[k - 1] != ids[i])
+			ids[k++] = ids[i];
+	return k;
 }
 
 static int visit(const char *fpath, const struct stat *sb, int type,
@@ -275,7 +286,7 @@ static int visit(const char *fpath, const struct stat *sb, int type,
 	(void)ftw;
 	if (type != FTW_D)
 		return 0;
-	p = bsearch(&id, search.ids, search.n, sizeof(*p), by_id);
+	p = bsearch(&id, search.ids, search.n, sizeof(*p), ledger_id_order);
 	if (!p)
 		return 0;
 	path = &search.paths[p - search.ids];

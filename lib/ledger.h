@@ -58,6 +58,11 @@ const char *ledger_kind_name(unsigned int kind);
 /* A softirq's name ("net_rx"), or NULL. */
 const char *ledger_softirq_name(uint32_t vector);
 
+/* The order of cgroup ids (uint64_t), for qsort() and bsearch(). */
+int ledger_id_order(const void *a, const void *b);
+/* @ids[0..@n) sorted, each once; returns how many are left. */
+size_t ledger_ids_unique(uint64_t *ids, size_t n);
+
 /*
  * The paths of the cgroups @ids[0..@n) under the cgroup2 mount @root (a
  * cgroup's id is its directory's inode number), found in one walk of

@@ -83,13 +83,6 @@ void account_cut_path(char *path, unsigned int depth)
 	}
 }
 
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Learn the paths of @ids[0..@n) (sorted, each once, none in the cache)
  * in one walk of the tree, appended to @c (to be sorted in). -1: out of
@@ -161,10 +154,7 @@ static int name_rows(struct daemon *d, struct account *a)
 			ids[n++] = id;
 	}
 	/* each new id once, all named in one walk */
-	qsort(ids, n, sizeof(*ids), by_u64);
-	for (i = k = 0; i < n; i++)
-		if (!k || ids[k - 1] != ids[i])
-			ids[k++] = ids[i];
+	k = ledger_ids_unique(ids, n);
 	ret = learn_paths(&d->cfg->ledger, c, ids, k);
 	free(ids);
 	if (ret)

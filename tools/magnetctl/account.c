@@ -61,13 +61,6 @@ struct cgroup_names {
 	size_t n;
 };
 
-static int by_id(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void cgroup_names_free(struct cgroup_names *c)
 {
 	for (size_t i = 0; c->paths && i < c->n; i++)
@@ -92,10 +85,7 @@ static int cgroup_names_find(const struct account_opts *o,
 	for (i = 0; i < n; i++)
 		if (rows[i].cgroup)
 			c->ids[k++] = rows[i].cgroup;
-	qsort(c->ids, k, sizeof(*c->ids), by_id);
-	for (i = 0; i < k; i++)
-		if (!c->n || c->ids[c->n - 1] != c->ids[i])
-			c->ids[c->n++] = c->ids[i];
+	c->n = ledger_ids_unique(c->ids, k);
 	c->paths = malloc((c->n + 1) * sizeof(*c->paths));
 	if (!c->paths ||
 	    ledger_cgroup_paths(o->root, c->ids, c->n, c->paths)) {
@@ -114,7 +104,7 @@ static void cgroup_text(const struct cgroup_names *c, uint64_t id,
 		snprintf(buf, size, "-");
 		return;
 	}
-	p = bsearch(&id, c->ids, c->n, sizeof(*c->ids), by_id);
+	p = bsearch(&id, c->ids, c->n, sizeof(*c->ids), ledger_id_order);
 	if (p && c->paths[p - c->ids])
 		snprintf(buf, size, "%s", c->paths[p - c->ids]);
 	else
