@@ -71,6 +71,7 @@
 #include <linux/blk-cgroup.h>
 #include <linux/blk-mq.h>
 #include <linux/cgroup.h>
+#include <linux/clocksource.h>
 #include <linux/cpuhotplug.h>
 #include <linux/ftrace.h>
 #include <linux/hash.h>
@@ -79,13 +80,15 @@
 #include <linux/math64.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
-#include <linux/trace_recursion.h>
 #include <linux/tracepoint.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <linux/writeback.h>
 #include <net/genetlink.h>
 #include <net/sock.h>
+#ifdef CONFIG_X86_TSC
+#include <asm/tsc.h>
+#endif
 
 #include "compat.h"
 #include "magnet.h"
@@ -145,7 +148,11 @@ enum ledger_fate {
 struct ledger_levels {
 	unsigned int depth;	/* interrupt levels on the stack */
 	struct ledger_level stack[LEDGER_DEPTH];
-	/* the softirq's time, and its part per owner (served hardirqs') */
+	/*
+	 * The softirq's time, and its part per owner, tallied while a
+	 * hardirq waits for it to be served (ledger_cpu.served).
+	 */
+	bool tally;
 	u64 softirq_ns;
 	struct {
 		u64 owner, ns;
@@ -168,8 +175,9 @@ struct ledger_row {
  * The rows of an activity whose task time this CPU charged lately, so
  * that they are found without a search: [0] USER, or IDLE for the idle
  * task (cgroup 0, which no task's cgroup is); [1] SYSTEM (NULL until
- * first charged). Two are kept, the later first: a sender and a
- * receiver that take turns on a CPU, a task and the idle task.
+ * first charged). Two are kept (ledger_cpu.task_later the one charged
+ * last): a sender and a receiver that take turns on a CPU, a task and
+ * the idle task.
  */
 struct ledger_task {
 	u64 cgroup;
@@ -182,9 +190,12 @@ struct ledger_cpu {
 	u64 elapsed;		/* from first boundary to last, online */
 	u64 pending;		/* task time from a softirq's entry on */
 	bool started;
+	bool tsc;		/* ->last is the TSC's (clock_now()) */
 	bool down;		/* going offline, or not back yet: no boundary */
 	struct ledger_levels l;
 	struct ledger_task task[2];
+	unsigned int task_later;	/* of the two, the one charged last */
+	struct ledger_row *flushed;	/* a level's last (level_flush()) */
 	/*
 	 * PREEMPT_RT runs softirqs in tasks that may be preempted: the
 	 * levels of the one preempted in a softirq (softirqs on a CPU are
@@ -234,12 +245,67 @@ static const char *const vector_names[] = {
 
 /* --- charging ----------------------------------------------------------- */
 
-static struct ledger_row *row_of(struct ledger_cpu *c,
-				 const struct ledger_key *k)
+/*
+ * The ledger's clock, read at every boundary: the TSC scaled to
+ * nanoseconds as sched_clock() scales it, while the kernel has not found
+ * the TSC unstable (its rate changing, or stopping in idle: asked when
+ * the ledger is turned on and at each read, clock_check()); else
+ * local_clock(). local_clock() costs some 40 instructions (its stability
+ * check, the preemption count, cyc2ns's sequence count), the largest part
+ * of a boundary; the TSC read and scaled, a handful. Only differences on
+ * one CPU with interrupts off are taken, so CPUs' TSCs need not agree. A
+ * CPU whose clock changes from one to the other starts again: the span
+ * across the change is in neither its elapsed time nor its rows.
+ */
+static struct {
+	bool on;
+	u32 mult, shift;
+} ledger_tsc;
+
+static void clock_choose(void)
 {
-	u32 h = hash_64(k->cgroup ^ k->what ^ ((u64)k->tgid << 32) ^
-			((u64)k->vector << 8) ^ k->kind,
-			ilog2(MAGNET_LEDGER_ROWS));
+#ifdef CONFIG_X86_TSC
+	ledger_tsc.on = boot_cpu_has(X86_FEATURE_TSC) && tsc_khz &&
+			!check_tsc_unstable();
+	if (ledger_tsc.on)
+		clocks_calc_mult_shift(&ledger_tsc.mult, &ledger_tsc.shift,
+				       tsc_khz, NSEC_PER_MSEC, 0);
+#endif
+}
+
+/* The TSC found unstable since: local_clock() from each CPU's next boundary. */
+static void clock_check(void)
+{
+#ifdef CONFIG_X86_TSC
+	if (READ_ONCE(ledger_tsc.on) && check_tsc_unstable())
+		WRITE_ONCE(ledger_tsc.on, false);
+#endif
+}
+
+/* Now, on this CPU, and in *@tsc whether by the TSC. Interrupts off. */
+static __always_inline u64 clock_now(bool *tsc)
+{
+#ifdef CONFIG_X86_TSC
+	*tsc = READ_ONCE(ledger_tsc.on);
+	if (likely(*tsc))
+		return mul_u64_u32_shr(rdtsc(), ledger_tsc.mult,
+				       ledger_tsc.shift);
+#else
+	*tsc = false;
+#endif
+	return local_clock();
+}
+
+/*
+ * The row of the key (@cgroup, @what, @tgid, @vector, @kind) on CPU @c,
+ * made if it has none. (The key's fields one by one: a key on the stack
+ * costs the hot paths its zeroing and a stack canary.)
+ */
+static struct ledger_row *row_find(struct ledger_cpu *c, u64 cgroup,
+				   u64 what, u32 tgid, u32 vector, u32 kind)
+{
+	u32 h = hash_64(cgroup ^ what ^ ((u64)tgid << 32) ^
+			((u64)vector << 8) ^ kind, ilog2(MAGNET_LEDGER_ROWS));
 	unsigned int i;
 
 	BUILD_BUG_ON(!is_power_of_2(MAGNET_LEDGER_ROWS));
@@ -248,17 +314,27 @@ static struct ledger_row *row_of(struct ledger_cpu *c,
 		struct ledger_row *r = &c->rows[(h + i) % MAGNET_LEDGER_ROWS];
 
 		if (!r->used) {
-			r->key = *k;
+			r->key.cgroup = cgroup;
+			r->key.what = what;
+			r->key.tgid = tgid;
+			r->key.vector = vector;
+			r->key.kind = kind;
 			/* the key before the reader may see the row */
 			smp_store_release(&r->used, 1);
 			return r;
 		}
-		if (r->key.cgroup == k->cgroup && r->key.what == k->what &&
-		    r->key.tgid == k->tgid && r->key.vector == k->vector &&
-		    r->key.kind == k->kind)
+		if (r->key.cgroup == cgroup && r->key.what == what &&
+		    r->key.tgid == tgid && r->key.vector == vector &&
+		    r->key.kind == kind)
 			return r;
 	}
 	return &c->overflow;
+}
+
+static struct ledger_row *row_of(struct ledger_cpu *c,
+				 const struct ledger_key *k)
+{
+	return row_find(c, k->cgroup, k->what, k->tgid, k->vector, k->kind);
 }
 
 /* (one writer, one store: a reader sees the row's time whole) */
@@ -341,14 +417,14 @@ static struct ledger_work *work_slot(struct ledger_cpu *c,
 	return w;
 }
 
-/* @ns to row @i of task @lt, found with key @k the first time. */
+/* @ns to row @i of task @lt, of kind @kind, found the first time. */
 static void charge_row(struct ledger_cpu *c, struct ledger_task *lt,
-		       unsigned int i, const struct ledger_key *k, u64 ns)
+		       unsigned int i, u32 kind, u64 ns)
 {
 	if (!ns)
 		return;
 	if (!lt->row[i])
-		lt->row[i] = row_of(c, k);
+		lt->row[i] = row_find(c, lt->cgroup, 0, lt->tgid, 0, kind);
 	row_add(lt->row[i], ns);
 }
 
@@ -360,69 +436,66 @@ static void charge_row(struct ledger_cpu *c, struct ledger_task *lt,
 static struct ledger_task *task_rows(struct ledger_cpu *c, u64 cgroup,
 				     u32 tgid)
 {
-	struct ledger_task *lt = c->task;
+	struct ledger_task *lt = &c->task[c->task_later];
 
-	if (lt[0].cgroup == cgroup && lt[0].tgid == tgid)
-		return &lt[0];
-	if (lt[1].cgroup != cgroup || lt[1].tgid != tgid) {
-		lt[1].cgroup = cgroup;
-		lt[1].tgid = tgid;
-		lt[1].row[0] = NULL;
-		lt[1].row[1] = NULL;
+	if (lt->cgroup == cgroup && lt->tgid == tgid)
+		return lt;
+	c->task_later ^= 1;
+	lt = &c->task[c->task_later];
+	if (lt->cgroup != cgroup || lt->tgid != tgid) {
+		lt->cgroup = cgroup;
+		lt->tgid = tgid;
+		lt->row[0] = NULL;
+		lt->row[1] = NULL;
 	}
-	swap(lt[0], lt[1]);
-	return &lt[0];
+	return lt;
+}
+
+/*
+ * A kernel thread, for @ns: the work item this CPU saw start or its
+ * worker bring, by its function and owner; one that began elsewhere
+ * (current_work() answers in task context only), as unnamed work.
+ */
+static noinline void charge_kthread(struct ledger_cpu *c,
+				    struct task_struct *t, u32 tgid, u64 ns)
+{
+	struct ledger_work *w = work_of(c, t);
+	struct ledger_key k = { .kind = MAGNET_LEDGER_KTHREAD, .tgid = tgid };
+
+	if (w) {
+		k.kind = MAGNET_LEDGER_WORK;
+		k.what = (unsigned long)w->func;
+		k.cgroup = w->owner;
+	} else if ((t->flags & PF_WQ_WORKER) && in_task() && current_work()) {
+		k.kind = MAGNET_LEDGER_WORK;
+	}
+	add(c, &k, ns);
 }
 
 /* The task level: what current is doing, for @ns of it. */
 static void charge_task(struct ledger_cpu *c, u64 ns)
 {
 	struct task_struct *t = current;
-	struct ledger_key k = {};
+	u32 tgid = ledger_by_tgid ? t->tgid : 0;
 	struct ledger_task *lt;
 	u64 user, sys, u;
-	struct ledger_work *w;
 
-	if (ledger_by_tgid)
-		k.tgid = t->tgid;
 	if (is_idle_task(t)) {
-		k.kind = MAGNET_LEDGER_IDLE;
-		k.tgid = 0;
 		lt = task_rows(c, 0, 0);
-		charge_row(c, lt, 0, &k, ns);
+		charge_row(c, lt, 0, MAGNET_LEDGER_IDLE, ns);
 		return;
 	}
 	if (t->flags & PF_KTHREAD) {
-		w = work_of(c, t);
-		/*
-		 * An item this CPU saw start or its worker bring, by its
-		 * function and owner; one that began elsewhere
-		 * (current_work() answers in task context only), as unnamed
-		 * work.
-		 */
-		if (w) {
-			k.kind = MAGNET_LEDGER_WORK;
-			k.what = (unsigned long)w->func;
-			k.cgroup = w->owner;
-		} else if ((t->flags & PF_WQ_WORKER) && in_task() &&
-			   current_work()) {
-			k.kind = MAGNET_LEDGER_WORK;
-		} else {
-			k.kind = MAGNET_LEDGER_KTHREAD;
-		}
-		add(c, &k, ns);
+		charge_kthread(c, t, tgid, ns);
 		return;
 	}
 	/* the cgroup, and the tick-sampled user:system proportion */
-	k.cgroup = cgroup_id(task_dfl_cgroup(t));
-	lt = task_rows(c, k.cgroup, k.tgid);
+	lt = task_rows(c, cgroup_id(task_dfl_cgroup(t)), tgid);
 	user = READ_ONCE(t->utime);
 	sys = READ_ONCE(t->stime);
 	u = user + sys ? mul_u64_u64_div_u64(ns, user, user + sys) : 0;
-	k.kind = MAGNET_LEDGER_USER;
-	charge_row(c, lt, 0, &k, u);
-	k.kind = MAGNET_LEDGER_SYSTEM;
-	charge_row(c, lt, 1, &k, ns - u);
+	charge_row(c, lt, 0, MAGNET_LEDGER_USER, u);
+	charge_row(c, lt, 1, MAGNET_LEDGER_SYSTEM, ns - u);
 }
 
 /* The top level kept on this CPU's stack, or NULL. */
@@ -459,20 +532,23 @@ static struct ledger_level *top_here(struct ledger_cpu **cp)
  * softirq that a send runs on its way out charges no row on entry. Its
  * elapsed time waits with it, so the rows still add up to it.
  */
-static struct ledger_cpu *boundary_at(bool defer)
+static __always_inline struct ledger_cpu *boundary_at(bool defer)
 {
 	struct ledger_cpu *c = &READ_ONCE(ledger)[smp_processor_id()];
-	u64 now = local_clock();
-	u64 span;
+	u64 now, span;
+	bool tsc;
 
 	if (c->down)
 		return NULL;
-	if (!c->started) {
+	now = clock_now(&tsc);
+	if (!c->started || c->tsc != tsc) {
 		c->last = now;
 		c->started = true;
+		c->tsc = tsc;
 		return c;
 	}
-	span = now - c->last;
+	/* (a clock set back, as a TSC may be on resume: no time) */
+	span = now > c->last ? now - c->last : 0;
 	c->last = now;
 	if (!c->l.depth && defer) {
 		c->pending += span;
@@ -492,7 +568,8 @@ static struct ledger_cpu *boundary_at(bool defer)
 	return c;
 }
 
-static struct ledger_cpu *boundary(void)
+/* (out of line, for the paths less taken) */
+static noinline struct ledger_cpu *boundary(void)
 {
 	return boundary_at(false);
 }
@@ -510,12 +587,13 @@ static void pending_flush(struct ledger_cpu *c)
 /* The level's time kept so far to its item's owner (0: to none). */
 static void level_flush(struct ledger_cpu *c, struct ledger_level *lv)
 {
-	struct ledger_key k = lv->key;
+	u64 what = lv->key.what;
+	struct ledger_row *r;
 	unsigned int i;
 
 	if (!lv->ns)
 		return;
-	if (k.kind == MAGNET_LEDGER_SOFTIRQ) {
+	if (lv->key.kind == MAGNET_LEDGER_SOFTIRQ && c->l.tally) {
 		c->l.softirq_ns += lv->ns;
 		for (i = 0; lv->owner && i < LEDGER_OWNERS; i++) {
 			if (c->l.owners[i].owner &&
@@ -526,14 +604,22 @@ static void level_flush(struct ledger_cpu *c, struct ledger_level *lv)
 			break;
 		}
 	}
-	k.cgroup = lv->owner;
-	if (lv->item && !lv->owner && k.kind == MAGNET_LEDGER_SOFTIRQ &&
-	    k.vector == NET_RX_SOFTIRQ)
-		k.what = lv->fate & BIT(LEDGER_FATE_DROPPED) ?
-			 LEDGER_FATE_DROPPED :
-			 lv->fate & BIT(LEDGER_FATE_FORWARDED) ?
-			 LEDGER_FATE_FORWARDED : LEDGER_FATE_KERNEL;
-	add(c, &k, lv->ns);
+	if (lv->item && !lv->owner && lv->key.kind == MAGNET_LEDGER_SOFTIRQ &&
+	    lv->key.vector == NET_RX_SOFTIRQ)
+		what = lv->fate & BIT(LEDGER_FATE_DROPPED) ?
+		       LEDGER_FATE_DROPPED :
+		       lv->fate & BIT(LEDGER_FATE_FORWARDED) ?
+		       LEDGER_FATE_FORWARDED : LEDGER_FATE_KERNEL;
+	/* (mostly the row of the level before: the same owner, the same kind) */
+	r = c->flushed;
+	if (!r || r->key.cgroup != lv->owner || r->key.what != what ||
+	    r->key.tgid != lv->key.tgid || r->key.vector != lv->key.vector ||
+	    r->key.kind != lv->key.kind) {
+		r = row_find(c, lv->owner, what, lv->key.tgid, lv->key.vector,
+			     lv->key.kind);
+		c->flushed = r;
+	}
+	row_add(r, lv->ns);
 	lv->ns = 0;
 }
 
@@ -567,23 +653,48 @@ static int served_index(unsigned int vec)
 	return vec == NET_RX_SOFTIRQ ? 0 : vec == BLOCK_SOFTIRQ ? 1 : -1;
 }
 
+/* Hardirq time waits for the softirq with index @idx in ->served. */
+static bool served_waiting(struct ledger_cpu *c, int idx)
+{
+	return idx >= 0 && (c->served[idx][0].ns || c->served[idx][1].ns);
+}
+
+/*
+ * The softirq under way tallies its time per owner from now on, for the
+ * hardirq time it will serve. (Only then: most softirqs serve none.)
+ */
+static void tally_begin(struct ledger_levels *l)
+{
+	l->tally = true;
+	l->softirq_ns = 0;
+	memset(l->owners, 0, sizeof(l->owners));
+}
+
 /*
  * A hardirq that raised NET_RX or BLOCK ends: its time outside items
  * waits for that softirq, which knows whose packets or requests it was
- * for (two hardirqs at most wait per softirq; others go to none now).
+ * for (two hardirqs at most wait per softirq; others go to none now):
+ * the next to begin, or the one it interrupted, from now on.
  */
 static void serve_later(struct ledger_cpu *c, struct ledger_level *lv)
 {
-	struct ledger_served *s;
+	unsigned int vec = lv->raised & BIT(NET_RX_SOFTIRQ) ? NET_RX_SOFTIRQ :
+			   BLOCK_SOFTIRQ;
+	struct ledger_served *s = c->served[served_index(vec)];
+	struct ledger_level *below;
 	unsigned int i;
 
-	s = c->served[lv->raised & BIT(NET_RX_SOFTIRQ) ? 0 : 1];
 	for (i = 0; i < ARRAY_SIZE(c->served[0]); i++) {
 		if (s[i].ns && memcmp(&s[i].key, &lv->key, sizeof(lv->key)))
 			continue;
 		s[i].key = lv->key;
 		s[i].ns += lv->ns;
 		lv->ns = 0;
+		below = c->l.depth >= 2 && c->l.depth <= LEDGER_DEPTH ?
+			&c->l.stack[c->l.depth - 2] : NULL;
+		if (below && below->key.kind == MAGNET_LEDGER_SOFTIRQ &&
+		    below->key.vector == vec && !c->l.tally)
+			tally_begin(&c->l);
 		return;
 	}
 	level_flush(c, lv);
@@ -601,7 +712,7 @@ static void serve(struct ledger_cpu *c, unsigned int vec)
 	unsigned int i, j;
 	u64 part, rest;
 
-	if (idx < 0)
+	if (idx < 0 || !c->l.tally)
 		return;
 	s = c->served[idx];
 	for (i = 0; i < ARRAY_SIZE(c->served[0]); i++) {
@@ -640,7 +751,11 @@ static void flush_all(struct ledger_cpu *c)
 		}
 }
 
-static void push(const struct ledger_key *k)
+/*
+ * A level of kind @kind, vector @vector (and @what, its name) begins.
+ * (Inline: each tracepoint's handler has its own, for its kind.)
+ */
+static __always_inline void push(u32 kind, u32 vector, u64 what)
 {
 	struct ledger_level *lv;
 	unsigned long flags;
@@ -649,17 +764,19 @@ static void push(const struct ledger_key *k)
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
-	c = boundary_at(k->kind == MAGNET_LEDGER_SOFTIRQ);
+	c = boundary_at(kind == MAGNET_LEDGER_SOFTIRQ);
 	if (!c)
 		goto out;
 	if (c->l.depth < LEDGER_DEPTH) {
 		lv = &c->l.stack[c->l.depth];
-		memset(lv, 0, sizeof(*lv));
-		lv->key = *k;
+		*lv = (struct ledger_level){
+			.key = { .kind = kind, .vector = vector, .what = what },
+		};
 	}
-	if (k->kind == MAGNET_LEDGER_SOFTIRQ) {
-		c->l.softirq_ns = 0;
-		memset(c->l.owners, 0, sizeof(c->l.owners));
+	if (kind == MAGNET_LEDGER_SOFTIRQ) {
+		c->l.tally = false;
+		if (served_waiting(c, served_index(vector)))
+			tally_begin(&c->l);
 	}
 	c->l.depth++;
 out:
@@ -667,7 +784,7 @@ out:
 }
 
 /* The level of kind @kind and vector @vector ends, if it is the top. */
-static void pop(u8 kind, u32 vector)
+static __always_inline void pop(u8 kind, u32 vector)
 {
 	struct ledger_level *top;
 	unsigned long flags;
@@ -676,7 +793,7 @@ static void pop(u8 kind, u32 vector)
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
-	c = boundary();
+	c = boundary_at(false);
 	if (!c || !c->l.depth)
 		goto out;
 	top = top_of(c);
@@ -696,17 +813,37 @@ out:
 
 /* --- the kernel's tracepoints ------------------------------------------- */
 
+/*
+ * A switch from @prev to @next, one of them a workqueue worker: a worker
+ * that may resume elsewhere takes its item along.
+ */
+static noinline void switch_workers(struct ledger_cpu *c,
+				    struct task_struct *prev,
+				    struct task_struct *next)
+{
+	struct ledger_work *w, moved;
+
+	w = (prev->flags & PF_WQ_WORKER) && prev->nr_cpus_allowed > 1 ?
+	    work_of(c, prev) : NULL;
+	if (w) {
+		carry_put(ledger_moving, prev, w);
+		w->task = NULL;
+	}
+	if ((next->flags & PF_WQ_WORKER) && !work_of(c, next) &&
+	    carry_take(ledger_moving, next, &moved))
+		*work_slot(c, next) = moved;
+}
+
 static void on_switch(void *data, bool preempt, struct task_struct *prev,
 		      struct task_struct *next, unsigned int prev_state)
 {
-	struct ledger_work *w, moved;
 	unsigned long flags;
 	struct ledger_cpu *c;
 
 	if (!READ_ONCE(ledger_armed))
 		return;
 	local_irq_save(flags);
-	c = boundary();
+	c = boundary_at(false);
 	if (!c)
 		goto out;
 	/* (prev's span before a softirq it is preempted in, PREEMPT_RT) */
@@ -721,24 +858,15 @@ static void on_switch(void *data, bool preempt, struct task_struct *prev,
 		c->l = c->parked;
 		c->parked_task = NULL;
 	}
-	/* a worker that may resume elsewhere takes its item along */
-	w = prev->nr_cpus_allowed > 1 ? work_of(c, prev) : NULL;
-	if (w) {
-		carry_put(ledger_moving, prev, w);
-		w->task = NULL;
-	}
-	if ((next->flags & PF_WQ_WORKER) && !work_of(c, next) &&
-	    carry_take(ledger_moving, next, &moved))
-		*work_slot(c, next) = moved;
+	if ((prev->flags | next->flags) & PF_WQ_WORKER)
+		switch_workers(c, prev, next);
 out:
 	local_irq_restore(flags);
 }
 
 static void on_irq_entry(void *data, int irq, struct irqaction *action)
 {
-	struct ledger_key k = { .kind = MAGNET_LEDGER_HARDIRQ, .vector = irq };
-
-	push(&k);
+	push(MAGNET_LEDGER_HARDIRQ, irq, 0);
 }
 
 static void on_irq_exit(void *data, int irq, struct irqaction *action,
@@ -750,13 +878,7 @@ static void on_irq_exit(void *data, int irq, struct irqaction *action,
 /* @data: the index of the vector's name */
 static void on_vector_entry(void *data, int vector)
 {
-	struct ledger_key k = {
-		.kind = MAGNET_LEDGER_HARDIRQ,
-		.vector = vector,
-		.what = (unsigned long)data,
-	};
-
-	push(&k);
+	push(MAGNET_LEDGER_HARDIRQ, vector, (unsigned long)data);
 }
 
 static void on_vector_exit(void *data, int vector)
@@ -766,9 +888,7 @@ static void on_vector_exit(void *data, int vector)
 
 static void on_softirq_entry(void *data, unsigned int vec)
 {
-	struct ledger_key k = { .kind = MAGNET_LEDGER_SOFTIRQ, .vector = vec };
-
-	push(&k);
+	push(MAGNET_LEDGER_SOFTIRQ, vec, 0);
 }
 
 static void on_softirq_exit(void *data, unsigned int vec)
@@ -1017,7 +1137,10 @@ static void on_drop(void *data, struct sk_buff *skb, void *location)
  * not the open item (a GRO list's, a clone), it becomes the item.
  * An ftrace_ops of the ledger's own, without saved registers: kprobes'
  * way there, through the same call site, saves them all and looks the
- * kprobe up in a hash, on every TCP, UDP and raw delivery.
+ * kprobe up in a hash, on every TCP, UDP and raw delivery. It needs no
+ * guard against recursion (ftrace_test_recursion_trylock()): it traces
+ * sk_filter_trim_cap() alone, which it never calls, and runs with
+ * interrupts off from its first look at this CPU's state.
  */
 static void notrace on_deliver(unsigned long ip, unsigned long parent_ip,
 			       struct ftrace_ops *op,
@@ -1030,12 +1153,8 @@ static void notrace on_deliver(unsigned long ip, unsigned long parent_ip,
 	unsigned long flags;
 	struct ledger_cpu *c;
 	u64 owner;
-	int bit;
 
 	if (!READ_ONCE(ledger_armed) || !in_serving_softirq())
-		return;
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0)
 		return;
 	local_irq_save(flags);
 	top = top_here(&c);
@@ -1052,7 +1171,6 @@ static void notrace on_deliver(unsigned long ip, unsigned long parent_ip,
 	}
 out:
 	local_irq_restore(flags);
-	ftrace_test_recursion_unlock(bit);
 }
 
 /*
@@ -1278,6 +1396,7 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 		c[i].overflow.key.kind = MAGNET_LEDGER_OVERFLOW;
 	ledger_by_tgid = by_tgid;
 	ledger_generation++;
+	clock_choose();
 	WRITE_ONCE(ledger, c);
 	err = tps_register();
 	if (err) {
@@ -1387,6 +1506,7 @@ int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
 		return -ENODATA;
 	}
 	if (!cpu && !i) {
+		clock_check();
 		cb->args[2] = ledger_generation;
 	} else if (cb->args[2] != ledger_generation) {
 		NL_SET_ERR_MSG(cb->extack,

@@ -715,7 +715,8 @@ enum magnet_cmd {
 	 * - a hardirq that raises NET_RX or BLOCK (a NIC's, a disk's) waits
 	 *   for that softirq on its CPU: its time outside requests is split
 	 *   among the cgroups that softirq charges, in proportion to their
-	 *   time in it (four at most; the rest, and what no activity had,
+	 *   time in it (from the hardirq's end, if it came while that
+	 *   softirq ran; four at most; the rest, and what no activity had,
 	 *   to no activity; two hardirqs at most wait on a CPU for one
 	 *   softirq, a third goes to no activity at once). It cannot know
 	 *   whether a later packet or request was the hardirq's or
