@@ -41,9 +41,10 @@
  * (ledger_fate: freed as a drop, kfree_skb; else sent on,
  * net_dev_start_xmit of the same skb; else the kernel's own).
  *
- * Served hardirqs: a hardirq that raises NET_RX or BLOCK leaves its time
- * outside items waiting on its CPU (ledger_cpu.served) for that softirq,
- * which at its end splits it among the owners it charged, in proportion.
+ * Served hardirqs: a hardirq that raises NET_RX or BLOCK (pending at its
+ * end, and not at its start) leaves its time outside items waiting on its
+ * CPU (ledger_cpu.served) for that softirq, which at its end splits it
+ * among the owners it charged, in proportion.
  *
  * Work items: their owner is their queuer's (workqueue_queue_work, in the
  * queuer's context), carried to their start through a machine-wide table
@@ -134,6 +135,7 @@ struct ledger_level {
 	u64 owner;		/* the item's cgroup, 0: none (yet) */
 	bool item;		/* an item is open */
 	u8 raised;		/* a hardirq: the softirqs it raised (bits) */
+	u8 pending;		/* a hardirq: the softirqs pending at its start */
 	u8 fate;		/* a packet received: what befell it (bits) */
 	const struct sk_buff *skb;	/* the packet, if the item is one */
 };
@@ -772,6 +774,8 @@ static __always_inline void push(u32 kind, u32 vector, u64 what)
 		*lv = (struct ledger_level){
 			.key = { .kind = kind, .vector = vector, .what = what },
 		};
+		if (kind == MAGNET_LEDGER_HARDIRQ)
+			lv->pending = local_softirq_pending();
 	}
 	if (kind == MAGNET_LEDGER_SOFTIRQ) {
 		c->l.tally = false;
@@ -800,11 +804,18 @@ static __always_inline void pop(u8 kind, u32 vector)
 	/* (an exit whose entry came before the ledger armed: nothing) */
 	if (top && (top->key.kind != kind || top->key.vector != vector))
 		goto out;
+	/*
+	 * (what it raised, seen here rather than at softirq_raise, which
+	 * fires for every raise, a send's NET_RX included)
+	 */
+	if (top && kind == MAGNET_LEDGER_HARDIRQ && in_hardirq())
+		top->raised = local_softirq_pending() & ~top->pending &
+			      (BIT(NET_RX_SOFTIRQ) | BIT(BLOCK_SOFTIRQ));
 	if (top && top->raised && !top->owner)
 		serve_later(c, top);
 	else if (top)
 		level_flush(c, top);
-	if (top && kind == MAGNET_LEDGER_SOFTIRQ)
+	if (top && kind == MAGNET_LEDGER_SOFTIRQ && c->l.tally)
 		serve(c, vector);
 	c->l.depth--;
 out:
@@ -894,23 +905,6 @@ static void on_softirq_entry(void *data, unsigned int vec)
 static void on_softirq_exit(void *data, unsigned int vec)
 {
 	pop(MAGNET_LEDGER_SOFTIRQ, vec);
-}
-
-/* A hardirq raises NET_RX or BLOCK: that softirq may name its owner. */
-static void on_softirq_raise(void *data, unsigned int vec)
-{
-	struct ledger_level *top;
-	unsigned long flags;
-	struct ledger_cpu *c;
-
-	if (!READ_ONCE(ledger_armed) || served_index(vec) < 0 ||
-	    !in_hardirq())
-		return;
-	local_irq_save(flags);
-	top = top_here(&c);
-	if (top && top->key.kind == MAGNET_LEDGER_HARDIRQ)
-		top->raised |= BIT(vec);
-	local_irq_restore(flags);
 }
 
 /* The cgroup current works for, queueing a work item now (0: none). */
@@ -1223,7 +1217,6 @@ static struct ledger_tp ledger_tps[] = {
 	{ "irq_handler_exit", on_irq_exit },
 	{ "softirq_entry", on_softirq_entry },
 	{ "softirq_exit", on_softirq_exit },
-	{ "softirq_raise", on_softirq_raise },
 	{ "workqueue_queue_work", on_queue },
 	{ "workqueue_execute_start", on_work_start },
 	{ "workqueue_execute_end", on_work_end },

@@ -712,7 +712,8 @@ enum magnet_cmd {
 	 *   cgroup of its first bio: for writeback, the pages' owner's);
 	 *   what the handler does before its first request, to the first.
 	 *   A completion in the submitter's own task is that task's time;
-	 * - a hardirq that raises NET_RX or BLOCK (a NIC's, a disk's) waits
+	 * - a hardirq that raises NET_RX or BLOCK (a NIC's, a disk's: the
+	 *   softirq is pending at its end and was not at its start) waits
 	 *   for that softirq on its CPU: its time outside requests is split
 	 *   among the cgroups that softirq charges, in proportion to their
 	 *   time in it (from the hardirq's end, if it came while that
