@@ -357,13 +357,13 @@ static double elapsed_sum(const struct magnet_ledger *l)
 }
 
 /*
- * The ledger's metrics: what their rows gained from @before to @now, of
- * what the CPUs' elapsed time gained (@now NULL: 0, nothing known).
+ * The ledger's metrics: what their rows gained, of what the CPUs'
+ * elapsed time gained, in @gained (two snapshots subtracted; NULL: 0,
+ * nothing known).
  */
-static void take_ledger(const struct magnet_ledger *now,
-			const struct magnet_ledger *before)
+static void take_ledger(const struct magnet_ledger *gained)
 {
-	double elapsed = now ? elapsed_sum(now) - elapsed_sum(before) : 0;
+	double elapsed = gained ? elapsed_sum(gained) : 0;
 	unsigned int k;
 
 	pthread_mutex_lock(&mm.lock);
@@ -373,10 +373,35 @@ static void take_ledger(const struct magnet_ledger *now,
 		if (e->from == FROM_SNAPSHOT)
 			continue;
 		e->value = elapsed > 0 ?
-			   100 * (ledger_sum(e, now) - ledger_sum(e, before)) /
-			   elapsed : 0;
+			   100 * ledger_sum(e, gained) / elapsed : 0;
 	}
 	pthread_mutex_unlock(&mm.lock);
+}
+
+/* @l copied whole into @c: 0, or -1 (ENOMEM, @c empty). */
+static int ledger_copy(struct magnet_ledger *c, const struct magnet_ledger *l)
+{
+	unsigned int i;
+
+	*c = *l;
+	c->nrows = 0;
+	c->elapsed_ns = calloc(l->ncpus + 1, sizeof(*c->elapsed_ns));
+	c->rows = calloc(l->nrows + 1, sizeof(*c->rows));
+	if (!c->elapsed_ns || !c->rows)
+		goto fail;
+	memcpy(c->elapsed_ns, l->elapsed_ns, l->ncpus * sizeof(*c->elapsed_ns));
+	for (i = 0; i < l->nrows; i++) {
+		c->rows[i] = l->rows[i];
+		c->rows[i].path = l->rows[i].path ? strdup(l->rows[i].path) : NULL;
+		if (l->rows[i].path && !c->rows[i].path)
+			goto fail;
+		c->nrows++;
+	}
+	return 0;
+fail:
+	magnet_ledger_free(c);
+	errno = ENOMEM;
+	return -1;
 }
 
 /*
@@ -386,7 +411,7 @@ static void take_ledger(const struct magnet_ledger *now,
  */
 static void refresh_ledger(void)
 {
-	struct magnet_ledger now;
+	struct magnet_ledger now, gained = { 0 };
 
 	if (!mm.ledger_client)
 		mm.ledger_client = magnet_connect(mm.socket);
@@ -398,18 +423,21 @@ static void refresh_ledger(void)
 		}
 		magnet_ledger_free(&mm.ledger_before);
 		mm.have_before = false;
-		take_ledger(NULL, NULL);
+		take_ledger(NULL);
 		return;
 	}
 	/*
-	 * Counters that went back: the ledger was turned off and on; 0
-	 * until the next refresh.
+	 * Row by row, matched on cgroup id, kind and the rest, not on the
+	 * path a restarted magnetd may name differently ("(gone)"); each
+	 * row's path is the latest. Counters that went back (ESTALE): the
+	 * ledger was turned off and on; 0 until the next refresh.
 	 */
-	if (mm.have_before &&
-	    elapsed_sum(&now) >= elapsed_sum(&mm.ledger_before))
-		take_ledger(&now, &mm.ledger_before);
+	if (mm.have_before && !ledger_copy(&gained, &now) &&
+	    !magnet_ledger_subtract(&gained, &mm.ledger_before))
+		take_ledger(&gained);
 	else
-		take_ledger(NULL, NULL);
+		take_ledger(NULL);
+	magnet_ledger_free(&gained);
 	magnet_ledger_free(&mm.ledger_before);
 	mm.ledger_before = now;
 	mm.have_before = true;
