@@ -122,6 +122,7 @@ struct ledger_work {
 	struct work_struct *work;
 	work_func_t func;
 	u64 owner;
+	u32 tgid;		/* the queuer's thread group, or 0 */
 };
 
 /*
@@ -468,6 +469,7 @@ static noinline void charge_kthread(struct ledger_cpu *c,
 		k.kind = MAGNET_LEDGER_WORK;
 		k.what = (unsigned long)w->func;
 		k.cgroup = w->owner;
+		k.tgid = tgid ? w->tgid : 0;
 	} else if ((t->flags & PF_WQ_WORKER) && in_task() && current_work()) {
 		k.kind = MAGNET_LEDGER_WORK;
 	}
@@ -907,20 +909,29 @@ static void on_softirq_exit(void *data, unsigned int vec)
 	pop(MAGNET_LEDGER_SOFTIRQ, vec);
 }
 
-/* The cgroup current works for, queueing a work item now (0: none). */
-static u64 queuer(struct ledger_cpu *c)
+/*
+ * What current works for, queueing a work item now: its cgroup (0: none)
+ * and thread group (*@tgid, 0: none known).
+ */
+static u64 queuer(struct ledger_cpu *c, u32 *tgid)
 {
 	struct ledger_level *top = top_of(c);
 	struct ledger_work *w;
 
+	*tgid = 0;
 	if (top)
 		return top->owner;
 	if (c->l.depth || !in_task())
 		return 0;
-	if (!(current->flags & PF_KTHREAD))
+	if (!(current->flags & PF_KTHREAD)) {
+		*tgid = current->tgid;
 		return cgroup_id(task_dfl_cgroup(current));
+	}
 	w = work_of(c, current);
-	return w ? w->owner : 0;
+	if (!w)
+		return 0;
+	*tgid = w->tgid;
+	return w->owner;
 }
 
 /* A work item is queued: it works for its queuer's activity. */
@@ -936,7 +947,7 @@ static void on_queue(void *data, int req_cpu, struct pool_workqueue *pwq,
 	local_irq_save(flags);
 	c = &READ_ONCE(ledger)[smp_processor_id()];
 	if (!c->down)
-		w.owner = queuer(c);
+		w.owner = queuer(c, &w.tgid);
 	local_irq_restore(flags);
 	carry_put(ledger_queued, work, &w);
 }
@@ -958,8 +969,10 @@ static void on_work_start(void *data, struct work_struct *work)
 	w = work_slot(c, current);
 	w->work = work;
 	w->func = work->func;
-	w->owner = carry_take(ledger_queued, work, &queued) ?
-		   queued.owner : 0;
+	if (!carry_take(ledger_queued, work, &queued))
+		queued = (struct ledger_work){};
+	w->owner = queued.owner;
+	w->tgid = queued.tgid;
 out:
 	local_irq_restore(flags);
 }
@@ -993,8 +1006,10 @@ static void work_owner(u64 owner)
 	local_irq_save(flags);
 	c = boundary();
 	w = c && !c->l.depth ? work_of(c, current) : NULL;
-	if (w)
+	if (w) {
 		w->owner = owner;
+		w->tgid = 0;	/* (the pages' owner's: not known) */
+	}
 	local_irq_restore(flags);
 }
 

@@ -318,6 +318,15 @@ sp=$!
 wait $sp
 check "a row for the spinning process's thread group" \
 	sh -c "magnetctl account | awk -v p=$sp '\$1 == \"/a\" && \$2 == p' | grep -q ."
+# a work item's rows carry the thread group that queued it, not the worker's
+mkdir -p $CG/q
+sh -c "echo \$\$ > $CG/q/cgroup.procs; echo s > /proc/sysrq-trigger" &
+sy=$!
+wait $sy
+check "an emergency sync from cgroup q: its work item's row carries the asking thread group" \
+	wait_for 20 sh -c "magnetctl account | awk -v p=$sy '\$1 == \"/q\" && \$2 == p && /do_sync_work/' | grep -q ."
+magnetctl account | awk 'NR == 1 || $1 == "/q"'
+rmdir $CG/q
 check "off" ledger off
 check_fails "... and then nothing to read" magnetctl account
 

@@ -673,9 +673,12 @@ enum magnet_cmd {
 	 *   the pages it writes (the memory controller's cgroup of the
 	 *   inode's bdi_writeback; the root cgroup unless the memory and io
 	 *   controllers are on, and the file system writes back per
-	 *   cgroup). Queued items are remembered machine-wide in 512
-	 *   slots by their address: one queued while another holds its slot
-	 *   takes it, and the other runs for no activity. More than 8 items
+	 *   cgroup). With BY_TGID, an item's rows carry its queuer's thread
+	 *   group (a task's, or the item's it was queued from; none from
+	 *   an interrupt, nor for writeback). Queued items are remembered
+	 *   machine-wide in 512 slots by their address: one queued while
+	 *   another holds its slot takes it, and the other runs for no
+	 *   activity. More than 8 items
 	 *   under way on one CPU run as unnamed work (NAME absent), or as
 	 *   KTHREAD until an interrupt's end;
 	 * - hardirq handlers (HARDIRQ, LEDGER_VECTOR the irq number; on x86
