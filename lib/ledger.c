@@ -20,7 +20,7 @@
 
 #include "ledger.h"
 
-int ledger_set(struct nl_ctx *nl, bool on, bool by_tgid)
+int ledger_set(struct nl_ctx *nl, bool on, bool by_tgid, bool owned)
 {
 	struct request req;
 	struct nlmsghdr *nlh = request_start(nl, &req, MAGNET_CMD_LEDGER_SET, 0);
@@ -28,6 +28,8 @@ int ledger_set(struct nl_ctx *nl, bool on, bool by_tgid)
 	mnl_attr_put_u8(nlh, MAGNET_A_LEDGER_ENABLED, on);
 	if (by_tgid)
 		mnl_attr_put_u8(nlh, MAGNET_A_LEDGER_BY_TGID, 1);
+	if (owned)
+		mnl_attr_put(nlh, MAGNET_A_OWNED, 0, NULL);
 	return nl_request(nl, &req, NULL, NULL);
 }
 

@@ -32,8 +32,11 @@ struct ledger_snapshot {
 	uint64_t taken_ns;	/* CLOCK_MONOTONIC when taken */
 };
 
-/* On (@by_tgid: a row per thread group) or off. 0, or -1 (nl_err()). */
-int ledger_set(struct nl_ctx *nl, bool on, bool by_tgid);
+/*
+ * On (@by_tgid: a row per thread group; @owned: off again when @nl's socket
+ * closes) or off. 0, or -1 (nl_err()).
+ */
+int ledger_set(struct nl_ctx *nl, bool on, bool by_tgid, bool owned);
 
 /* Read every row into @s (emptied first). 0, or -1 (nl_err()). */
 int ledger_read(struct nl_ctx *nl, struct ledger_snapshot *s);

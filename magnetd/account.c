@@ -20,7 +20,9 @@
  * attaches (at start, and when the module is loaded again) and off when
  * it lets go of the module (release, SIGTERM) or a reload says false,
  * but only if it was magnetd that turned it on: one an administrator
- * turned on (magnetctl account on) is left as it is. Turning it on or
+ * turned on (magnetctl account on) is left as it is. The ledger it turns
+ * on is owned by its socket (MAGNET_A_OWNED), so the kernel turns it off
+ * should magnetd be killed. Turning it on or
  * off repatches the kernel's hottest paths; it is never done per scrape.
  */
 #define _GNU_SOURCE
@@ -222,7 +224,8 @@ static int set(struct daemon *d, bool on)
 {
 	const struct nl_error *e;
 
-	if (!ledger_set(d->ledger_nl, on, false))
+	/* (owned: should magnetd be killed, the ledger goes off with it) */
+	if (!ledger_set(d->ledger_nl, on, false, on))
 		return 0;
 	e = nl_err(d->ledger_nl);
 	if (e->kernel && e->error == EALREADY)

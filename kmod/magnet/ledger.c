@@ -232,6 +232,7 @@ static DEFINE_MUTEX(ledger_lock);
 static struct ledger_cpu *ledger;	/* nr_cpu_ids of them, or NULL */
 static struct ledger_carry *ledger_queued, *ledger_moving;
 static bool ledger_by_tgid;
+static u32 ledger_owner;		/* its netlink socket's portid, or 0 */
 static bool ledger_armed;		/* every handler in place */
 static int ledger_hp_state;		/* its CPU hotplug callbacks' */
 static unsigned long ledger_generation;
@@ -1367,7 +1368,28 @@ static int carries_alloc(void)
 	return 0;
 }
 
-int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
+/* Off: disarmed, unhooked, and freed once no handler runs. */
+static void ledger_off(void)
+{
+	struct ledger_cpu *c = ledger;
+
+	lockdep_assert_held(&ledger_lock);
+	WRITE_ONCE(ledger_armed, false);
+	cpuhp_remove_state_nocalls(ledger_hp_state);
+	deliver_unregister();
+	tps_unregister(ARRAY_SIZE(ledger_tps));
+	WRITE_ONCE(ledger, NULL);
+	vfree(c);
+	carries_free();
+	ledger_owner = 0;
+}
+
+/*
+ * On or off. @owner: the netlink socket whose closing turns it off
+ * (MAGNET_A_OWNED; magnet_ledger_release()), or 0.
+ */
+int magnet_ledger_set(bool on, bool by_tgid, u32 owner,
+		      struct netlink_ext_ack *extack)
 {
 	struct ledger_cpu *c;
 	unsigned int i;
@@ -1384,14 +1406,7 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 		goto out;
 	}
 	if (!on) {
-		WRITE_ONCE(ledger_armed, false);
-		cpuhp_remove_state_nocalls(ledger_hp_state);
-		deliver_unregister();
-		tps_unregister(ARRAY_SIZE(ledger_tps));
-		c = ledger;
-		WRITE_ONCE(ledger, NULL);
-		vfree(c);
-		carries_free();
+		ledger_off();
 		goto out;
 	}
 	c = vzalloc(array_size(nr_cpu_ids, sizeof(*c)));
@@ -1429,6 +1444,7 @@ int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack)
 	}
 	ledger_hp_state = err;
 	err = 0;
+	ledger_owner = owner;
 	WRITE_ONCE(ledger_armed, true);
 	goto out;
 undo:
@@ -1440,18 +1456,20 @@ out:
 	return err;
 }
 
+/* Netlink socket @portid closed: a ledger it owned goes off. */
+void magnet_ledger_release(u32 portid)
+{
+	mutex_lock(&ledger_lock);
+	if (ledger && ledger_owner == portid)
+		ledger_off();
+	mutex_unlock(&ledger_lock);
+}
+
 void magnet_ledger_exit(void)
 {
 	mutex_lock(&ledger_lock);
-	if (ledger) {
-		WRITE_ONCE(ledger_armed, false);
-		cpuhp_remove_state_nocalls(ledger_hp_state);
-		deliver_unregister();
-		tps_unregister(ARRAY_SIZE(ledger_tps));
-		vfree(ledger);
-		ledger = NULL;
-		carries_free();
-	}
+	if (ledger)
+		ledger_off();
 	mutex_unlock(&ledger_lock);
 }
 

@@ -504,7 +504,9 @@ void magnet_fs_remove_session(u32 id);
 
 /* ledger.c */
 struct genl_family;
-int magnet_ledger_set(bool on, bool by_tgid, struct netlink_ext_ack *extack);
+int magnet_ledger_set(bool on, bool by_tgid, u32 owner,
+		      struct netlink_ext_ack *extack);
+void magnet_ledger_release(u32 portid);
 int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
 		       const struct genl_family *family);
 void magnet_ledger_exit(void);

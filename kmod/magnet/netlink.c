@@ -158,6 +158,7 @@ static const struct nla_policy catalog_get_policy[MAGNET_A_MAX + 1] = {
 static const struct nla_policy ledger_set_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_LEDGER_ENABLED] = NLA_POLICY_MAX(NLA_U8, 1),
 	[MAGNET_A_LEDGER_BY_TGID] = NLA_POLICY_MAX(NLA_U8, 1),
+	[MAGNET_A_OWNED] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy session_del_policy[MAGNET_A_MAX + 1] = {
@@ -1117,6 +1118,7 @@ static int ledger_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 static int ledger_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *by_tgid = info->attrs[MAGNET_A_LEDGER_BY_TGID];
+	struct nlattr *owned = info->attrs[MAGNET_A_OWNED];
 	bool on;
 
 	if (!need_attr(info, MAGNET_A_LEDGER_ENABLED, "say on (1) or off (0)"))
@@ -1127,8 +1129,13 @@ static int ledger_set_doit(struct sk_buff *skb, struct genl_info *info)
 				    "rows per thread group are for turning it on");
 		return -EINVAL;
 	}
+	if (owned && !on) {
+		NL_SET_ERR_MSG_ATTR(info->extack, owned,
+				    "owned is for turning it on");
+		return -EINVAL;
+	}
 	return magnet_ledger_set(on, by_tgid && nla_get_u8(by_tgid),
-				 info->extack);
+				 owned ? info->snd_portid : 0, info->extack);
 }
 
 /* --- family ------------------------------------------------------------------- */
@@ -1209,7 +1216,8 @@ static struct genl_family magnet_family __ro_after_init = {
 
 /*
  * A netlink socket closed (its process exited, or was killed): remove
- * what it owned, probes first, then the buffers they logged into.
+ * what it owned, probes first, then the buffers they logged into; turn
+ * off a ledger it owned.
  */
 static int magnet_socket_closed(struct notifier_block *nb,
 				unsigned long state, void *ptr)
@@ -1222,6 +1230,7 @@ static int magnet_socket_closed(struct notifier_block *nb,
 	magnet_probes_release(n->portid, 0);
 	magnet_buffers_release(n->portid, 0);
 	magnet_sessions_release(n->portid);
+	magnet_ledger_release(n->portid);
 	return NOTIFY_DONE;
 }
 

@@ -4,7 +4,8 @@
 # clients that vanish, SIGHUP reloads (good and bad files), the module
 # unloaded and loaded again under it, and a clean SIGTERM. Its Prometheus
 # endpoint on the same traffic: what a snapshot says, labelled, on
-# loopback only. The ledger: turned on by magnetd.conf and off at exit;
+# loopback only. The ledger: turned on by magnetd.conf and off at exit
+# (and when magnetd is killed);
 # a CPU-bound loop in a cgroup in magnet_cpu_seconds_total and in
 # libmagnet's ledger snapshots (magnet-cputop), as the cgroup's cpu.stat
 # says; an administrator's ledger left on.
@@ -445,6 +446,15 @@ check "... and no byte of the page is outside UTF-8" sh -c "! grep -q '$(printf 
 rmdir "$CG/$bad"
 check "SIGTERM: exit status 0" stop_ledger_magnetd
 check "... the ledger magnetd turned on is off" \
+	sh -c 'magnetctl account 2>&1 | grep -q "the ledger is off"'
+# Killed, magnetd cannot turn it off: the kernel does, with its socket.
+check "magnetd turns it on again" start_ledger_magnetd
+other_cpus off
+kill -KILL $LD
+wait $LD
+other_cpus on
+rm -f $LS
+check "SIGKILL: the ledger magnetd turned on is off all the same" \
 	sh -c 'magnetctl account 2>&1 | grep -q "the ledger is off"'
 # An administrator's ledger: magnetd leaves it on.
 ledger_set on

@@ -338,7 +338,7 @@ int account(struct args *a)
 			by_tgid = true;
 		}
 		no_more_args(a);
-		if (ledger_set(nl, !strcmp(w, "on"), by_tgid))
+		if (ledger_set(nl, !strcmp(w, "on"), by_tgid, false))
 			return print_nl_error();
 		return 0;
 	}

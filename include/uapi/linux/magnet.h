@@ -735,8 +735,9 @@ enum magnet_cmd {
 	 * nothing is lost.
 	 * SET: LEDGER_ENABLED 1 turns it on, with fresh counters (-EALREADY
 	 * if on: turn it off first), LEDGER_BY_TGID 1 for a row per thread
-	 * group; LEDGER_ENABLED 0 turns it off and drops the counters
-	 * (-EALREADY if off).
+	 * group, OWNED for it to go off when the asking socket closes (a
+	 * daemon killed does not leave it on); LEDGER_ENABLED 0 turns it off
+	 * and drops the counters (-EALREADY if off).
 	 * GET: a dump, -ENODATA while off. For each CPU, a message with
 	 * LEDGER_CPU, LEDGER_ELAPSED, then one per row: LEDGER_CPU,
 	 * LEDGER_CGROUP, LEDGER_KIND, LEDGER_NS, and as they apply
@@ -864,6 +865,9 @@ enum magnet_attr {
 				 * closes, e.g. when its process exits or is
 				 * killed (a buffer only once no probe logs
 				 * into it). In replies: the object is owned.
+				 * LEDGER_SET turning it on: the ledger goes
+				 * off when that socket closes (unless turned
+				 * off and on since).
 				 */
 	MAGNET_A_CATALOG_RESOLVE, /* flag, CATALOG_GET: also say what the
 				   * running kernel uses for each entry
