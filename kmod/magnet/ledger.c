@@ -1513,17 +1513,60 @@ static int fill_row(struct sk_buff *skb, unsigned int cpu,
 }
 
 /*
- * The dump: cb->args[0] the CPU, [1] the next row (0: the CPU's own
- * message first, then row i at i + 1, the overflow row last), [2] the
- * generation it began with (a ledger turned off and on again meanwhile
- * fails it).
+ * A CPU's elapsed time and rows as of one instant, for a dump: copied on
+ * that CPU with interrupts off (an IPI), so that no boundary falls
+ * between the two. Read live, a span charged while the dump was between
+ * a CPU's elapsed time and its rows (an idle CPU's, at its wakeup) made
+ * its rows exceed its elapsed time. The time of levels still open at the
+ * copy is in the elapsed time and in no row yet: the residue.
+ */
+struct ledger_snap {
+	unsigned int cpu;
+	unsigned int n;		/* rows */
+	u64 elapsed;
+	struct ledger_row rows[MAGNET_LEDGER_ROWS + 1];
+};
+
+/* On snap->cpu, interrupts off (or that CPU offline). */
+static void snap_take(void *arg)
+{
+	struct ledger_snap *snap = arg;
+	struct ledger_cpu *c = &ledger[snap->cpu];
+	unsigned int i;
+
+	snap->elapsed = READ_ONCE(c->elapsed);
+	snap->n = 0;
+	for (i = 0; i < MAGNET_LEDGER_ROWS; i++)
+		/* the row's key once used is (row_find()'s release) */
+		if (smp_load_acquire(&c->rows[i].used))
+			snap->rows[snap->n++] = c->rows[i];
+	if (READ_ONCE(c->overflow.ns))
+		snap->rows[snap->n++] = c->overflow;
+}
+
+static void snap_cpu(struct ledger_snap *snap, unsigned int cpu)
+{
+	snap->cpu = cpu;
+	cpus_read_lock();
+	if (!cpu_online(cpu) ||
+	    smp_call_function_single(cpu, snap_take, snap, 1))
+		snap_take(snap);	/* (offline: nothing writes there) */
+	cpus_read_unlock();
+}
+
+/*
+ * The dump: cb->args[0] the CPU, [1] the next message (0: the CPU's own,
+ * then row i of its copy at i + 1), [2] the generation it began with (a
+ * ledger turned off and on again meanwhile fails it), [3] the copy of the
+ * CPU (struct ledger_snap, taken at its own message; freed by
+ * magnet_ledger_dump_done()).
  */
 int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
 		       const struct genl_family *family)
 {
+	struct ledger_snap *snap = (struct ledger_snap *)cb->args[3];
 	unsigned int cpu = cb->args[0];
 	unsigned long i = cb->args[1];
-	struct ledger_cpu *c;
 	void *hdr;
 
 	if (!ledger) {
@@ -1539,31 +1582,27 @@ int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
 			       "the ledger was turned off and on while being read: read it again");
 		return -EAGAIN;
 	}
+	if (!snap) {
+		snap = kvmalloc(sizeof(*snap), GFP_KERNEL);
+		if (!snap)
+			return -ENOMEM;
+		cb->args[3] = (unsigned long)snap;
+	}
 	for (; cpu < nr_cpu_ids; cpu++, i = 0) {
 		if (!cpu_possible(cpu))
 			continue;
-		c = &ledger[cpu];
-		for (; i <= MAGNET_LEDGER_ROWS + 1; i++) {
-			const struct ledger_row *r = NULL;
-
-			if (i == MAGNET_LEDGER_ROWS + 1)
-				r = &c->overflow;
-			else if (i)
-				r = &c->rows[i - 1];
-			/* the row's key once used is (row_of()'s release) */
-			if (r && !smp_load_acquire(&r->used) &&
-			    (r != &c->overflow || !READ_ONCE(r->ns)))
-				continue;
+		if (!i)
+			snap_cpu(snap, cpu);
+		for (; i <= snap->n; i++) {
 			hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
 					  cb->nlh->nlmsg_seq, family,
 					  NLM_F_MULTI, MAGNET_CMD_LEDGER_GET);
 			if (!hdr)
 				goto full;
-			if (r ? fill_row(skb, cpu, r) :
+			if (i ? fill_row(skb, cpu, &snap->rows[i - 1]) :
 			    (nla_put_u32(skb, MAGNET_A_LEDGER_CPU, cpu) ||
 			     nla_put_u64_64bit(skb, MAGNET_A_LEDGER_ELAPSED,
-					       READ_ONCE(c->elapsed),
-					       MAGNET_A_PAD))) {
+					       snap->elapsed, MAGNET_A_PAD))) {
 				genlmsg_cancel(skb, hdr);
 				goto full;
 			}
@@ -1574,4 +1613,11 @@ full:
 	cb->args[0] = cpu;
 	cb->args[1] = i;
 	return skb->len;
+}
+
+int magnet_ledger_dump_done(struct netlink_callback *cb)
+{
+	kvfree((void *)cb->args[3]);
+	cb->args[3] = 0;
+	return 0;
 }

@@ -509,6 +509,7 @@ int magnet_ledger_set(bool on, bool by_tgid, u32 owner,
 void magnet_ledger_release(u32 portid);
 int magnet_ledger_dump(struct sk_buff *skb, struct netlink_callback *cb,
 		       const struct genl_family *family);
+int magnet_ledger_dump_done(struct netlink_callback *cb);
 void magnet_ledger_exit(void);
 
 /* session.c */

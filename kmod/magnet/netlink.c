@@ -1187,7 +1187,7 @@ static const struct genl_ops magnet_ops[] = {
 	{ .cmd = MAGNET_CMD_SESSION_DEL, .doit = session_del_doit,
 	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(session_del_policy) },
 	{ .cmd = MAGNET_CMD_LEDGER_GET, .dumpit = ledger_get_dumpit,
-	  OP_POLICY(no_attr_policy) },
+	  .done = magnet_ledger_dump_done, OP_POLICY(no_attr_policy) },
 	{ .cmd = MAGNET_CMD_LEDGER_SET, .doit = ledger_set_doit,
 	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(ledger_set_policy) },
 };

@@ -741,12 +741,13 @@ enum magnet_cmd {
 	 * GET: a dump, -ENODATA while off. For each CPU, a message with
 	 * LEDGER_CPU, LEDGER_ELAPSED, then one per row: LEDGER_CPU,
 	 * LEDGER_CGROUP, LEDGER_KIND, LEDGER_NS, and as they apply
-	 * LEDGER_TGID, LEDGER_VECTOR, LEDGER_NAME. The counters run while
-	 * they are read: a CPU's rows may run ahead of its ELAPSED by what
-	 * it charged in between, or lag it by the time an interrupt level
-	 * keeps for its item (charged when the item is done) or a hardirq's
-	 * waiting for its softirq. -EAGAIN: the ledger was turned off and on while
-	 * a dump was under way.
+	 * LEDGER_TGID, LEDGER_VECTOR, LEDGER_NAME. A CPU's ELAPSED and rows
+	 * are one instant's (copied on that CPU, interrupts off): its rows
+	 * never run ahead of its ELAPSED, and lag it only by the time an
+	 * interrupt level keeps for its item (charged when the item is done)
+	 * or a hardirq's waiting for its softirq. CPUs are copied one after
+	 * another, each when the dump reaches it. -EAGAIN: the ledger was
+	 * turned off and on while a dump was under way.
 	 */
 	MAGNET_CMD_LEDGER_GET,
 	MAGNET_CMD_LEDGER_SET,
