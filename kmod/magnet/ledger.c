@@ -706,8 +706,9 @@ static void serve_later(struct ledger_cpu *c, struct ledger_level *lv)
 }
 
 /*
- * A softirq of vector @vec ends: the hardirq time it serves is split
- * among the owners of its time in proportion, the rest to none.
+ * A softirq of vector @vec that tallied its owners ends (pop()): the
+ * hardirq time it serves is split among them in proportion, the rest to
+ * none.
  */
 static void serve(struct ledger_cpu *c, unsigned int vec)
 {
@@ -717,7 +718,7 @@ static void serve(struct ledger_cpu *c, unsigned int vec)
 	unsigned int i, j;
 	u64 part, rest;
 
-	if (idx < 0 || !c->l.tally)
+	if (idx < 0)
 		return;
 	s = c->served[idx];
 	for (i = 0; i < ARRAY_SIZE(c->served[0]); i++) {
