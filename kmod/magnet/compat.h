@@ -93,6 +93,16 @@ static inline void magnet_vm_flags_set(struct vm_area_struct *vma,
 #endif
 }
 
+static inline void magnet_vm_flags_clear(struct vm_area_struct *vma,
+					 vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_clear(vma, flags);
+#else
+	vma->vm_flags &= ~flags;
+#endif
+}
+
 /*
  * 6.6, "genetlink: add struct genl_info to struct genl_dumpit_info": a
  * dump's parsed request attributes moved from genl_dumpit_info->attrs to

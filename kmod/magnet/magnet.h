@@ -502,6 +502,10 @@ void magnet_fs_remove_buffer(struct magnet_buffer *buf);
 int magnet_fs_add_session(u32 id, kuid_t uid);
 void magnet_fs_remove_session(u32 id);
 
+/* acct.c */
+int magnet_acct_init(void);
+void magnet_acct_exit(void);
+
 /* ledger.c */
 struct genl_family;
 int magnet_ledger_set(bool on, bool by_tgid, u32 owner,

@@ -13,6 +13,8 @@
  *		most notifications multicast per second (notify.c).
  *   max_sessions, max_session_buffers, max_session_probes
  *		limits of sessions (session.c).
+ *   max_acct_threads=N
+ *		most threads with a per-call accounting handle (acct.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -56,9 +58,16 @@ static int __init magnet_init(void)
 		pr_err("cannot register the generic netlink family: %d\n", err);
 		goto fail_netlink;
 	}
+	err = magnet_acct_init();
+	if (err) {
+		pr_err("cannot register the accounting device: %d\n", err);
+		goto fail_acct;
+	}
 	pr_info("loaded, record format %d\n", MAGNET_FORMAT_VERSION);
 	return 0;
 
+fail_acct:
+	magnet_netlink_exit();
 fail_netlink:
 	magnet_notify_exit();
 fail_notify:
@@ -70,6 +79,7 @@ fail_buffers:
 
 static void __exit magnet_exit(void)
 {
+	magnet_acct_exit();		/* no handle is open: no hooks */
 	magnet_netlink_exit();		/* no more requests */
 	magnet_probes_destroy_all();	/* no more hits */
 	magnet_ledger_exit();

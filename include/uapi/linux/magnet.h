@@ -1224,4 +1224,178 @@ struct magnet_journey {
 #define MAGNET_BUFFER_SIZE_MAX		(1ULL << 30)
 #define MAGNET_NOTIFY_PREFIX_MAX	64	/* payload bytes notified */
 
+/*
+ * Per-call accounting: what one system call of a thread cost.
+ *
+ * A thread opens MAGNET_ACCT_DEVICE (a character device, mode 0666): the
+ * open file is that thread's handle, and only its own calls are ever
+ * accounted through it (a second open by the same thread fails with
+ * EBUSY; more than the module's max_acct_threads handles at once, with
+ * ENOSPC). It maps two areas of the file, both MAP_SHARED:
+ *
+ *   offset 0, MAGNET_ACCT_CTL_SIZE bytes, read and write: struct
+ *	magnet_acct_ctl, where the thread arms accounting with one store.
+ *   offset MAGNET_ACCT_CTL_SIZE, MAGNET_ACCT_AREA_SIZE bytes, read only
+ *	(PROT_WRITE fails with EACCES, and so does an mprotect() that
+ *	asks for it): struct magnet_acct_area, the results, written by the
+ *	kernel only.
+ *
+ * Neither mapping is inherited by a child (fork() leaves them out), and
+ * the handle stays its opener's: a child that inherits the file cannot
+ * arm anything through it. Any other offset or size fails with EINVAL.
+ * The file has no read or write; poll() on it is reserved.
+ *
+ * Arming: the thread stores a control word (below) in ctl.arm. At the
+ * entry of each of its system calls the kernel reads the word; if it has a
+ * count, that call is accounted, and the kernel takes one from the count
+ * (with a compare-and-exchange, so a store the thread makes meanwhile
+ * wins) unless it is MAGNET_ACCT_UNTIL_STOP, which lasts until the thread
+ * stores 0. A word with bits the kernel does not know (a token of
+ * MAGNET_ACCT_TOKENS or more, unknown flags or subsystems) is refused
+ * whole: the kernel stores 0 in ctl.arm, the word in area.refused and
+ * EINVAL in area.error, and accounts nothing.
+ *
+ *   bits  0-15	count: calls to account (0: none; 1..0xfffe; or
+ *		MAGNET_ACCT_UNTIL_STOP)
+ *   bits 16-23	token: the result slot the calls are summed into,
+ *		0..MAGNET_ACCT_TOKENS-1
+ *   bits 24-31	flags: MAGNET_ACCT_SUM adds to the slot's results; without
+ *		it, the first call of an arm (a new generation) starts the
+ *		slot from zero
+ *   bits 32-47	subsystems: a mask of 1 << enum magnet_acct_subsys to split
+ *		CPU time among; time in the others goes to
+ *		MAGNET_ACCT_SUBSYS_OTHER
+ *   bits 48-63	generation: changed by the thread at each arm, so that the
+ *		kernel tells a new arm from the rest of an old one
+ *
+ * Reading: a slot is published with a sequence count: the kernel makes
+ * seq odd, writes the slot, and makes it even (smp_wmb() between, pairing
+ * with the reader's acquire of seq and its smp_rmb() before reading seq
+ * again); a reader copies the slot and retries while seq was odd or
+ * changed. The kernel writes a slot when an accounted call returns.
+ *
+ * What a call reports (struct magnet_acct_result; times in ns, on the
+ * CLOCK_MONOTONIC clock's scale):
+ * - wall_ns: from the call's entry to its return.
+ * - cpu_ns: time on a CPU for the call, interrupts excluded; split by the
+ *   subsystem it was in (subsys_ns[], which adds up to cpu_ns): a
+ *   subsystem is entered by a call of one of its boundary functions and
+ *   left by its return (the innermost one wins). The module's list of
+ *   boundaries is in kmod/magnet/acct.c and libmagnet(3); a function
+ *   a kernel lacks (inlined, renamed) is left out of it.
+ * - runq_ns: waiting for a CPU, runnable (preempted, or woken and not
+ *   yet running).
+ * - blocked_ns[]: asleep, from going to sleep to being woken, by how it
+ *   slept (enum magnet_acct_block).
+ * - hardirq_ns, softirq_ns: interrupt handlers and softirqs that ran on
+ *   the thread's CPU while it was on it in the call: time taken from the
+ *   call, charged to whatever the interrupts served (the ledger), and not
+ *   in cpu_ns. wall_ns = cpu_ns + runq_ns + blocked_ns[] + hardirq_ns +
+ *   softirq_ns, up to the few ns the entry and exit hooks take.
+ * - minflt, majflt: page faults; vcsw, ivcsw: context switches, voluntary
+ *   and not (the thread's own counters, taken at entry and exit).
+ * - sock_tx_bytes, sock_rx_bytes: bytes the socket layer took or gave
+ *   (sock_sendmsg() and sock_recvmsg() returns).
+ * - blk_read_bytes: bytes read from block devices for the call;
+ *   blk_write_bytes: bytes of page cache the call dirtied, which
+ *   writeback will write (the thread's I/O accounting).
+ * - tcp_retrans: TCP segments retransmitted in the call's context.
+ */
+#define MAGNET_ACCT_DEVICE	"/dev/magnet-acct"
+#define MAGNET_ACCT_CTL_SIZE	4096
+#define MAGNET_ACCT_AREA_SIZE	8192
+#define MAGNET_ACCT_TOKENS	15
+#define MAGNET_ACCT_UNTIL_STOP	0xffff
+#define MAGNET_ACCT_SUM		(1U << 0)	/* flag: add to the slot */
+#define MAGNET_ACCT_FLAGS	MAGNET_ACCT_SUM	/* every flag known */
+
+#define MAGNET_ACCT_WORD(count, token, flags, mask, gen)		\
+	((__u64)(count) | ((__u64)(token) << 16) |			\
+	 ((__u64)(flags) << 24) | ((__u64)(mask) << 32) |		\
+	 ((__u64)(gen) << 48))
+#define MAGNET_ACCT_COUNT(w)	((__u32)((w) & 0xffff))
+#define MAGNET_ACCT_TOKEN(w)	((__u32)(((w) >> 16) & 0xff))
+#define MAGNET_ACCT_FLAG(w)	((__u32)(((w) >> 24) & 0xff))
+#define MAGNET_ACCT_MASK(w)	((__u32)(((w) >> 32) & 0xffff))
+#define MAGNET_ACCT_GEN(w)	((__u32)((w) >> 48))
+
+/* The subsystems a call's CPU time is split among (subsys_ns[]). */
+enum magnet_acct_subsys {
+	MAGNET_ACCT_SUBSYS_OTHER,	/* in no listed subsystem: the call's
+					 * own code, and subsystems not asked
+					 */
+	MAGNET_ACCT_SUBSYS_SOCKET,	/* socket layer */
+	MAGNET_ACCT_SUBSYS_TCP,
+	MAGNET_ACCT_SUBSYS_UDP,
+	MAGNET_ACCT_SUBSYS_IP,		/* IPv4 and IPv6 output and input */
+	MAGNET_ACCT_SUBSYS_DEVQ,	/* the device queue: qdisc, driver */
+	MAGNET_ACCT_SUBSYS_VFS,
+	MAGNET_ACCT_SUBSYS_FS,		/* file systems */
+	MAGNET_ACCT_SUBSYS_PAGECACHE,
+	MAGNET_ACCT_SUBSYS_BLOCK,
+	MAGNET_ACCT_SUBSYS_MM,		/* memory management, page faults */
+	MAGNET_ACCT_SUBSYS_PIPE,	/* pipes */
+	__MAGNET_ACCT_SUBSYS_MAX
+};
+
+#define MAGNET_ACCT_SUBSYS_SLOTS	16	/* subsys_ns[]'s room */
+#define MAGNET_ACCT_SUBSYS_ALL	((1U << __MAGNET_ACCT_SUBSYS_MAX) - 2)
+
+/* How a call slept (blocked_ns[]), from its state as it left the CPU. */
+enum magnet_acct_block {
+	MAGNET_ACCT_BLOCK_IO,		/* uninterruptible, waiting for I/O */
+	MAGNET_ACCT_BLOCK_LOCK,		/* uninterruptible otherwise: mostly
+					 * locks (mutexes, rwsems, page locks)
+					 */
+	MAGNET_ACCT_BLOCK_WAIT,		/* interruptible: waiting for an
+					 * event (data, a timer, a futex)
+					 */
+	__MAGNET_ACCT_BLOCK_MAX
+};
+
+/* state of a result slot */
+#define MAGNET_ACCT_S_DONE	(1U << 0)	/* an accounted call returned */
+
+struct magnet_acct_ctl {
+	__u64 arm;		/* the control word, written by the thread */
+};
+
+struct magnet_acct_result {
+	__u32 seq;		/* sequence count: odd while written */
+	__u32 state;		/* MAGNET_ACCT_S_* */
+	__u32 calls;		/* accounted calls summed here */
+	__u16 gen;		/* generation of the arm that wrote last */
+	__u16 last_nr;		/* the last call's number (its syscall) */
+	__s64 last_ret;		/* and its return value */
+	__u64 wall_ns;
+	__u64 cpu_ns;
+	__u64 runq_ns;
+	__u64 blocked_ns[__MAGNET_ACCT_BLOCK_MAX];
+	__u64 hardirq_ns;
+	__u64 softirq_ns;
+	__u64 subsys_ns[MAGNET_ACCT_SUBSYS_SLOTS];
+	__u64 minflt;
+	__u64 majflt;
+	__u64 vcsw;
+	__u64 ivcsw;
+	__u64 sock_tx_bytes;
+	__u64 sock_rx_bytes;
+	__u64 blk_read_bytes;
+	__u64 blk_write_bytes;
+	__u64 tcp_retrans;
+	__u64 reserved[28];	/* zero; room for what comes */
+};
+
+struct magnet_acct_area {
+	__u32 version;		/* MAGNET_FORMAT_VERSION */
+	__u32 tokens;		/* MAGNET_ACCT_TOKENS */
+	__u32 result_size;	/* sizeof(struct magnet_acct_result) */
+	__s32 error;		/* 0, or why the last refused word was */
+	__u64 refused;		/* the last control word refused */
+	__u32 tid;		/* the handle's thread, in its pid namespace */
+	__u32 reserved0;
+	__u64 reserved[60];
+	struct magnet_acct_result slot[MAGNET_ACCT_TOKENS];
+};
+
 #endif /* _UAPI_LINUX_MAGNET_H */

@@ -1,0 +1,858 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * magnet: per-call accounting, what one system call of a thread cost
+ * (MAGNET_ACCT_DEVICE; the contract is in the uapi header).
+ *
+ * A handle is an open file of the device, bound to the thread that
+ * opened it, and found from that thread's hooks through acct_hash, keyed
+ * by its task_struct (a reference held, so that the key is never a later
+ * task's). Its two areas are vmalloc_user() memory mapped into the
+ * thread's process: the control word, which the thread writes and the
+ * kernel reads at each system call's entry, and the results, which only
+ * the kernel writes.
+ *
+ * An accounted call cuts the thread's time at marks: its entry and exit,
+ * each switch of the thread off and on a CPU, each entry and return of a
+ * subsystem's boundary function. The span since the previous mark, on
+ * one CPU, goes to the subsystem on top of the call's stack, less the
+ * interrupts that ran on that CPU meanwhile: each CPU sums the time of
+ * its hardirq handlers and softirqs (struct acct_cpu, the outermost
+ * level only, a nested one cutting the outer's stretch), and a mark takes
+ * the growth of those sums since the previous one. Off the CPU, a
+ * preempted thread waits in the run queue until it is back; one that
+ * slept is blocked, by how it slept, until its wakeup (sched_wakeup),
+ * then waits in the run queue.
+ *
+ * The hooks are registered while some handle is open (and ACCT_LINGER
+ * after the last one closes), and only then:
+ * the system-call tracepoints make every thread's system calls take the
+ * slow path, and the boundary kretprobes cost every caller of those
+ * functions a lookup. A boundary's entry handler declines (and takes no
+ * return instance) unless the caller is a thread in an accounted call,
+ * in task context, asking for that subsystem.
+ *
+ * Concurrency: a handle's call state is written only by its own thread's
+ * hooks (entry, exit, its own switch out and in, boundaries), which are
+ * ordered by that thread's execution; sched_wakeup, from any CPU, writes
+ * only wake_ns, for a thread that is off its CPU asleep, and the thread's
+ * switch in reads it after the wakeup that made it runnable. Results are
+ * published under their slot's sequence count. acct_lock serialises
+ * opening and closing handles and the hooks' registration.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/hashtable.h>
+#include <linux/interrupt.h>
+#include <linux/kprobes.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/pid_namespace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/tracepoint.h>
+#include <linux/vmalloc.h>
+
+#include "compat.h"
+#include "magnet.h"
+
+static unsigned int max_acct_threads = 4096;
+module_param(max_acct_threads, uint, 0644);
+MODULE_PARM_DESC(max_acct_threads,
+		 "Most threads with a per-call accounting handle at once (default 4096)");
+
+#define ACCT_DEPTH	8	/* subsystems nested in one call */
+#define ACCT_LEVELS	4	/* interrupt levels nested on one CPU */
+#define ACCT_MAXACTIVE	256	/* calls in one boundary function at once */
+
+static_assert(PAGE_SIZE == MAGNET_ACCT_CTL_SIZE);
+static_assert(sizeof(struct magnet_acct_area) == MAGNET_ACCT_AREA_SIZE);
+static_assert(sizeof(struct magnet_acct_result) == 512);
+
+/* Where a thread in an accounted call is, off its CPU. */
+enum acct_off {
+	ACCT_ON,		/* on its CPU */
+	ACCT_RUNNABLE,		/* preempted, or woken */
+	ACCT_ASLEEP,		/* blocked, .how says how */
+};
+
+/* What a call has summed so far, published into its slot at its exit. */
+struct acct_sums {
+	u64 cpu, runq, hardirq, softirq;
+	u64 blocked[__MAGNET_ACCT_BLOCK_MAX];
+	u64 subsys[MAGNET_ACCT_SUBSYS_SLOTS];
+	u64 sock_tx, sock_rx, retrans;
+};
+
+struct acct_handle {
+	struct hlist_node node;		/* in acct_hash, by task */
+	struct task_struct *task;	/* its thread, referenced */
+	struct mm_struct *mm;		/* its process's (compared only) */
+	struct magnet_acct_ctl *ctl;	/* vmalloc_user(), one page */
+	struct magnet_acct_area *area;	/* vmalloc_user() */
+	struct rcu_head rcu;
+
+	/* the call under way */
+	bool in_call;
+	bool sum_into;			/* MAGNET_ACCT_SUM */
+	u8 depth;			/* of stack[] */
+	u8 token;
+	u8 off;				/* enum acct_off */
+	u8 how;				/* enum magnet_acct_block, ASLEEP */
+	u16 mask;
+	u16 gen;
+	u16 nr;
+	u8 stack[ACCT_DEPTH];		/* subsystems entered */
+	u64 entry_ns;
+	u64 mark_ns;			/* the last mark, on this CPU */
+	u64 mark_irq[2];		/* the CPU's sums then */
+	u64 off_ns;			/* left the CPU */
+	u64 wake_ns;			/* woken (0: not yet) */
+	unsigned long minflt, majflt, nvcsw, nivcsw;
+	u64 rbytes, wbytes;
+	struct acct_sums sum;
+};
+
+/* A CPU's time in interrupts, outermost levels only. */
+struct acct_cpu {
+	u64 ns[2];			/* hardirq, softirq: closed stretches */
+	u64 since;			/* the open stretch's start */
+	u8 depth;
+	u8 kind[ACCT_LEVELS];		/* 0 hardirq, 1 softirq */
+};
+
+static DEFINE_PER_CPU(struct acct_cpu, acct_cpus);
+static DEFINE_HASHTABLE(acct_hash, 10);
+static DEFINE_MUTEX(acct_lock);
+static DEFINE_SPINLOCK(acct_hash_lock);	/* writers of acct_hash */
+static unsigned int acct_handles;	/* open, under acct_lock */
+static bool acct_hooked;		/* hooks in place, under acct_lock */
+
+/*
+ * The hooks stay this long after the last handle closes: a program whose
+ * threads come and go (each test, a server's worker) does not register
+ * them again and again, which patches kernel text on every CPU each time.
+ */
+#define ACCT_LINGER	(5 * HZ)
+static void acct_unhook(struct work_struct *work);
+static DECLARE_DELAYED_WORK(acct_off_work, acct_unhook);
+
+static inline u64 acct_now(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+
+static struct acct_handle *acct_find(struct task_struct *t)
+{
+	struct acct_handle *h;
+
+	hash_for_each_possible_rcu_notrace(acct_hash, h, node, (unsigned long)t)
+		if (h->task == t)
+			return h;
+	return NULL;
+}
+
+/* --- interrupt time, per CPU ------------------------------------------------ */
+
+static void irq_enter_level(u8 kind)
+{
+	struct acct_cpu *c = this_cpu_ptr(&acct_cpus);
+	u64 now = acct_now();
+
+	if (c->depth && c->depth <= ACCT_LEVELS)
+		c->ns[c->kind[c->depth - 1]] += now - c->since;
+	if (c->depth < ACCT_LEVELS)
+		c->kind[c->depth] = kind;
+	c->depth++;
+	c->since = now;
+}
+
+static void irq_exit_level(u8 kind)
+{
+	struct acct_cpu *c = this_cpu_ptr(&acct_cpus);
+	u64 now = acct_now();
+
+	/*
+	 * An exit whose entry came before the hooks were in place (depth 0,
+	 * or another kind on top) is ignored.
+	 */
+	if (!c->depth || (c->depth <= ACCT_LEVELS &&
+			  c->kind[c->depth - 1] != kind))
+		return;
+	if (c->depth <= ACCT_LEVELS)
+		c->ns[kind] += now - c->since;
+	c->depth--;
+	c->since = now;
+}
+
+static void on_irq_entry(void *data, int irq, struct irqaction *action)
+{
+	irq_enter_level(0);
+}
+
+static void on_irq_exit(void *data, int irq, struct irqaction *action,
+			int ret)
+{
+	irq_exit_level(0);
+}
+
+static void on_vector_entry(void *data, int vector)
+{
+	irq_enter_level(0);
+}
+
+static void on_vector_exit(void *data, int vector)
+{
+	irq_exit_level(0);
+}
+
+/* (softirqs run with interrupts on) */
+static void on_softirq_entry(void *data, unsigned int vec)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	irq_enter_level(1);
+	local_irq_restore(flags);
+}
+
+static void on_softirq_exit(void *data, unsigned int vec)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	irq_exit_level(1);
+	local_irq_restore(flags);
+}
+
+/* --- marks -------------------------------------------------------------------- */
+
+/* Start counting @h's time on this CPU from @now. Interrupts off. */
+static void mark_start(struct acct_handle *h, u64 now)
+{
+	struct acct_cpu *c = this_cpu_ptr(&acct_cpus);
+
+	h->mark_ns = now;
+	h->mark_irq[0] = c->ns[0];
+	h->mark_irq[1] = c->ns[1];
+}
+
+/*
+ * Charge @h's span on this CPU since its last mark: the interrupts that
+ * ran meanwhile apart, the rest to the subsystem on top. Interrupts off.
+ */
+static void mark(struct acct_handle *h, u64 now)
+{
+	struct acct_cpu *c = this_cpu_ptr(&acct_cpus);
+	u64 hard = c->ns[0] - h->mark_irq[0];
+	u64 soft = c->ns[1] - h->mark_irq[1];
+	u64 span = now - h->mark_ns;
+	u64 own = span > hard + soft ? span - hard - soft : 0;
+	u8 top = h->depth ? h->stack[h->depth - 1] : MAGNET_ACCT_SUBSYS_OTHER;
+
+	h->sum.hardirq += hard;
+	h->sum.softirq += soft;
+	h->sum.cpu += own;
+	h->sum.subsys[top] += own;
+	mark_start(h, now);
+}
+
+/* --- system calls ------------------------------------------------------------------ */
+
+static void refuse(struct acct_handle *h, u64 word)
+{
+	WRITE_ONCE(h->area->refused, word);
+	WRITE_ONCE(h->area->error, -EINVAL);
+	cmpxchg(&h->ctl->arm, word, 0);
+}
+
+/* Take one call from the word's count; false if the thread changed it. */
+static bool take_one(struct acct_handle *h, u64 word)
+{
+	if (MAGNET_ACCT_COUNT(word) == MAGNET_ACCT_UNTIL_STOP)
+		return true;
+	return cmpxchg(&h->ctl->arm, word, word - 1) == word;
+}
+
+static void on_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	struct acct_handle *h = acct_find(current);
+	struct task_struct *t = current;
+	unsigned long flags;
+	u64 word;
+
+	if (likely(!h))
+		return;
+	word = READ_ONCE(h->ctl->arm);
+	if (!MAGNET_ACCT_COUNT(word))
+		return;
+	if (MAGNET_ACCT_TOKEN(word) >= MAGNET_ACCT_TOKENS ||
+	    (MAGNET_ACCT_FLAG(word) & ~MAGNET_ACCT_FLAGS) ||
+	    (MAGNET_ACCT_MASK(word) & ~MAGNET_ACCT_SUBSYS_ALL)) {
+		refuse(h, word);
+		return;
+	}
+	if (!take_one(h, word))
+		return;
+	memset(&h->sum, 0, sizeof(h->sum));
+	h->token = MAGNET_ACCT_TOKEN(word);
+	h->mask = MAGNET_ACCT_MASK(word);
+	h->gen = MAGNET_ACCT_GEN(word);
+	h->sum_into = MAGNET_ACCT_FLAG(word) & MAGNET_ACCT_SUM;
+	h->nr = id;
+	h->depth = 0;
+	h->off = ACCT_ON;
+	h->minflt = t->min_flt;
+	h->majflt = t->maj_flt;
+	h->nvcsw = t->nvcsw;
+	h->nivcsw = t->nivcsw;
+	h->rbytes = t->ioac.read_bytes;
+	h->wbytes = t->ioac.write_bytes;
+	local_irq_save(flags);
+	h->entry_ns = acct_now();
+	mark_start(h, h->entry_ns);
+	local_irq_restore(flags);
+	h->in_call = true;
+}
+
+/* Publish the call's sums into its slot (struct magnet_acct_result). */
+static void publish(struct acct_handle *h, u64 wall, long ret)
+{
+	struct magnet_acct_result *r = &h->area->slot[h->token];
+	struct task_struct *t = current;
+	unsigned int i;
+	u32 seq = r->seq;
+
+	WRITE_ONCE(r->seq, seq + 1);
+	smp_wmb();		/* pairs with the reader's smp_rmb() */
+	if (!h->sum_into && r->gen != h->gen) {
+		memset((char *)r + offsetof(struct magnet_acct_result, state), 0,
+		       sizeof(*r) - offsetof(struct magnet_acct_result, state));
+	}
+	r->state |= MAGNET_ACCT_S_DONE;
+	r->calls++;
+	r->gen = h->gen;
+	r->last_nr = h->nr;
+	r->last_ret = ret;
+	r->wall_ns += wall;
+	r->cpu_ns += h->sum.cpu;
+	r->runq_ns += h->sum.runq;
+	for (i = 0; i < __MAGNET_ACCT_BLOCK_MAX; i++)
+		r->blocked_ns[i] += h->sum.blocked[i];
+	r->hardirq_ns += h->sum.hardirq;
+	r->softirq_ns += h->sum.softirq;
+	for (i = 0; i < MAGNET_ACCT_SUBSYS_SLOTS; i++)
+		r->subsys_ns[i] += h->sum.subsys[i];
+	r->minflt += t->min_flt - h->minflt;
+	r->majflt += t->maj_flt - h->majflt;
+	r->vcsw += t->nvcsw - h->nvcsw;
+	r->ivcsw += t->nivcsw - h->nivcsw;
+	r->sock_tx_bytes += h->sum.sock_tx;
+	r->sock_rx_bytes += h->sum.sock_rx;
+	r->blk_read_bytes += t->ioac.read_bytes - h->rbytes;
+	r->blk_write_bytes += t->ioac.write_bytes - h->wbytes;
+	r->tcp_retrans += h->sum.retrans;
+	smp_wmb();		/* pairs with the reader's smp_rmb() */
+	WRITE_ONCE(r->seq, seq + 2);
+}
+
+static void on_sys_exit(void *data, struct pt_regs *regs, long ret)
+{
+	struct acct_handle *h = acct_find(current);
+	unsigned long flags;
+	u64 now;
+
+	if (likely(!h) || !h->in_call)
+		return;
+	local_irq_save(flags);
+	now = acct_now();
+	mark(h, now);
+	local_irq_restore(flags);
+	h->in_call = false;
+	publish(h, now - h->entry_ns, ret);
+}
+
+/* --- off and on the CPU ------------------------------------------------------------ */
+
+static void on_switch(void *data, bool preempt, struct task_struct *prev,
+		      struct task_struct *next, unsigned int prev_state)
+{
+	struct acct_handle *h;
+	u64 now = 0;
+
+	h = acct_find(prev);
+	if (h && h->in_call) {
+		now = acct_now();
+		mark(h, now);
+		h->off_ns = now;
+		h->wake_ns = 0;
+		if (preempt || prev_state == TASK_RUNNING) {
+			h->off = ACCT_RUNNABLE;
+		} else {
+			h->how = prev->in_iowait ? MAGNET_ACCT_BLOCK_IO :
+				 (prev_state & TASK_UNINTERRUPTIBLE) ?
+				 MAGNET_ACCT_BLOCK_LOCK : MAGNET_ACCT_BLOCK_WAIT;
+			WRITE_ONCE(h->off, ACCT_ASLEEP);
+		}
+	}
+	h = acct_find(next);
+	if (h && h->in_call && h->off != ACCT_ON) {
+		u64 woke = READ_ONCE(h->wake_ns);
+
+		if (!now)
+			now = acct_now();
+		if (h->off == ACCT_ASLEEP) {
+			/* (a wakeup not seen: asleep until now) */
+			if (!woke || woke < h->off_ns || woke > now)
+				woke = now;
+			h->sum.blocked[h->how] += woke - h->off_ns;
+			h->sum.runq += now - woke;
+		} else {
+			h->sum.runq += now - h->off_ns;
+		}
+		h->off = ACCT_ON;
+		mark_start(h, now);
+	}
+}
+
+static void on_wakeup(void *data, struct task_struct *p)
+{
+	struct acct_handle *h = acct_find(p);
+
+	if (h && READ_ONCE(h->off) == ACCT_ASLEEP && !READ_ONCE(h->wake_ns))
+		WRITE_ONCE(h->wake_ns, acct_now());
+}
+
+static void on_retransmit(void *data, const struct sock *sk,
+			  const struct sk_buff *skb)
+{
+	struct acct_handle *h;
+
+	if (!in_task())
+		return;
+	h = acct_find(current);
+	if (h && h->in_call)
+		h->sum.retrans++;
+}
+
+/* --- subsystem boundaries --------------------------------------------------------- */
+
+/*
+ * The shipped boundaries: a function of a subsystem, entered from
+ * another, makes the call's time that subsystem's until it returns.
+ * TX and RX mark the socket layer's functions whose return is the bytes
+ * they took or gave. A function the kernel lacks is left out.
+ */
+#define ACCT_TX	1
+#define ACCT_RX	2
+
+struct acct_boundary {
+	const char *func;
+	u8 subsys;
+	u8 bytes;		/* ACCT_TX, ACCT_RX or 0 */
+};
+
+#define B(f, s, b) { #f, MAGNET_ACCT_SUBSYS_##s, b }
+static const struct acct_boundary acct_boundaries[] = {
+	B(inet_sendmsg, SOCKET, ACCT_TX),
+	B(inet6_sendmsg, SOCKET, ACCT_TX),
+	B(unix_stream_sendmsg, SOCKET, ACCT_TX),
+	B(unix_dgram_sendmsg, SOCKET, ACCT_TX),
+	B(sock_recvmsg, SOCKET, ACCT_RX),
+	B(inet_accept, SOCKET, 0),
+	B(__sys_connect_file, SOCKET, 0),
+	B(tcp_sendmsg, TCP, 0),
+	B(tcp_recvmsg, TCP, 0),
+	B(tcp_v4_connect, TCP, 0),
+	B(tcp_v6_connect, TCP, 0),
+	B(inet_csk_accept, TCP, 0),
+	B(tcp_close, TCP, 0),
+	B(udp_sendmsg, UDP, 0),
+	B(udp_recvmsg, UDP, 0),
+	B(udpv6_sendmsg, UDP, 0),
+	B(udpv6_recvmsg, UDP, 0),
+	B(__ip_queue_xmit, IP, 0),
+	B(ip_make_skb, IP, 0),
+	B(ip_send_skb, IP, 0),
+	B(ip6_xmit, IP, 0),
+	B(ip6_make_skb, IP, 0),
+	B(ip6_send_skb, IP, 0),
+	B(__dev_queue_xmit, DEVQ, 0),
+	B(vfs_read, VFS, 0),
+	B(vfs_write, VFS, 0),
+	B(vfs_fsync_range, VFS, 0),
+	B(do_filp_open, VFS, 0),
+	B(ext4_file_read_iter, FS, 0),
+	B(ext4_file_write_iter, FS, 0),
+	B(ext4_sync_file, FS, 0),
+	B(ext4_da_write_begin, FS, 0),
+	B(ext4_writepages, FS, 0),
+	B(filemap_read, PAGECACHE, 0),
+	B(generic_perform_write, PAGECACHE, 0),
+	B(file_write_and_wait_range, PAGECACHE, 0),
+	B(submit_bio, BLOCK, 0),
+	B(blk_finish_plug, BLOCK, 0),
+	B(handle_mm_fault, MM, 0),
+	B(do_mmap, MM, 0),
+	B(__vm_munmap, MM, 0),
+	B(pipe_read, PIPE, 0),
+	B(pipe_write, PIPE, 0),
+};
+
+#undef B
+
+struct acct_probe {
+	struct kretprobe krp;
+	const struct acct_boundary *b;
+	bool on;
+};
+
+static struct acct_probe *acct_probes;	/* one per boundary, or NULL */
+
+static int boundary_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct acct_probe *p = container_of(get_kretprobe(ri),
+					    struct acct_probe, krp);
+	u8 *saved = (u8 *)ri->data;
+	struct acct_handle *h;
+	unsigned long flags;
+
+	if (!in_task())
+		return 1;
+	h = acct_find(current);
+	if (!h || !h->in_call || h->off != ACCT_ON)
+		return 1;
+	if (!(h->mask & BIT(p->b->subsys)) && !p->b->bytes)
+		return 1;
+	*saved = h->depth;
+	if (!(h->mask & BIT(p->b->subsys)) || h->depth == ACCT_DEPTH)
+		return 0;
+	local_irq_save(flags);
+	mark(h, acct_now());
+	local_irq_restore(flags);
+	h->stack[h->depth++] = p->b->subsys;
+	return 0;
+}
+
+static int boundary_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct acct_probe *p = container_of(get_kretprobe(ri),
+					    struct acct_probe, krp);
+	u8 saved = *(u8 *)ri->data;
+	struct acct_handle *h = acct_find(current);
+	long ret = regs_return_value(regs);
+	unsigned long flags;
+
+	if (!h || !h->in_call)
+		return 0;
+	if (ret > 0 && p->b->bytes == ACCT_TX)
+		h->sum.sock_tx += ret;
+	else if (ret > 0 && p->b->bytes == ACCT_RX)
+		h->sum.sock_rx += ret;
+	if (h->depth > saved) {
+		local_irq_save(flags);
+		mark(h, acct_now());
+		local_irq_restore(flags);
+		h->depth = saved;
+	}
+	return 0;
+}
+
+static void probes_unregister(void)
+{
+	unsigned int i;
+
+	if (!acct_probes)
+		return;
+	for (i = 0; i < ARRAY_SIZE(acct_boundaries); i++)
+		if (acct_probes[i].on)
+			unregister_kretprobe(&acct_probes[i].krp);
+	kfree(acct_probes);
+	acct_probes = NULL;
+}
+
+static int probes_register(void)
+{
+	unsigned int i, n = 0;
+
+	acct_probes = kcalloc(ARRAY_SIZE(acct_boundaries),
+			      sizeof(*acct_probes), GFP_KERNEL);
+	if (!acct_probes)
+		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(acct_boundaries); i++) {
+		struct acct_probe *p = &acct_probes[i];
+
+		p->b = &acct_boundaries[i];
+		p->krp.kp.symbol_name = p->b->func;
+		p->krp.entry_handler = boundary_entry;
+		p->krp.handler = boundary_return;
+		p->krp.data_size = sizeof(u8);
+		p->krp.maxactive = ACCT_MAXACTIVE;
+		p->on = !register_kretprobe(&p->krp);
+		n += p->on;
+	}
+	pr_debug("acct: %u of %zu boundaries\n", n,
+		 ARRAY_SIZE(acct_boundaries));
+	return 0;
+}
+
+/* --- hooks on and off ---------------------------------------------------------------- */
+
+struct acct_tp {
+	const char *name;
+	void *handler;
+	bool optional;		/* x86's vectors: only where they exist */
+	struct tracepoint *tp;
+};
+
+static struct acct_tp acct_tps[] = {
+	{ "sys_enter", on_sys_enter },
+	{ "sys_exit", on_sys_exit },
+	{ "sched_switch", on_switch },
+	{ "sched_wakeup", on_wakeup },
+	{ "tcp_retransmit_skb", on_retransmit },
+	{ "irq_handler_entry", on_irq_entry },
+	{ "irq_handler_exit", on_irq_exit },
+	{ "softirq_entry", on_softirq_entry },
+	{ "softirq_exit", on_softirq_exit },
+	{ "local_timer_entry", on_vector_entry, true },
+	{ "local_timer_exit", on_vector_exit, true },
+	{ "reschedule_entry", on_vector_entry, true },
+	{ "reschedule_exit", on_vector_exit, true },
+	{ "call_function_entry", on_vector_entry, true },
+	{ "call_function_exit", on_vector_exit, true },
+	{ "call_function_single_entry", on_vector_entry, true },
+	{ "call_function_single_exit", on_vector_exit, true },
+	{ "irq_work_entry", on_vector_entry, true },
+	{ "irq_work_exit", on_vector_exit, true },
+};
+
+static void tps_unregister(unsigned int n)
+{
+	while (n--) {
+		struct acct_tp *t = &acct_tps[n];
+
+		if (t->tp)
+			tracepoint_probe_unregister(t->tp, t->handler, NULL);
+		t->tp = NULL;
+	}
+	tracepoint_synchronize_unregister();
+}
+
+/*
+ * Interrupt exits go in before their entries (an exit without its entry
+ * is ignored; an entry without its exit would leave a level open), so
+ * the table is registered from its end.
+ */
+static int tps_register(void)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(acct_tps); i++) {
+		struct acct_tp *t = &acct_tps[ARRAY_SIZE(acct_tps) - 1 - i];
+		struct tracepoint *tp = magnet_tracepoint_find(t->name);
+
+		if (!tp && t->optional)
+			continue;
+		if (!tp) {
+			pr_warn("acct: no tracepoint %s\n", t->name);
+			err = -ENOENT;
+			goto fail;
+		}
+		err = tracepoint_probe_register(tp, t->handler, NULL);
+		if (err)
+			goto fail;
+		t->tp = tp;
+	}
+	return 0;
+fail:
+	tps_unregister(ARRAY_SIZE(acct_tps));
+	return err;
+}
+
+static int hooks_on(void)
+{
+	unsigned int cpu;
+	int err;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(&acct_cpus, cpu), 0, sizeof(struct acct_cpu));
+	err = tps_register();
+	if (err)
+		return err;
+	err = probes_register();
+	if (err)
+		tps_unregister(ARRAY_SIZE(acct_tps));
+	return err;
+}
+
+static void hooks_off(void)
+{
+	probes_unregister();
+	tps_unregister(ARRAY_SIZE(acct_tps));
+}
+
+/* --- the device ------------------------------------------------------------------------ */
+
+static void handle_free(struct acct_handle *h)
+{
+	vfree(h->ctl);
+	vfree(h->area);
+	put_task_struct(h->task);
+	kfree(h);
+}
+
+static void handle_free_rcu(struct rcu_head *rcu)
+{
+	handle_free(container_of(rcu, struct acct_handle, rcu));
+}
+
+static int acct_open(struct inode *inode, struct file *file)
+{
+	struct acct_handle *h;
+	int err;
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	if (!h)
+		return -ENOMEM;
+	h->ctl = vmalloc_user(MAGNET_ACCT_CTL_SIZE);
+	h->area = vmalloc_user(MAGNET_ACCT_AREA_SIZE);
+	if (!h->ctl || !h->area) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	h->area->version = MAGNET_FORMAT_VERSION;
+	h->area->tokens = MAGNET_ACCT_TOKENS;
+	h->area->result_size = sizeof(struct magnet_acct_result);
+	h->area->tid = task_pid_vnr(current);
+	h->task = get_task_struct(current);
+	h->mm = current->mm;
+
+	mutex_lock(&acct_lock);
+	err = -EBUSY;
+	rcu_read_lock();
+	if (acct_find(current)) {
+		rcu_read_unlock();
+		goto fail_locked;
+	}
+	rcu_read_unlock();
+	err = -ENOSPC;
+	if (acct_handles >= READ_ONCE(max_acct_threads))
+		goto fail_locked;
+	/* (an unhook pending finds a handle open, and leaves the hooks) */
+	cancel_delayed_work(&acct_off_work);
+	if (!acct_hooked) {
+		err = hooks_on();
+		if (err)
+			goto fail_locked;
+		acct_hooked = true;
+	}
+	acct_handles++;
+	spin_lock(&acct_hash_lock);
+	hash_add_rcu(acct_hash, &h->node, (unsigned long)current);
+	spin_unlock(&acct_hash_lock);
+	mutex_unlock(&acct_lock);
+	file->private_data = h;
+	return 0;
+
+fail_locked:
+	mutex_unlock(&acct_lock);
+fail:
+	if (h->task)
+		put_task_struct(h->task);
+	vfree(h->ctl);
+	vfree(h->area);
+	kfree(h);
+	return err;
+}
+
+static void acct_unhook(struct work_struct *work)
+{
+	mutex_lock(&acct_lock);
+	if (!acct_handles && acct_hooked) {
+		hooks_off();
+		acct_hooked = false;
+	}
+	mutex_unlock(&acct_lock);
+}
+
+static int acct_release(struct inode *inode, struct file *file)
+{
+	struct acct_handle *h = file->private_data;
+
+	mutex_lock(&acct_lock);
+	spin_lock(&acct_hash_lock);
+	hash_del_rcu(&h->node);
+	spin_unlock(&acct_hash_lock);
+	if (!--acct_handles)
+		schedule_delayed_work(&acct_off_work, ACCT_LINGER);
+	mutex_unlock(&acct_lock);
+	/* (a hook may be looking at it) */
+	call_rcu(&h->rcu, handle_free_rcu);
+	return 0;
+}
+
+/*
+ * The control page read-write, the results read-only (and never to be
+ * made writable), each whole, shared, and left out of a child's copy.
+ */
+static int acct_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct acct_handle *h = file->private_data;
+	unsigned long size = vma->vm_end - vma->vm_start;
+	void *mem;
+
+	if (current->mm != h->mm)
+		return -EPERM;
+	if (!(vma->vm_flags & VM_SHARED) && !(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_pgoff == 0 && size == MAGNET_ACCT_CTL_SIZE) {
+		mem = h->ctl;
+	} else if (vma->vm_pgoff == MAGNET_ACCT_CTL_SIZE >> PAGE_SHIFT &&
+		   size == MAGNET_ACCT_AREA_SIZE) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		magnet_vm_flags_clear(vma, VM_MAYWRITE);
+		mem = h->area;
+	} else {
+		return -EINVAL;
+	}
+	magnet_vm_flags_set(vma, VM_DONTCOPY);
+	return remap_vmalloc_range(vma, mem, 0);
+}
+
+static const struct file_operations acct_fops = {
+	.owner = THIS_MODULE,
+	.open = acct_open,
+	.release = acct_release,
+	.mmap = acct_mmap,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice acct_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "magnet-acct",
+	.fops = &acct_fops,
+	.mode = 0666,
+};
+
+int magnet_acct_init(void)
+{
+	return misc_register(&acct_dev);
+}
+
+void magnet_acct_exit(void)
+{
+	misc_deregister(&acct_dev);	/* no handle is open: none to come */
+	cancel_delayed_work_sync(&acct_off_work);
+	if (acct_hooked)
+		hooks_off();
+	acct_hooked = false;
+	rcu_barrier();		/* handles freed after their last close */
+}
