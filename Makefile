@@ -59,7 +59,7 @@ HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
 TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
-	     build/bin/magnet-adaptive build/bin/magnet-cputop build/lib/modmagnet.so \
+	     build/bin/magnet-adaptive build/bin/magnet-cputop build/bin/magnet-callcost build/lib/modmagnet.so \
 	     build/bin/magnet-supermon
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
 	     build/test-bin/magnetd-client build/test-bin/pcap-diff
@@ -152,16 +152,20 @@ build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h 
 
 # libmagnet: the client library, its pkg-config file and the example
 LIBMAGNET_SOVER := 1
-build/lib/libmagnet.so: libmagnet/libmagnet.c libmagnet/libmagnet.h
+# (the client of magnetd; per-call accounting, straight to the module)
+LIBMAGNET_SRC := libmagnet/libmagnet.c libmagnet/acct.c
+build/lib/libmagnet.so: $(LIBMAGNET_SRC) libmagnet/libmagnet.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -fPIC -shared -Wl,-soname,libmagnet.so.$(LIBMAGNET_SOVER) \
-		-o $@.$(LIBMAGNET_SOVER) libmagnet/libmagnet.c -pthread
+		-o $@.$(LIBMAGNET_SOVER) $(LIBMAGNET_SRC) -pthread
 	ln -sf libmagnet.so.$(LIBMAGNET_SOVER) $@
 
-build/lib/libmagnet.a: libmagnet/libmagnet.c libmagnet/libmagnet.h
+build/lib/libmagnet.a: $(LIBMAGNET_SRC) libmagnet/libmagnet.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -c -o build/lib/libmagnet.o libmagnet/libmagnet.c
-	ar rcs $@ build/lib/libmagnet.o
+	$(CC) $(USER_CFLAGS) -c -o build/lib/libmagnet-acct.o libmagnet/acct.c
+	rm -f $@
+	ar rcs $@ build/lib/libmagnet.o build/lib/libmagnet-acct.o
 
 build/lib/libmagnet.pc: libmagnet/libmagnet.pc.in Makefile
 	@mkdir -p $(@D)
@@ -170,6 +174,10 @@ build/lib/libmagnet.pc: libmagnet/libmagnet.pc.in Makefile
 build/bin/magnet-adaptive: libmagnet/examples/adaptive-sender.c build/lib/libmagnet.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a -lm
+
+build/bin/magnet-callcost: libmagnet/examples/callcost.c build/lib/libmagnet.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a
 
 build/bin/magnet-cputop: libmagnet/examples/cputop.c build/lib/libmagnet.a
 	@mkdir -p $(@D)
@@ -545,6 +553,7 @@ install-user: tools
 	install -D -m 644 libmagnet/libmagnet.3 $(DESTDIR)$(PREFIX)/share/man/man3/libmagnet.3
 	install -D -m 755 build/bin/magnet-adaptive $(DESTDIR)$(PREFIX)/bin/magnet-adaptive
 	install -D -m 755 build/bin/magnet-cputop $(DESTDIR)$(PREFIX)/bin/magnet-cputop
+	install -D -m 755 build/bin/magnet-callcost $(DESTDIR)$(PREFIX)/bin/magnet-callcost
 	install -D -m 644 build/lib/modmagnet.so $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so
 	install -D -m 644 gmond-plugin/modmagnet.7 $(DESTDIR)$(PREFIX)/share/man/man7/modmagnet.7
 	@if [ ! -e $(DESTDIR)/etc/ganglia/conf.d/magnet.conf ]; then \
@@ -605,7 +614,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libmagnet.so* $(DESTDIR)$(LIBDIR)/libmagnet.a \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/libmagnet.pc \
 	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive \
-	      $(DESTDIR)$(PREFIX)/bin/magnet-cputop \
+	      $(DESTDIR)$(PREFIX)/bin/magnet-cputop $(DESTDIR)$(PREFIX)/bin/magnet-callcost \
 	      $(DESTDIR)$(PREFIX)/share/man/man3/libmagnet.3 \
 	      $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so \
 	      $(DESTDIR)$(PREFIX)/share/man/man7/modmagnet.7 \

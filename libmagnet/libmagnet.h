@@ -130,6 +130,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/magnet.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -407,6 +409,79 @@ struct magnet_poller *magnet_poller_start(const char *path,
  * wait for itself.
  */
 void magnet_poller_stop(struct magnet_poller *p);
+
+
+/*
+ * Per-call accounting: what one of this thread's system calls cost,
+ * measured by the kernel module (no magnetd involved). The results are
+ * struct magnet_acct_result of <linux/magnet.h>, which says what each
+ * field means; libmagnet(3) shows a whole program.
+ *
+ * A handle is the calling thread's, and only its own calls are accounted
+ * through it. Arming (magnet_acct_next(), _start(), _stop()) is one store
+ * into memory shared with the kernel, and reading is a copy from it: no
+ * system call, so none is accounted by mistake. The token names one of
+ * MAGNET_ACCT_TOKENS result slots the calls are summed into.
+ */
+struct magnet_acct;
+
+/*
+ * Open the calling thread's handle. Returns it, or NULL with errno set:
+ * ENOENT (the module is not loaded), EBUSY (this thread has one),
+ * ENOSPC (the module's max_acct_threads handles are open), EACCES.
+ */
+struct magnet_acct *magnet_acct_open(void);
+
+/*
+ * The calling thread's handle, opened at its first use and closed when
+ * the thread exits; NULL with errno set as magnet_acct_open().
+ */
+struct magnet_acct *magnet_acct_self(void);
+
+/* Close a handle (not one of magnet_acct_self()'s). NULL is allowed. */
+void magnet_acct_close(struct magnet_acct *a);
+
+/*
+ * Account the thread's next @calls system calls (1..MAGNET_ACCT_COUNT_MAX)
+ * into slot @token, splitting their CPU time among the subsystems of
+ * @subsys (a mask of 1 << enum magnet_acct_subsys;
+ * MAGNET_ACCT_SUBSYS_ALL for all). @flags: MAGNET_ACCT_SUM adds to what
+ * the slot holds; without it the first of these calls starts the slot
+ * from zero. An arm replaces the one before. Returns 0, or -1 with errno
+ * EPERM (@a is another thread's, or its process's parent's, after fork())
+ * or EINVAL (a bad count, token, mask or flag, or @a NULL).
+ */
+#define MAGNET_ACCT_COUNT_MAX	(MAGNET_ACCT_UNTIL_STOP - 1)
+int magnet_acct_next(struct magnet_acct *a, unsigned int calls,
+		     unsigned int token, unsigned int subsys,
+		     unsigned int flags);
+
+/* Account every call from now until magnet_acct_stop(); as _next(). */
+int magnet_acct_start(struct magnet_acct *a, unsigned int token,
+		      unsigned int subsys, unsigned int flags);
+
+/* Account no more calls. Returns 0, or -1 with errno EPERM or EINVAL. */
+int magnet_acct_stop(struct magnet_acct *a);
+
+/*
+ * Copy slot @token's results into @r, consistently (retrying while the
+ * kernel writes it). From any thread of the handle's process. Returns 0,
+ * or -1 with errno EINVAL, EPERM (after fork()), or EPROTO (the kernel
+ * refused the last control word: a raw store with unknown bits;
+ * magnet_acct_refused() tells it).
+ */
+int magnet_acct_read(const struct magnet_acct *a, unsigned int token,
+		     struct magnet_acct_result *r);
+
+/* The last control word the kernel refused, or 0. */
+uint64_t magnet_acct_refused(const struct magnet_acct *a);
+
+/*
+ * Names: of a subsystem ("socket", "tcp", ..., "other") and of a way to
+ * block ("io", "lock", "wait"); NULL for an unknown number.
+ */
+const char *magnet_acct_subsys_name(unsigned int subsys);
+const char *magnet_acct_block_name(unsigned int how);
 
 #ifdef __cplusplus
 }
