@@ -62,7 +62,8 @@ TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/bin/magnet-adaptive build/bin/magnet-cputop build/bin/magnet-callcost build/lib/modmagnet.so \
 	     build/bin/magnet-supermon
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
-	     build/test-bin/magnetd-client build/test-bin/pcap-diff
+	     build/test-bin/magnetd-client build/test-bin/pcap-diff \
+	     build/test-bin/acct-test
 
 all: modules tools
 
@@ -260,6 +261,10 @@ build/test-bin/magnetd-client: tests/bin/magnetd-client.c
 build/test-bin/pcap-diff: tests/bin/pcap-diff.c tests/host/pcap-gen.h lib/pcapfilter.c lib/pcapfilter.h
 	@mkdir -p $(@D)
 	$(CC) $(TOOL_CFLAGS) -Itests/host -o $@ tests/bin/pcap-diff.c lib/pcapfilter.c -lpcap
+
+build/test-bin/acct-test: tests/bin/acct-test.c tests/harness.h build/lib/libmagnet.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Itests -Ilibmagnet -o $@ $< build/lib/libmagnet.a -pthread
 
 build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c tests/harness.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)

@@ -1,0 +1,70 @@
+# Per-call accounting: the accounting device and libmagnet's calls, as
+# an application uses them (tests/bin/acct-test.c): arming the next call,
+# the next n, from start to stop, tokens that sum; what a call reports
+# (blocked time on a pipe and a sleep, a UDP send split by subsystem, a
+# buffered write's dirtied bytes and an fsync's I/O wait, the CPU time of
+# every call against the thread's schedstat, an interrupt storm shown as
+# interrupt time); and bad input (garbage control words, the results
+# mapped writable, a handle after fork or from another thread, thousands
+# of threads, the handle limit); the example program, magnet-callcost.
+# rig-programs: mke2fs
+# rig-kmods: null_blk ext4 crc32c_generic
+. /magnet/lib.sh
+
+unload_all
+load_magnet
+
+check "the device, for every user" sh -c '[ -c /dev/magnet-acct ] &&
+	[ "$(stat -c %a /dev/magnet-acct)" = 666 ]'
+
+# A block-backed ext4 for the write tests, where the kernel has null_blk.
+if modprobe null_blk nr_devices=1 gb=1 memory_backed=1 2> /dev/null; then
+	check "ext4 on null_blk" sh -c "modprobe crc32c_generic && modprobe ext4 &&
+		/magnet/bin/mke2fs -q -t ext4 -N 1024 -E lazy_itable_init=0,lazy_journal_init=0 /dev/nullb0 &&
+		mkdir -p /mnt/acct && mount -t ext4 /dev/nullb0 /mnt/acct"
+	export ACCT_FILE=/mnt/acct/file
+fi
+
+# lo's receive steered to CPU 0 (RPS), for the storm
+rps=/sys/class/net/lo/queues/rx-0/rps_cpus
+ip link set lo up 2> /dev/null
+if [ -w $rps ] && [ "$(cat /sys/devices/system/cpu/online)" != 0 ]; then
+	echo 1 > $rps && export ACCT_STORM=1
+fi
+
+# The hooks go in at the first handle and out after the last (acct.c):
+# a handle held by this shell keeps them in from here to the end, put in
+# and taken out with CPU 1 offline (docs/testing.md: TCG and patching).
+other_cpus off
+exec 3<> /dev/magnet-acct
+other_cpus on
+
+run_c acct-test
+[ -n "${ACCT_STORM:-}" ] && echo 0 > $rps
+
+# The example program, as its user runs it
+check "magnet-callcost: three writes and an fsync, each with its cost" \
+	sh -c 'magnet-callcost -f /tmp/cc.out > /tmp/cc.txt && cat /tmp/cc.txt &&
+		[ "$(grep -c "^write: .* ns wall, .* on a CPU (.*pagecache" /tmp/cc.txt)" = 3 ] &&
+		grep -q "^fsync: " /tmp/cc.txt'
+check "magnet-callcost -u: a datagram's bytes at the socket layer" \
+	sh -c 'magnet-callcost -u 9 -n 1 -s 1000 | grep "^sendto: .*(udp [0-9]*).*socket 1000 B out"'
+check_fails "magnet-callcost -n 0: refused" magnet-callcost -n 0
+
+# The limit, lowered: the handle past it is refused; back up, all work.
+echo 8 > /sys/module/magnet/parameters/max_acct_threads
+run_c acct-test handles_beyond_the_limit
+echo 4096 > /sys/module/magnet/parameters/max_acct_threads
+
+# Every handle closed with its process: the module is free to go.
+check_fails "does not unload while a handle is open" rmmod magnet
+other_cpus off
+exec 3>&-
+check "unloads with no handle open" rmmod magnet
+other_cpus on
+check "loads again" load_magnet
+if [ -n "${ACCT_FILE:-}" ]; then
+	umount /mnt/acct
+	rmmod ext4 null_blk 2> /dev/null
+fi
+summary
