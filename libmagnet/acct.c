@@ -12,10 +12,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libmagnet.h"
@@ -227,6 +229,63 @@ int magnet_acct_read(const struct magnet_acct *a, unsigned int token,
 		if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq)
 			return 0;
 	}
+}
+
+static int64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Each poll() is bounded (ACCT_WAIT_SLICE_MS): a part that came in
+ * without waking this file (the kernel wakes a bounded number of handles
+ * per event) is found at the next look.
+ */
+#define ACCT_WAIT_SLICE_MS	100
+
+int magnet_acct_wait(const struct magnet_acct *a, unsigned int token,
+		     struct magnet_acct_result *r, int timeout_ms)
+{
+	int64_t end = timeout_ms >= 0 ? ms_now() + timeout_ms : 0;
+	struct pollfd pfd;
+
+	if (!a) {
+		errno = EINVAL;
+		return -1;
+	}
+	pfd.fd = a->fd;
+	pfd.events = POLLIN;
+	for (;;) {
+		int64_t left = ACCT_WAIT_SLICE_MS;
+
+		if (magnet_acct_read(a, token, r))
+			return -1;
+		if (!r->async_pending)
+			return 0;
+		if (timeout_ms >= 0) {
+			left = end - ms_now();
+			if (left <= 0) {
+				errno = ETIMEDOUT;
+				return -1;
+			}
+			if (left > ACCT_WAIT_SLICE_MS)
+				left = ACCT_WAIT_SLICE_MS;
+		}
+		if (poll(&pfd, 1, (int)left) < 0 && errno == EINTR)
+			return -1;
+	}
+}
+
+int magnet_acct_fd(const struct magnet_acct *a)
+{
+	if (!a) {
+		errno = EINVAL;
+		return -1;
+	}
+	return a->fd;
 }
 
 uint64_t magnet_acct_refused(const struct magnet_acct *a)

@@ -473,6 +473,23 @@ int magnet_acct_stop(struct magnet_acct *a);
 int magnet_acct_read(const struct magnet_acct *a, unsigned int token,
 		     struct magnet_acct_result *r);
 
+/*
+ * Wait until every deferred part of slot @token's calls is in (its
+ * async_pending is 0: the packets they handed to the device sent, the
+ * file pages they dirtied written), at most @timeout_ms (-1: no bound),
+ * and copy the slot into @r. Returns 0, or -1 with errno ETIMEDOUT (@r
+ * holds what came in so far: incomplete), EINTR, or as _read().
+ */
+int magnet_acct_wait(const struct magnet_acct *a, unsigned int token,
+		     struct magnet_acct_result *r, int timeout_ms);
+
+/*
+ * The handle's file descriptor, for poll() or an event loop: readable
+ * when a deferred part of a call came in since it last was (then read the
+ * slots). Not to be closed.
+ */
+int magnet_acct_fd(const struct magnet_acct *a);
+
 /* The last control word the kernel refused, or 0. */
 uint64_t magnet_acct_refused(const struct magnet_acct *a);
 

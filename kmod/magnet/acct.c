@@ -41,12 +41,16 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/blk-mq.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/interrupt.h>
 #include <linux/kprobes.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
+#include <linux/netdevice.h>
+#include <linux/pagemap.h>
+#include <linux/poll.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/pid_namespace.h>
@@ -96,6 +100,12 @@ struct acct_handle {
 	struct magnet_acct_ctl *ctl;	/* vmalloc_user(), one page */
 	struct magnet_acct_area *area;	/* vmalloc_user() */
 	struct rcu_head rcu;
+	raw_spinlock_t slot_lock;	/* the slots' writers: the thread, and
+					 * deferred parts coming in
+					 */
+	wait_queue_head_t wait;		/* poll(): deferred parts */
+	u32 polled;			/* area->completions poll() saw */
+	unsigned int async_parts;	/* its parts, under acct_async_lock */
 
 	/* the call under way */
 	bool in_call;
@@ -115,6 +125,7 @@ struct acct_handle {
 	u64 wake_ns;			/* woken (0: not yet) */
 	unsigned long minflt, majflt, nvcsw, nivcsw;
 	u64 rbytes, wbytes;
+	struct inode *written;		/* the file vfs_write() wrote */
 	struct acct_sums sum;
 };
 
@@ -262,6 +273,433 @@ static void mark(struct acct_handle *h, u64 now)
 	mark_start(h, now);
 }
 
+/* --- results ------------------------------------------------------------------- */
+
+/* Open a write of @r (under slot_lock); slot_done() closes it. */
+static void slot_begin(struct magnet_acct_result *r)
+{
+	WRITE_ONCE(r->seq, r->seq + 1);
+	smp_wmb();		/* pairs with the reader's smp_rmb() */
+}
+
+static void slot_done(struct magnet_acct_result *r)
+{
+	smp_wmb();		/* pairs with the reader's smp_rmb() */
+	WRITE_ONCE(r->seq, r->seq + 1);
+}
+
+/* The first call of an arm without MAGNET_ACCT_SUM starts its slot. */
+static void slot_start(struct acct_handle *h)
+{
+	struct magnet_acct_result *r = &h->area->slot[h->token];
+	unsigned long flags;
+
+	if (h->sum_into || r->gen == h->gen)
+		return;
+	raw_spin_lock_irqsave(&h->slot_lock, flags);
+	slot_begin(r);
+	memset((char *)r + offsetof(struct magnet_acct_result, state), 0,
+	       sizeof(*r) - offsetof(struct magnet_acct_result, state));
+	r->gen = h->gen;
+	slot_done(r);
+	raw_spin_unlock_irqrestore(&h->slot_lock, flags);
+}
+
+/* Publish the call's sums into its slot (struct magnet_acct_result). */
+static void publish(struct acct_handle *h, u64 wall, long ret)
+{
+	struct magnet_acct_result *r = &h->area->slot[h->token];
+	struct task_struct *t = current;
+	unsigned long flags;
+	unsigned int i;
+
+	raw_spin_lock_irqsave(&h->slot_lock, flags);
+	slot_begin(r);
+	r->state |= MAGNET_ACCT_S_DONE;
+	r->calls++;
+	r->gen = h->gen;
+	r->last_nr = h->nr;
+	r->last_ret = ret;
+	r->wall_ns += wall;
+	r->cpu_ns += h->sum.cpu;
+	r->runq_ns += h->sum.runq;
+	for (i = 0; i < __MAGNET_ACCT_BLOCK_MAX; i++)
+		r->blocked_ns[i] += h->sum.blocked[i];
+	r->hardirq_ns += h->sum.hardirq;
+	r->softirq_ns += h->sum.softirq;
+	for (i = 0; i < MAGNET_ACCT_SUBSYS_SLOTS; i++)
+		r->subsys_ns[i] += h->sum.subsys[i];
+	r->minflt += t->min_flt - h->minflt;
+	r->majflt += t->maj_flt - h->majflt;
+	r->vcsw += t->nvcsw - h->nvcsw;
+	r->ivcsw += t->nivcsw - h->nivcsw;
+	r->sock_tx_bytes += h->sum.sock_tx;
+	r->sock_rx_bytes += h->sum.sock_rx;
+	r->blk_read_bytes += t->ioac.read_bytes - h->rbytes;
+	r->blk_write_bytes += t->ioac.write_bytes - h->wbytes;
+	r->tcp_retrans += h->sum.retrans;
+	slot_done(r);
+	raw_spin_unlock_irqrestore(&h->slot_lock, flags);
+}
+
+/* --- deferred parts ------------------------------------------------------------ */
+
+/*
+ * A deferred part of a call: what it shares with the work the kernel does
+ * later on its behalf (its key), followed from the call to the work's end.
+ * A machine-wide table of MAGNET_ACCT_ASYNC_MAX of them, hashed by key,
+ * under acct_async_lock (a leaf but for the slot lock of a part's handle,
+ * taken inside it); the hooks look only when some part is under way.
+ */
+enum acct_async_kind {
+	ACCT_ASYNC_TX,		/* key: an skb handed to the device queue */
+	ACCT_ASYNC_WRITE,	/* key: the inode whose pages it dirtied */
+};
+
+#define ACCT_ASYNC_PER_HANDLE	256
+#define ACCT_WAKES		16
+
+struct acct_async {
+	struct hlist_node node;		/* in acct_async_hash, or free */
+	const void *key;
+	struct acct_handle *h;
+	u64 since;			/* added; TX: its transmit's start */
+	u64 left;			/* bytes yet to be sent or written */
+	bool started;			/* TX: in the driver */
+	u16 gen;
+	u8 token;
+	u8 kind;
+};
+
+static struct acct_async acct_asyncs[MAGNET_ACCT_ASYNC_MAX];
+static HLIST_HEAD(acct_async_free);
+static DEFINE_HASHTABLE(acct_async_hash, 8);
+static DEFINE_RAW_SPINLOCK(acct_async_lock);
+static unsigned int acct_async_used;	/* parts under way */
+
+/* Handles to wake once acct_async_lock is let go. */
+struct acct_wakes {
+	unsigned int n;
+	struct acct_handle *h[ACCT_WAKES];
+};
+
+static void wakes_add(struct acct_wakes *w, struct acct_handle *h)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->h[i] == h)
+			return;
+	/* (beyond, a waiter finds out at its next look: libmagnet's wait) */
+	if (w->n < ACCT_WAKES)
+		w->h[w->n++] = h;
+}
+
+static void wakes_run(struct acct_wakes *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n; i++)
+		wake_up_interruptible_poll(&w->h[i]->wait, EPOLLIN);
+}
+
+struct acct_gain {
+	u64 tx_bytes, tx_ns, blk_bytes, blk_ns;
+};
+
+/*
+ * Add @g to @a's slot, if it is still its call's; @end: the part is in
+ * (@lost: not followed to its end). Under acct_async_lock.
+ */
+static void async_settle(struct acct_async *a, const struct acct_gain *g,
+			 bool end, bool lost, struct acct_wakes *w)
+{
+	struct acct_handle *h = a->h;
+	struct magnet_acct_result *r = &h->area->slot[a->token];
+
+	raw_spin_lock(&h->slot_lock);
+	if (r->gen == a->gen) {
+		slot_begin(r);
+		r->dev_tx_bytes += g->tx_bytes;
+		r->async_tx_ns += g->tx_ns;
+		r->async_blk_bytes += g->blk_bytes;
+		r->async_blk_ns += g->blk_ns;
+		if (end && r->async_pending)
+			r->async_pending--;
+		if (end && lost)
+			r->async_lost++;
+		slot_done(r);
+	}
+	raw_spin_unlock(&h->slot_lock);
+	if (end) {
+		WRITE_ONCE(h->area->completions, h->area->completions + 1);
+		wakes_add(w, h);
+	}
+}
+
+static void async_del(struct acct_async *a)
+{
+	hash_del(&a->node);
+	a->h->async_parts--;
+	a->h = NULL;
+	hlist_add_head(&a->node, &acct_async_free);
+	WRITE_ONCE(acct_async_used, acct_async_used - 1);
+}
+
+static struct acct_async *async_find(const void *key, u8 kind)
+{
+	struct acct_async *a;
+
+	hash_for_each_possible(acct_async_hash, a, node, (unsigned long)key)
+		if (a->key == key && a->kind == kind)
+			return a;
+	return NULL;
+}
+
+/* A free part: one from the free list, or the oldest of those too old. */
+static struct acct_async *async_take(u64 now, struct acct_wakes *w)
+{
+	static const struct acct_gain none;
+	struct acct_async *a, *old = NULL;
+	unsigned int i;
+
+	if (!hlist_empty(&acct_async_free)) {
+		a = hlist_entry(acct_async_free.first, struct acct_async, node);
+		hlist_del(&a->node);
+		return a;
+	}
+	for (i = 0; i < MAGNET_ACCT_ASYNC_MAX; i++) {
+		a = &acct_asyncs[i];
+		if (now - a->since > MAGNET_ACCT_ASYNC_AGE_NS &&
+		    (!old || a->since < old->since))
+			old = a;
+	}
+	if (!old)
+		return NULL;
+	async_settle(old, &none, true, true, w);
+	async_del(old);
+	hlist_del(&old->node);
+	return old;
+}
+
+/* Follow @key, @len bytes, for @h's call under way. */
+static void async_add(struct acct_handle *h, u8 kind, const void *key,
+		      u64 len)
+{
+	struct magnet_acct_result *r = &h->area->slot[h->token];
+	struct acct_wakes w = { 0 };
+	struct acct_async *a = NULL;
+	unsigned long flags;
+	u64 now = acct_now();
+
+	raw_spin_lock_irqsave(&acct_async_lock, flags);
+	if (kind == ACCT_ASYNC_TX && async_find(key, kind))
+		goto out;	/* (requeued by the driver: followed already) */
+	if (h->async_parts < ACCT_ASYNC_PER_HANDLE)
+		a = async_take(now, &w);
+	raw_spin_lock(&h->slot_lock);
+	slot_begin(r);
+	if (a)
+		r->async_pending++;
+	else
+		r->async_lost++;
+	slot_done(r);
+	raw_spin_unlock(&h->slot_lock);
+	if (!a)
+		goto out;
+	a->key = key;
+	a->h = h;
+	a->since = now;
+	a->left = len;
+	a->started = false;
+	a->gen = h->gen;
+	a->token = h->token;
+	a->kind = kind;
+	h->async_parts++;
+	hash_add(acct_async_hash, &a->node, (unsigned long)key);
+	WRITE_ONCE(acct_async_used, acct_async_used + 1);
+out:
+	raw_spin_unlock_irqrestore(&acct_async_lock, flags);
+	wakes_run(&w);
+}
+
+/* @h closes: its parts are dropped. */
+static void async_forget(struct acct_handle *h)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	raw_spin_lock_irqsave(&acct_async_lock, flags);
+	for (i = 0; i < MAGNET_ACCT_ASYNC_MAX && h->async_parts; i++)
+		if (acct_asyncs[i].h == h)
+			async_del(&acct_asyncs[i]);
+	raw_spin_unlock_irqrestore(&acct_async_lock, flags);
+}
+
+static void on_xmit_start(void *data, struct sk_buff *skb,
+			  struct net_device *dev)
+{
+	struct acct_async *a;
+	unsigned long flags;
+
+	if (likely(!READ_ONCE(acct_async_used)))
+		return;
+	raw_spin_lock_irqsave(&acct_async_lock, flags);
+	a = async_find(skb, ACCT_ASYNC_TX);
+	if (a) {
+		a->started = true;
+		a->since = acct_now();
+		a->left = skb->len;
+	}
+	raw_spin_unlock_irqrestore(&acct_async_lock, flags);
+}
+
+/*
+ * @a's transmit is over (@sent: the device took it). The driver's time
+ * is deferred work unless the call itself ran it (then it is the call's
+ * CPU time, in its device-queue subsystem).
+ */
+static void tx_end(struct acct_async *a, bool sent, struct acct_wakes *w)
+{
+	struct acct_gain g = { 0 };
+	struct acct_handle *h = a->h;
+
+	if (sent && a->started) {
+		g.tx_bytes = a->left;
+		if (!(in_task() && current == h->task && h->in_call))
+			g.tx_ns = acct_now() - a->since;
+	}
+	async_settle(a, &g, true, false, w);
+	async_del(a);
+}
+
+static void on_xmit(void *data, struct sk_buff *skb, int rc,
+		    struct net_device *dev, unsigned int len)
+{
+	struct acct_wakes w = { 0 };
+	struct acct_async *a;
+	unsigned long flags;
+
+	if (likely(!READ_ONCE(acct_async_used)))
+		return;
+	raw_spin_lock_irqsave(&acct_async_lock, flags);
+	a = async_find(skb, ACCT_ASYNC_TX);
+	/* (NETDEV_TX_BUSY: back to the queue, to be sent again) */
+	if (a && rc != NETDEV_TX_BUSY) {
+		a->left = len;
+		tx_end(a, rc == NETDEV_TX_OK, &w);
+	}
+	raw_spin_unlock_irqrestore(&acct_async_lock, flags);
+	wakes_run(&w);
+}
+
+/* Freed: unsent (dropped on the way), or by its driver while sending. */
+static void on_skb_free(void *data, struct sk_buff *skb)
+{
+	struct acct_wakes w = { 0 };
+	struct acct_async *a;
+	unsigned long flags;
+
+	if (likely(!READ_ONCE(acct_async_used)))
+		return;
+	raw_spin_lock_irqsave(&acct_async_lock, flags);
+	a = async_find(skb, ACCT_ASYNC_TX);
+	if (a)
+		tx_end(a, a->started, &w);
+	raw_spin_unlock_irqrestore(&acct_async_lock, flags);
+	wakes_run(&w);
+}
+
+/*
+ * A block request completed: each bio of it that wrote a file's pages is
+ * split among the writes waiting for that file's bytes, in proportion to
+ * what each has yet to be written; the remainder of the division goes to
+ * the one with most.
+ */
+/* Add @g to a write's part; once all its bytes are written, it is in. */
+static void blk_settle(struct acct_async *a, const struct acct_gain *g,
+		       struct acct_wakes *w)
+{
+	bool end = a->left < SECTOR_SIZE;
+
+	async_settle(a, g, end, false, w);
+	if (end)
+		async_del(a);
+}
+
+static void blk_wrote(struct inode *inode, u64 bytes, u64 ns,
+		      struct acct_wakes *w)
+{
+	struct acct_async *a, *most = NULL;
+	struct hlist_node *tmp;
+	u64 left = 0, given = 0;
+
+	hash_for_each_possible(acct_async_hash, a, node, (unsigned long)inode)
+		if (a->key == inode && a->kind == ACCT_ASYNC_WRITE) {
+			left += a->left;
+			if (!most || a->left > most->left)
+				most = a;
+		}
+	if (!left)
+		return;
+	bytes = min(bytes, left);
+	hash_for_each_possible_safe(acct_async_hash, a, tmp, node,
+				    (unsigned long)inode) {
+		struct acct_gain g = { 0 };
+		u64 share;
+
+		if (a->key != inode || a->kind != ACCT_ASYNC_WRITE)
+			continue;
+		share = div64_u64(bytes * a->left, left);
+		if (a == most)	/* (last: what the others left) */
+			continue;
+		given += share;
+		a->left -= share;
+		g.blk_bytes = share;
+		g.blk_ns = div64_u64(ns * share, bytes);
+		blk_settle(a, &g, w);
+	}
+	{
+		struct acct_gain g = {
+			.blk_bytes = bytes - given,
+			.blk_ns = div64_u64(ns * (bytes - given), bytes),
+		};
+
+		most->left -= bytes - given;
+		blk_settle(most, &g, w);
+	}
+}
+
+static void on_block_done(void *data, struct request *rq,
+			  blk_status_t error, unsigned int nr_bytes)
+{
+	struct acct_wakes w = { 0 };
+	unsigned long flags;
+	struct bio *bio;
+	u64 ns;
+
+	if (likely(!READ_ONCE(acct_async_used)) || !op_is_write(req_op(rq)))
+		return;
+	ns = rq->start_time_ns ? ktime_get_ns() - rq->start_time_ns : 0;
+	raw_spin_lock_irqsave(&acct_async_lock, flags);
+	__rq_for_each_bio(bio, rq) {
+		struct address_space *mapping;
+		struct page *page;
+
+		/* (a bio split to the queue's limits is a clone: no bi_vcnt) */
+		if (!bio->bi_iter.bi_size)
+			continue;
+		page = bio_page(bio);
+		if (PageAnon(page))
+			continue;
+		mapping = folio_mapping(page_folio(page));
+		if (mapping && mapping->host)
+			blk_wrote(mapping->host, bio->bi_iter.bi_size, ns, &w);
+	}
+	raw_spin_unlock_irqrestore(&acct_async_lock, flags);
+	wakes_run(&w);
+}
+
 /* --- system calls ------------------------------------------------------------------ */
 
 static void refuse(struct acct_handle *h, u64 word)
@@ -313,52 +751,13 @@ static void on_sys_enter(void *data, struct pt_regs *regs, long id)
 	h->nivcsw = t->nivcsw;
 	h->rbytes = t->ioac.read_bytes;
 	h->wbytes = t->ioac.write_bytes;
+	h->written = NULL;
+	slot_start(h);
 	local_irq_save(flags);
 	h->entry_ns = acct_now();
 	mark_start(h, h->entry_ns);
 	local_irq_restore(flags);
 	h->in_call = true;
-}
-
-/* Publish the call's sums into its slot (struct magnet_acct_result). */
-static void publish(struct acct_handle *h, u64 wall, long ret)
-{
-	struct magnet_acct_result *r = &h->area->slot[h->token];
-	struct task_struct *t = current;
-	unsigned int i;
-	u32 seq = r->seq;
-
-	WRITE_ONCE(r->seq, seq + 1);
-	smp_wmb();		/* pairs with the reader's smp_rmb() */
-	if (!h->sum_into && r->gen != h->gen) {
-		memset((char *)r + offsetof(struct magnet_acct_result, state), 0,
-		       sizeof(*r) - offsetof(struct magnet_acct_result, state));
-	}
-	r->state |= MAGNET_ACCT_S_DONE;
-	r->calls++;
-	r->gen = h->gen;
-	r->last_nr = h->nr;
-	r->last_ret = ret;
-	r->wall_ns += wall;
-	r->cpu_ns += h->sum.cpu;
-	r->runq_ns += h->sum.runq;
-	for (i = 0; i < __MAGNET_ACCT_BLOCK_MAX; i++)
-		r->blocked_ns[i] += h->sum.blocked[i];
-	r->hardirq_ns += h->sum.hardirq;
-	r->softirq_ns += h->sum.softirq;
-	for (i = 0; i < MAGNET_ACCT_SUBSYS_SLOTS; i++)
-		r->subsys_ns[i] += h->sum.subsys[i];
-	r->minflt += t->min_flt - h->minflt;
-	r->majflt += t->maj_flt - h->majflt;
-	r->vcsw += t->nvcsw - h->nvcsw;
-	r->ivcsw += t->nivcsw - h->nivcsw;
-	r->sock_tx_bytes += h->sum.sock_tx;
-	r->sock_rx_bytes += h->sum.sock_rx;
-	r->blk_read_bytes += t->ioac.read_bytes - h->rbytes;
-	r->blk_write_bytes += t->ioac.write_bytes - h->wbytes;
-	r->tcp_retrans += h->sum.retrans;
-	smp_wmb();		/* pairs with the reader's smp_rmb() */
-	WRITE_ONCE(r->seq, seq + 2);
 }
 
 static void on_sys_exit(void *data, struct pt_regs *regs, long ret)
@@ -374,6 +773,10 @@ static void on_sys_exit(void *data, struct pt_regs *regs, long ret)
 	mark(h, now);
 	local_irq_restore(flags);
 	h->in_call = false;
+	/* (pending before the call is published done) */
+	if (h->written && current->ioac.write_bytes > h->wbytes)
+		async_add(h, ACCT_ASYNC_WRITE, h->written,
+			  current->ioac.write_bytes - h->wbytes);
 	publish(h, now - h->entry_ns, ret);
 }
 
@@ -446,18 +849,22 @@ static void on_retransmit(void *data, const struct sock *sk,
  * The shipped boundaries: a function of a subsystem, entered from
  * another, makes the call's time that subsystem's until it returns.
  * TX and RX mark the socket layer's functions whose return is the bytes
- * they took or gave. A function the kernel lacks is left out.
+ * they took or gave; FILE and SKB those whose first argument the call's
+ * deferred parts are followed by. A function the kernel lacks is left
+ * out.
  */
-#define ACCT_TX	1
-#define ACCT_RX	2
+#define ACCT_TX		1
+#define ACCT_RX		2
+#define ACCT_FILE	4	/* its first argument: the file written */
+#define ACCT_SKB	8	/* its first argument: an skb to follow */
 
 struct acct_boundary {
 	const char *func;
 	u8 subsys;
-	u8 bytes;		/* ACCT_TX, ACCT_RX or 0 */
+	u8 what;		/* ACCT_* */
 };
 
-#define B(f, s, b) { #f, MAGNET_ACCT_SUBSYS_##s, b }
+#define B(f, s, w) { #f, MAGNET_ACCT_SUBSYS_##s, w }
 static const struct acct_boundary acct_boundaries[] = {
 	B(inet_sendmsg, SOCKET, ACCT_TX),
 	B(inet6_sendmsg, SOCKET, ACCT_TX),
@@ -482,9 +889,9 @@ static const struct acct_boundary acct_boundaries[] = {
 	B(ip6_xmit, IP, 0),
 	B(ip6_make_skb, IP, 0),
 	B(ip6_send_skb, IP, 0),
-	B(__dev_queue_xmit, DEVQ, 0),
+	B(__dev_queue_xmit, DEVQ, ACCT_SKB),
 	B(vfs_read, VFS, 0),
-	B(vfs_write, VFS, 0),
+	B(vfs_write, VFS, ACCT_FILE),
 	B(vfs_fsync_range, VFS, 0),
 	B(do_filp_open, VFS, 0),
 	B(ext4_file_read_iter, FS, 0),
@@ -518,19 +925,31 @@ static int boundary_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct acct_probe *p = container_of(get_kretprobe(ri),
 					    struct acct_probe, krp);
-	u8 *saved = (u8 *)ri->data;
+	unsigned long arg = regs_get_kernel_argument(regs, 0);
+	u8 what = p->b->what, *saved = (u8 *)ri->data;
 	struct acct_handle *h;
 	unsigned long flags;
+	bool push;
 
 	if (!in_task())
 		return 1;
 	h = acct_find(current);
 	if (!h || !h->in_call || h->off != ACCT_ON)
 		return 1;
-	if (!(h->mask & BIT(p->b->subsys)) && !p->b->bytes)
+	if (what & ACCT_FILE) {
+		struct inode *inode = file_inode((struct file *)arg);
+
+		if (S_ISREG(inode->i_mode))
+			h->written = inode;
+	}
+	if (what & ACCT_SKB)
+		async_add(h, ACCT_ASYNC_TX, (void *)arg,
+			  ((struct sk_buff *)arg)->len);
+	push = (h->mask & BIT(p->b->subsys)) && h->depth < ACCT_DEPTH;
+	if (!push && !(what & (ACCT_TX | ACCT_RX)))
 		return 1;
 	*saved = h->depth;
-	if (!(h->mask & BIT(p->b->subsys)) || h->depth == ACCT_DEPTH)
+	if (!push)
 		return 0;
 	local_irq_save(flags);
 	mark(h, acct_now());
@@ -550,9 +969,9 @@ static int boundary_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	if (!h || !h->in_call)
 		return 0;
-	if (ret > 0 && p->b->bytes == ACCT_TX)
+	if (ret > 0 && (p->b->what & ACCT_TX))
 		h->sum.sock_tx += ret;
-	else if (ret > 0 && p->b->bytes == ACCT_RX)
+	else if (ret > 0 && (p->b->what & ACCT_RX))
 		h->sum.sock_rx += ret;
 	if (h->depth > saved) {
 		local_irq_save(flags);
@@ -616,6 +1035,11 @@ static struct acct_tp acct_tps[] = {
 	{ "sched_switch", on_switch },
 	{ "sched_wakeup", on_wakeup },
 	{ "tcp_retransmit_skb", on_retransmit },
+	{ "net_dev_start_xmit", on_xmit_start },
+	{ "net_dev_xmit", on_xmit },
+	{ "kfree_skb", on_skb_free },
+	{ "consume_skb", on_skb_free },
+	{ "block_rq_complete", on_block_done },
 	{ "irq_handler_entry", on_irq_entry },
 	{ "irq_handler_exit", on_irq_exit },
 	{ "softirq_entry", on_softirq_entry },
@@ -727,6 +1151,8 @@ static int acct_open(struct inode *inode, struct file *file)
 		err = -ENOMEM;
 		goto fail;
 	}
+	raw_spin_lock_init(&h->slot_lock);
+	init_waitqueue_head(&h->wait);
 	h->area->version = MAGNET_FORMAT_VERSION;
 	h->area->tokens = MAGNET_ACCT_TOKENS;
 	h->area->result_size = sizeof(struct magnet_acct_result);
@@ -790,6 +1216,7 @@ static int acct_release(struct inode *inode, struct file *file)
 	spin_lock(&acct_hash_lock);
 	hash_del_rcu(&h->node);
 	spin_unlock(&acct_hash_lock);
+	async_forget(h);
 	if (!--acct_handles)
 		schedule_delayed_work(&acct_off_work, ACCT_LINGER);
 	mutex_unlock(&acct_lock);
@@ -827,11 +1254,26 @@ static int acct_mmap(struct file *file, struct vm_area_struct *vma)
 	return remap_vmalloc_range(vma, mem, 0);
 }
 
+/* Readable when a deferred part came in since the last poll said so. */
+static __poll_t acct_poll(struct file *file, poll_table *wait)
+{
+	struct acct_handle *h = file->private_data;
+	u32 c;
+
+	poll_wait(file, &h->wait, wait);
+	c = READ_ONCE(h->area->completions);
+	if (c == READ_ONCE(h->polled))
+		return 0;
+	WRITE_ONCE(h->polled, c);
+	return EPOLLIN | EPOLLRDNORM;
+}
+
 static const struct file_operations acct_fops = {
 	.owner = THIS_MODULE,
 	.open = acct_open,
 	.release = acct_release,
 	.mmap = acct_mmap,
+	.poll = acct_poll,
 	.llseek = noop_llseek,
 };
 
@@ -844,6 +1286,10 @@ static struct miscdevice acct_dev = {
 
 int magnet_acct_init(void)
 {
+	unsigned int i;
+
+	for (i = 0; i < MAGNET_ACCT_ASYNC_MAX; i++)
+		hlist_add_head(&acct_asyncs[i].node, &acct_async_free);
 	return misc_register(&acct_dev);
 }
 

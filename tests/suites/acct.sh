@@ -7,8 +7,8 @@
 # interrupt time); and bad input (garbage control words, the results
 # mapped writable, a handle after fork or from another thread, thousands
 # of threads, the handle limit); the example program, magnet-callcost.
-# rig-programs: mke2fs
-# rig-kmods: null_blk ext4 crc32c_generic
+# rig-programs: mke2fs tc
+# rig-kmods: null_blk ext4 crc32c_generic sch_netem
 . /magnet/lib.sh
 
 unload_all
@@ -30,6 +30,21 @@ rps=/sys/class/net/lo/queues/rx-0/rps_cpus
 ip link set lo up 2> /dev/null
 if [ -w $rps ] && [ "$(cat /sys/devices/system/cpu/online)" != 0 ]; then
 	echo 1 > $rps && export ACCT_STORM=1
+fi
+
+# A dummy device behind netem, which holds each packet 100 ms.
+[ -d /sys/module/dummy ] || insmod $M/kmods/dummy.ko
+if modprobe sch_netem 2> /dev/null; then
+	if ip link add acct0 type dummy && ip addr add 10.77.0.1/24 dev acct0 &&
+	   ip link set acct0 up &&
+	   /magnet/bin/tc qdisc add dev acct0 root netem delay 100ms; then
+		pass "a dummy device behind a 100 ms netem qdisc"
+		export ACCT_DELAYED_TO=10.77.0.2
+	else
+		fail "a dummy device behind a 100 ms netem qdisc" "set-up failed"
+	fi
+else
+	echo "ok - a dummy device behind a 100 ms netem qdisc # SKIP no sch_netem"
 fi
 
 # The hooks go in at the first handle and out after the last (acct.c):
@@ -63,6 +78,7 @@ exec 3>&-
 check "unloads with no handle open" rmmod magnet
 other_cpus on
 check "loads again" load_magnet
+[ -n "${ACCT_DELAYED_TO:-}" ] && ip link del acct0
 if [ -n "${ACCT_FILE:-}" ]; then
 	umount /mnt/acct
 	rmmod ext4 null_blk 2> /dev/null

@@ -1243,7 +1243,8 @@ struct magnet_journey {
  * Neither mapping is inherited by a child (fork() leaves them out), and
  * the handle stays its opener's: a child that inherits the file cannot
  * arm anything through it. Any other offset or size fails with EINVAL.
- * The file has no read or write; poll() on it is reserved.
+ * The file has no read or write; poll() reports it readable when a
+ * deferred part of a call came in (below).
  *
  * Arming: the thread stores a control word (below) in ctl.arm. At the
  * entry of each of its system calls the kernel reads the word; if it has a
@@ -1272,7 +1273,9 @@ struct magnet_journey {
  * seq odd, writes the slot, and makes it even (smp_wmb() between, pairing
  * with the reader's acquire of seq and its smp_rmb() before reading seq
  * again); a reader copies the slot and retries while seq was odd or
- * changed. The kernel writes a slot when an accounted call returns.
+ * changed. The kernel writes a slot at an accounted call's entry (a new
+ * arm's first, without MAGNET_ACCT_SUM: zeroed), at its return, and as
+ * its deferred parts come in.
  *
  * What a call reports (struct magnet_acct_result; times in ns, on the
  * CLOCK_MONOTONIC clock's scale):
@@ -1300,7 +1303,34 @@ struct magnet_journey {
  *   blk_write_bytes: bytes of page cache the call dirtied, which
  *   writeback will write (the thread's I/O accounting).
  * - tcp_retrans: TCP segments retransmitted in the call's context.
+ *
+ * Deferred work is linked to the call through what both touch, followed
+ * from the call to its end, and added to the slot as it comes in, even
+ * after the call returned:
+ * - a packet the call hands to the device queue (__dev_queue_xmit()),
+ *   until the device has sent it (net_dev_xmit) or it is freed unsent:
+ *   dev_tx_bytes, and async_tx_ns, the driver's transmit when it runs
+ *   after the call returned (from the qdisc, in a softirq or another
+ *   call). TCP's later transmissions of the call's data (when the window
+ *   opens, retransmissions) are not followed.
+ * - the pages of a file a write() dirtied (its inode; blk_write_bytes of
+ *   them), until that many bytes of the inode's pages are written by
+ *   completed block requests, whoever submitted them (the flusher, an
+ *   fsync): async_blk_bytes, and async_blk_ns, each request's time from
+ *   its start to its completion in proportion to the bytes it wrote for
+ *   the call. A request that writes pages dirtied by several calls is
+ *   split among them in proportion to what each has yet to be written.
+ * async_pending counts the parts not in yet (0 once all are); each that
+ * comes in adds one to area.completions and makes the file readable for
+ * poll() (once per poll that returned it). A part not followed to its
+ * end (the module's table of MAGNET_ACCT_ASYNC_MAX parts full, a part
+ * MAGNET_ACCT_ASYNC_AGE_NS old evicted for a new one, the handle closed)
+ * counts in async_lost instead. A new arm without MAGNET_ACCT_SUM starts
+ * the slot from zero at its first call's entry; parts of calls before
+ * it are then dropped as they come in.
  */
+#define MAGNET_ACCT_ASYNC_MAX		1024
+#define MAGNET_ACCT_ASYNC_AGE_NS	30000000000ULL
 #define MAGNET_ACCT_DEVICE	"/dev/magnet-acct"
 #define MAGNET_ACCT_CTL_SIZE	4096
 #define MAGNET_ACCT_AREA_SIZE	8192
@@ -1383,7 +1413,14 @@ struct magnet_acct_result {
 	__u64 blk_read_bytes;
 	__u64 blk_write_bytes;
 	__u64 tcp_retrans;
-	__u64 reserved[28];	/* zero; room for what comes */
+	/* deferred work, linked to the call by what it shares with it */
+	__u32 async_pending;	/* parts not in yet: 0, all are */
+	__u32 async_lost;	/* parts not followed to their end */
+	__u64 dev_tx_bytes;	/* bytes the device sent for the call */
+	__u64 async_tx_ns;	/* device transmits after the call returned */
+	__u64 async_blk_bytes;	/* bytes of its dirty pages written */
+	__u64 async_blk_ns;	/* their share of their requests' time */
+	__u64 reserved[23];	/* zero; room for what comes */
 };
 
 struct magnet_acct_area {
@@ -1393,7 +1430,7 @@ struct magnet_acct_area {
 	__s32 error;		/* 0, or why the last refused word was */
 	__u64 refused;		/* the last control word refused */
 	__u32 tid;		/* the handle's thread, in its pid namespace */
-	__u32 reserved0;
+	__u32 completions;	/* deferred parts that came in, ever */
 	__u64 reserved[60];
 	struct magnet_acct_result slot[MAGNET_ACCT_TOKENS];
 };
