@@ -63,7 +63,7 @@ TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/bin/magnet-supermon
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
 	     build/test-bin/magnetd-client build/test-bin/pcap-diff \
-	     build/test-bin/acct-test
+	     build/test-bin/acct-test build/test-bin/magnet-acct-shim.so
 
 all: modules tools
 
@@ -265,6 +265,12 @@ build/test-bin/pcap-diff: tests/bin/pcap-diff.c tests/host/pcap-gen.h lib/pcapfi
 build/test-bin/acct-test: tests/bin/acct-test.c tests/harness.h build/lib/libmagnet.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Itests -Ilibmagnet -o $@ $< build/lib/libmagnet.a -pthread
+
+# Resourceful's experiment's shim (bench/run acct-cost), libmagnet's
+# accounting compiled in, position-independent.
+build/test-bin/magnet-acct-shim.so: bench/acct-shim.c libmagnet/acct.c libmagnet/libmagnet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -shared -Ilibmagnet -o $@ bench/acct-shim.c libmagnet/acct.c -ldl -pthread
 
 build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c tests/harness.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)

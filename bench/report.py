@@ -1067,6 +1067,57 @@ def sessions_section(doc, path):
     return out + remarks(doc)
 
 
+# --- 11. per-call accounting --------------------------------------------------------
+
+ACCT_CASES = (("plain", "lighttpd alone (the module loaded, no handle)"),
+              ("hooked", "lighttpd alone, while another process holds a handle"),
+              ("shim-none", "lighttpd accounting every accept, receive and send, "
+                            "no subsystem split"),
+              ("shim-all", "the same, CPU time split among every subsystem"))
+ACCT_INTRO = (
+    "Resourceful's experiment (its Table 1: 2486 → 1717 fetches/s, 0.69×; its "
+    "Figure 2: median +3.9 %, p99 +7.66 %): Debian's lighttpd serving a 22-byte "
+    "file on CPU 0, wrk on CPU 1 fetching it one request at a time, each on a new "
+    "connection, for a fixed time per run; the accounting through libmagnet by "
+    "an LD_PRELOAD shim (bench/acct-shim.c), which arms each socket call, makes "
+    "it and reads its result. Each run takes every case in turn. A ratio is the "
+    "median of the same-numbered runs' ratios to lighttpd alone, with their range. "
+    "Targets: median latency ≤ +1 %, p99 ≤ +2 %, throughput ≥ 0.95×.\n")
+
+
+def acct_section(doc, path):
+    runs = doc["runs"]
+    out = ["## 11. What per-call accounting costs a server\n"] + provenance(doc, path)
+    base = {k: by_run(runs.get("plain-" + k)) for k in ("rps", "p50", "p99")}
+    if not base["rps"]:
+        return out + ["_No figures: lighttpd alone did not run._\n"] + remarks(doc)
+    out += [ACCT_INTRO,
+            "| case | requests/s | × alone | median latency, µs | vs alone | "
+            "p99 latency, µs | vs alone |",
+            "|---|---|---|---|---|---|---|"]
+    for case, what in ACCT_CASES:
+        cells = [what]
+        for k, scale, rel in (("rps", 1, "%.3f×"), ("p50", 1e-3, "%+.1f %%"),
+                              ("p99", 1e-3, "%+.1f %%")):
+            v = by_run(runs.get("%s-%s" % (case, k)))
+            if not v:
+                cells += ["-", "-"]
+                continue
+            cells.append(fmt_spread(spread(x * scale for x in v.values()),
+                                    "%.0f" if k == "rps" else "%.1f"))
+            common = [i for i in v if i in base[k] and base[k][i]]
+            if case == "plain" or not common:
+                cells.append("")
+            elif k == "rps":
+                cells.append(fmt_spread(spread(v[i] / base[k][i] for i in common), rel))
+            else:
+                cells.append(fmt_spread(spread(100 * (v[i] / base[k][i] - 1)
+                                               for i in common), rel))
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out + remarks(doc)
+
+
 # --- 5 and 6. the packet filter ----------------------------------------------------
 
 def added_ratio(case, ref, none, draws=2000):
@@ -1278,6 +1329,7 @@ def render(results, plots):
         ("ledger-cost", "## 9. The ledger's cost", ledger_section),
         ("ledger-cost-icount", "## 10. The ledger's cost in instructions",
          lambda d, p: ledger_section(d, p, True)),
+        ("acct-cost", "## 11. What per-call accounting costs a server", acct_section),
     ]
     for name, title, make in sections:
         if name is None:
@@ -1286,7 +1338,7 @@ def render(results, plots):
             out += make(docs[name], "results/%s.json" % name)
         else:
             out += missing(title, name)
-    known = {"cost", "throughput", "scaling", "session-cost", "ledger-cost",
+    known = {"cost", "throughput", "scaling", "session-cost", "ledger-cost", "acct-cost",
              "ledger-cost-icount", "pfilter",
              "pfilter-icount",
              "stream-filter-icount", "stream-paper", "stream-filter", "stream-sampling"}
