@@ -106,6 +106,11 @@ struct acct_handle {
 	wait_queue_head_t wait;		/* poll(): deferred parts */
 	u32 polled;			/* area->completions poll() saw */
 	unsigned int async_parts;	/* its parts, under acct_async_lock */
+	bool closing;			/* no more parts: under acct_async_lock */
+	u32 epoch[MAGNET_ACCT_TOKENS];	/* each slot's restarts, under
+					 * slot_lock: a part of an earlier
+					 * epoch is dropped
+					 */
 
 	/* the call under way */
 	bool in_call;
@@ -301,6 +306,7 @@ static void slot_start(struct acct_handle *h)
 	memset((char *)r + offsetof(struct magnet_acct_result, state), 0,
 	       sizeof(*r) - offsetof(struct magnet_acct_result, state));
 	r->gen = h->gen;
+	h->epoch[h->token]++;
 	slot_done(r);
 	raw_spin_unlock_irqrestore(&h->slot_lock, flags);
 }
@@ -366,7 +372,7 @@ struct acct_async {
 	u64 since;			/* added; TX: its transmit's start */
 	u64 left;			/* bytes yet to be sent or written */
 	bool started;			/* TX: in the driver */
-	u16 gen;
+	u32 epoch;			/* its slot's, when it was added */
 	u8 token;
 	u8 kind;
 };
@@ -418,7 +424,7 @@ static void async_settle(struct acct_async *a, const struct acct_gain *g,
 	struct magnet_acct_result *r = &h->area->slot[a->token];
 
 	raw_spin_lock(&h->slot_lock);
-	if (r->gen == a->gen) {
+	if (h->epoch[a->token] == a->epoch) {
 		slot_begin(r);
 		r->dev_tx_bytes += g->tx_bytes;
 		r->async_tx_ns += g->tx_ns;
@@ -493,8 +499,14 @@ static void async_add(struct acct_handle *h, u8 kind, const void *key,
 	u64 now = acct_now();
 
 	raw_spin_lock_irqsave(&acct_async_lock, flags);
-	if (kind == ACCT_ASYNC_TX && async_find(key, kind))
-		goto out;	/* (requeued by the driver: followed already) */
+	/*
+	 * (closing: another thread closed the handle while this call was
+	 * under way; the handle stays in memory until the call's hook
+	 * returns, a part would outlive it)
+	 */
+	if (h->closing ||
+	    (kind == ACCT_ASYNC_TX && async_find(key, kind)))
+		goto out;	/* (TX: requeued by the driver, followed) */
 	if (h->async_parts < ACCT_ASYNC_PER_HANDLE)
 		a = async_take(now, &w);
 	raw_spin_lock(&h->slot_lock);
@@ -512,7 +524,7 @@ static void async_add(struct acct_handle *h, u8 kind, const void *key,
 	a->since = now;
 	a->left = len;
 	a->started = false;
-	a->gen = h->gen;
+	a->epoch = h->epoch[h->token];
 	a->token = h->token;
 	a->kind = kind;
 	h->async_parts++;
@@ -530,6 +542,7 @@ static void async_forget(struct acct_handle *h)
 	unsigned int i;
 
 	raw_spin_lock_irqsave(&acct_async_lock, flags);
+	h->closing = true;
 	for (i = 0; i < MAGNET_ACCT_ASYNC_MAX && h->async_parts; i++)
 		if (acct_asyncs[i].h == h)
 			async_del(&acct_asyncs[i]);

@@ -1327,7 +1327,7 @@ struct magnet_journey {
  * MAGNET_ACCT_ASYNC_AGE_NS old evicted for a new one, the handle closed)
  * counts in async_lost instead. A new arm without MAGNET_ACCT_SUM starts
  * the slot from zero at its first call's entry; parts of calls before
- * it are then dropped as they come in.
+ * it are then dropped as they come in (with it, they count on).
  */
 #define MAGNET_ACCT_ASYNC_MAX		1024
 #define MAGNET_ACCT_ASYNC_AGE_NS	30000000000ULL
