@@ -353,6 +353,37 @@ TEST(a_flush_of_two_writes_is_split_by_their_sizes)
 	magnet_acct_close(a);
 }
 
+/* A token sums the deferred parts of every call it sums, arm after arm. */
+TEST(a_token_sums_the_deferred_parts_of_its_calls)
+{
+	const char *path = getenv("ACCT_FILE");
+	struct magnet_acct_result r;
+	static char buf[1 << 20];
+	struct magnet_acct *a;
+	int fd;
+
+	if (!path)
+		SKIP("no ACCT_FILE on a block device");
+	a = magnet_acct_open();
+	ASSERT_TRUE(a != NULL);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(magnet_acct_next(a, 1, 4, 0, 0), 0);
+	ASSERT_EQ(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_next(a, 1, 4, 0, MAGNET_ACCT_SUM), 0);
+	ASSERT_EQ(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_read(a, 4, &r), 0);
+	EXPECT_EQ(r.calls, 2);
+	EXPECT_EQ(r.async_pending, 2);
+	ASSERT_EQ(fsync(fd), 0);
+	ASSERT_EQ(magnet_acct_wait(a, 4, &r, 5000), 0);
+	EXPECT_LE(r.async_blk_bytes, 2 * sizeof(buf) + 4096);
+	EXPECT_GE(r.async_blk_bytes, 2 * sizeof(buf) - 4096);
+	close(fd);
+	unlink(path);
+	magnet_acct_close(a);
+}
+
 TEST(an_unwritten_write_is_reported_incomplete_after_the_timeout)
 {
 	const char *path = getenv("ACCT_FILE");
@@ -572,16 +603,17 @@ TEST(an_interrupt_storm_is_interrupt_time_not_the_calls)
 	/*
 	 * The storm took a quarter of the call's time at least: as
 	 * interrupt time, or as time in the run queue while ksoftirqd ran
-	 * the softirqs the kernel put off to it. At most a quarter of that
+	 * the softirqs the kernel put off to it. At most a third of that
 	 * shows as the call's CPU time: the entry to an interrupt and the
 	 * exit from it, outside the hooks, take some microseconds each time
-	 * (under the rig's emulation). Had the storm been charged to the
-	 * call, its CPU time would have grown by all of it.
+	 * under the rig's emulation, and so do the switches to ksoftirqd
+	 * and back. Had the storm been charged to the call, its CPU time
+	 * would have grown by all of it.
 	 */
 	taken = storm.softirq_ns + storm.hardirq_ns + storm.runq_ns;
 	EXPECT_GT(taken, storm.wall_ns / 4);
 	EXPECT_LT((int64_t)storm.cpu_ns - (int64_t)quiet.cpu_ns,
-		  (int64_t)taken / 4);
+		  (int64_t)taken / 3);
 	EXPECT_LT(llabs(unexplained(&storm)), 200000);
 	magnet_acct_close(a);
 }
