@@ -397,8 +397,12 @@ echo "# /busy: ledger $s1 s (user + system), cpu.stat $u1 s, after a ${T}-second
 check "prometheus: magnet_ledger_enabled 1" grep -qx 'magnet_ledger_enabled 1' /tmp/lprom.txt
 check "prometheus: a ${T}-second CPU-bound loop in /busy: ${s1} s of user + system" \
 	awk -v s="$s1" -v t=$T 'BEGIN { exit !(s >= 0.8 * t && s <= 1.05 * t) }'
-check "... the cgroup's own cpu.stat's within 5 % ($u1 s)" \
-	awk -v s="$s1" -v u="$u1" 'BEGIN { d = s - u; if (d < 0) d = -d; exit !(u > 0 && d <= 0.05 * u) }'
+# (cpu.stat has the interrupts that hit the loop in it, these kernels
+# having no IRQ time accounting; the ledger charges them to what they
+# served: under the HPET they took 4-6 % of the loop's CPU once other
+# suites had run, the tests/suites/ledger.sh check adds them back)
+check "... the cgroup's own cpu.stat's, less at most 10 % of interrupts ($u1 s)" \
+	awk -v s="$s1" -v u="$u1" 'BEGIN { exit !(u > 0 && s <= 1.01 * u && s >= 0.90 * u) }'
 check "... idle and the timer softirq: no cgroup (\"\")" \
 	sh -c "grep -q '^magnet_cpu_seconds_total{cgroup=\"\",kind=\"idle\"} ' /tmp/lprom.txt &&
 	       grep -q '^magnet_cpu_seconds_total{cgroup=\"\",kind=\"softirq\",vector=\"timer\"} ' /tmp/lprom.txt"
