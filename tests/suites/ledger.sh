@@ -94,16 +94,27 @@ t=$((na + nb + nc))
 check "weights 300/200/100 on CPU 0: the ledger gives a 50 % of their time (within $pts points)" share $na $t 50
 check "... b 33.3 %" share $nb $t 33.333
 check "... c 16.7 %" share $nc $t 16.667
-# within X Y: X, with its share of CPU 0's interrupts, is Y within 1 %
-# (3 % on a debug kernel, see above)
+# The interrupts fall on what runs in proportion to its time only on
+# average: under TCG one that comes soon after a switch costs more (the
+# emulated TLB is cold), and c, with the shortest slices, switches twice
+# as often per ms as a. On the HPET they are a tenth of CPU 0's time, and
+# c's cpu.stat has been 1.2 % above its time with its proportional share,
+# a's 0.4 % below (boot 09:07 on f6bf15a). So the three together, whose
+# share is all of CPU 0's interrupts, are held to 1 %, and each to 1 %
+# plus a fifth of its share (3 % on a debug kernel, see above).
+# within X Y [SLACK]: X, with its share of CPU 0's interrupts, is Y within
+# $tol, and SLACK (0 to 1) of that share
 within() {
-	awk -v x="$1" -v t="$task0" -v i="$irq" -v y="$2" -v tol=$tol \
-		'BEGIN { d = (x + i * x / t) / y - 1; exit !(y > 0 && d < tol && d > -tol) }'
+	awk -v x="$1" -v t="$task0" -v i="$irq" -v y="$2" -v tol=$tol -v k="${3:-0}" \
+		'BEGIN { s = i * x / t; d = (x + s - y) / y
+			 tol += k * s / y; exit !(y > 0 && d < tol && d > -tol) }'
 }
-check "... each cgroup's time, with its share of the interrupts, is its cpu.stat's within $(awk -v t=$tol 'BEGIN { print t * 100 }') %: a" \
-	within $na $ua
-check "... b" within $nb $ub
-check "... c" within $nc $uc
+check "... a, b and c together, with CPU 0's interrupts, are their cpu.stat's within $(awk -v t=$tol 'BEGIN { print t * 100 }') %" \
+	within $((na + nb + nc)) $((ua + ub + uc))
+check "... each, with its share of the interrupts, is its cpu.stat's within $(awk -v t=$tol 'BEGIN { print t * 100 }') % and a fifth of that share: a" \
+	within $na $ua 0.2
+check "... b" within $nb $ub 0.2
+check "... c" within $nc $uc 0.2
 
 # --- conservation, and what else is there -----------------------------------------
 # residue: elapsed less the rows, over all CPUs, within 0.01 % of elapsed
@@ -305,9 +316,10 @@ mkdir -p $CG/q
 sh -c "echo \$\$ > $CG/q/cgroup.procs; echo s > /proc/sysrq-trigger"
 check "an emergency sync asked for from cgroup q ran" \
 	wait_for 20 sh -c "dmesg | grep -q 'Emergency Sync complete'"
-magnetctl account | awk 'NR == 1 || $1 == "/q"'
+# (the message comes before the work item's end, where its row is made)
 check "its work item is q's (do_sync_work)" \
-	sh -c "magnetctl account | awk '\$1 == \"/q\" && \$2 == \"work\" && \$4 == \"do_sync_work\"' | grep -q ."
+	wait_for 20 sh -c "magnetctl account | awk '\$1 == \"/q\" && \$2 == \"work\" && \$4 == \"do_sync_work\"' | grep -q ."
+magnetctl account | awk 'NR == 1 || $1 == "/q"'
 rmdir $CG/q
 
 # --- rows per thread group ----------------------------------------------------------
