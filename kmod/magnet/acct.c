@@ -112,8 +112,17 @@ struct acct_handle {
 					 * epoch is dropped
 					 */
 
+	struct acct_watch *watch;	/* a shadow's (no areas), or NULL */
+	struct acct_handle *next_free;	/* a shadow in its watch's pool */
+	bool hashed;			/* a shadow in acct_hash: under
+					 * acct_hash_lock
+					 */
+
 	/* the call under way */
 	bool in_call;
+	bool armed;			/* by the control word: a slot's */
+	u8 wslot;			/* and a watch's, if wserial */
+	u32 wserial;
 	bool sum_into;			/* MAGNET_ACCT_SUM */
 	u8 depth;			/* of stack[] */
 	u8 token;
@@ -145,8 +154,9 @@ struct acct_cpu {
 static DEFINE_PER_CPU(struct acct_cpu, acct_cpus);
 static DEFINE_HASHTABLE(acct_hash, 10);
 static DEFINE_MUTEX(acct_lock);
-static DEFINE_SPINLOCK(acct_hash_lock);	/* writers of acct_hash */
+static DEFINE_RAW_SPINLOCK(acct_hash_lock);	/* writers of acct_hash */
 static unsigned int acct_handles;	/* open, under acct_lock */
+static unsigned int acct_watching;	/* watches, under acct_lock */
 static bool acct_hooked;		/* hooks in place, under acct_lock */
 
 /*
@@ -311,19 +321,15 @@ static void slot_start(struct acct_handle *h)
 	raw_spin_unlock_irqrestore(&h->slot_lock, flags);
 }
 
-/* Publish the call's sums into its slot (struct magnet_acct_result). */
-static void publish(struct acct_handle *h, u64 wall, long ret)
+/* Add the call's sums to @r (a slot, or a watch's row). */
+static void result_add(struct magnet_acct_result *r, struct acct_handle *h,
+		       u64 wall, long ret)
 {
-	struct magnet_acct_result *r = &h->area->slot[h->token];
 	struct task_struct *t = current;
-	unsigned long flags;
 	unsigned int i;
 
-	raw_spin_lock_irqsave(&h->slot_lock, flags);
-	slot_begin(r);
 	r->state |= MAGNET_ACCT_S_DONE;
 	r->calls++;
-	r->gen = h->gen;
 	r->last_nr = h->nr;
 	r->last_ret = ret;
 	r->wall_ns += wall;
@@ -344,8 +350,184 @@ static void publish(struct acct_handle *h, u64 wall, long ret)
 	r->blk_read_bytes += t->ioac.read_bytes - h->rbytes;
 	r->blk_write_bytes += t->ioac.write_bytes - h->wbytes;
 	r->tcp_retrans += h->sum.retrans;
+}
+
+/* Publish the call's sums into its slot. */
+static void publish(struct acct_handle *h, u64 wall, long ret)
+{
+	struct magnet_acct_result *r = &h->area->slot[h->token];
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&h->slot_lock, flags);
+	slot_begin(r);
+	result_add(r, h, wall, ret);
+	r->gen = h->gen;
 	slot_done(r);
 	raw_spin_unlock_irqrestore(&h->slot_lock, flags);
+}
+
+/* --- watches -------------------------------------------------------------------- */
+
+/*
+ * A process watched (MAGNET_CMD_ACCT_SET): each of its threads gets a
+ * shadow handle at its first system call, from the watch's pool (the
+ * hooks run where no memory may be allocated), and every call of theirs
+ * is accounted and summed into the watch's row for its system call. A
+ * shadow goes back to the pool an RCU grace period after its thread
+ * exits. A call, or a deferred part, names its watch by slot and serial,
+ * looked up again when it adds to it: a watch that ended meanwhile (or a
+ * later one in its slot) is not written.
+ */
+#define ACCT_WATCH_NRS	1024	/* system call numbers with a row of their own */
+
+struct acct_watch_row {
+	struct magnet_acct_result r;
+	u64 errors, max_ns;
+	u64 hist[MAGNET_ACCT_HIST];
+};
+
+struct acct_watch {
+	struct pid *pid;		/* the thread group's, referenced */
+	u32 serial;
+	u32 owner;			/* netlink port, or 0 */
+	u64 since;
+	bool exited;			/* its last thread exited */
+	raw_spinlock_t lock;		/* the rows, the pool, the counts */
+	struct acct_handle *free;	/* the pool's free shadows */
+	unsigned int threads;		/* shadows taken */
+	unsigned int async_parts;	/* its parts under way */
+	u64 missed;			/* calls of threads with no shadow */
+	unsigned int rows;
+	u8 row_of[ACCT_WATCH_NRS];	/* a number's row + 1, or 0 */
+	struct acct_watch_row row[MAGNET_ACCT_WATCH_ROWS];
+	struct acct_handle pool[MAGNET_ACCT_WATCH_THREADS];
+};
+
+static struct acct_watch __rcu *acct_watches[MAGNET_ACCT_WATCHES];
+static u32 acct_watch_serial;		/* the last given, under acct_lock */
+
+/* The watch of @slot if it is still @serial's. RCU (a hook). */
+static struct acct_watch *watch_at(u8 slot, u32 serial)
+{
+	struct acct_watch *w;
+
+	if (!serial)
+		return NULL;
+	w = rcu_dereference_sched(acct_watches[slot]);
+	return w && w->serial == serial ? w : NULL;
+}
+
+/* The watch of @t's thread group, and its slot in *@slot, or NULL. */
+static struct acct_watch *watch_of(struct task_struct *t, u8 *slot)
+{
+	struct pid *tgid = task_tgid(t);
+	struct acct_watch *w;
+	unsigned int i;
+
+	for (i = 0; i < MAGNET_ACCT_WATCHES; i++) {
+		w = rcu_dereference_sched(acct_watches[i]);
+		if (w && w->pid == tgid) {
+			*slot = i;
+			return w;
+		}
+	}
+	return NULL;
+}
+
+/* The row of system call @nr. Under w->lock. */
+static struct acct_watch_row *watch_row(struct acct_watch *w, u32 nr)
+{
+	struct acct_watch_row *row;
+
+	if (nr < ACCT_WATCH_NRS && w->row_of[nr])
+		return &w->row[w->row_of[nr] - 1];
+	if (nr >= ACCT_WATCH_NRS || w->rows >= MAGNET_ACCT_WATCH_ROWS - 1) {
+		/* (the last row: every other system call) */
+		row = &w->row[MAGNET_ACCT_WATCH_ROWS - 1];
+		row->r.last_nr = (u16)MAGNET_ACCT_NR_OTHER;
+		return row;
+	}
+	w->row_of[nr] = ++w->rows;
+	return &w->row[w->rows - 1];
+}
+
+/* Add @h's call, its sums taken, to its watch's row. */
+static void watch_add(struct acct_handle *h, u64 wall, long ret)
+{
+	struct acct_watch *w = watch_at(h->wslot, h->wserial);
+	struct acct_watch_row *row;
+	unsigned long flags;
+	unsigned int b;
+
+	if (!w)
+		return;
+	b = wall < 1024 ? 0 : min(fls64(wall) - 10, MAGNET_ACCT_HIST - 1);
+	raw_spin_lock_irqsave(&w->lock, flags);
+	row = watch_row(w, h->nr);
+	result_add(&row->r, h, wall, ret);
+	if (ret < 0 && ret >= -MAX_ERRNO)
+		row->errors++;
+	row->max_ns = max(row->max_ns, wall);
+	row->hist[b]++;
+	raw_spin_unlock_irqrestore(&w->lock, flags);
+}
+
+/* A shadow from @w's pool for current, in acct_hash; NULL: none left. */
+static struct acct_handle *shadow_take(struct acct_watch *w)
+{
+	struct acct_handle *h;
+
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&w->lock, flags);
+	h = w->free;
+	if (h) {
+		w->free = h->next_free;
+		w->threads++;
+	} else {
+		w->missed++;
+	}
+	raw_spin_unlock_irqrestore(&w->lock, flags);
+	if (!h)
+		return NULL;
+	memset(h, 0, sizeof(*h));
+	raw_spin_lock_init(&h->slot_lock);
+	h->task = current;	/* (no reference: dropped at its exit) */
+	h->mm = current->mm;
+	h->watch = w;
+	raw_spin_lock_irqsave(&acct_hash_lock, flags);
+	hash_add_rcu(acct_hash, &h->node, (unsigned long)current);
+	h->hashed = true;
+	raw_spin_unlock_irqrestore(&acct_hash_lock, flags);
+	return h;
+}
+
+static void shadow_free_rcu(struct rcu_head *rcu)
+{
+	struct acct_handle *h = container_of(rcu, struct acct_handle, rcu);
+	struct acct_watch *w = h->watch;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&w->lock, flags);
+	h->next_free = w->free;
+	w->free = h;
+	w->threads--;
+	raw_spin_unlock_irqrestore(&w->lock, flags);
+}
+
+/* Take @h out of acct_hash; true if this did. */
+static bool shadow_unhash(struct acct_handle *h)
+{
+	unsigned long flags;
+	bool was;
+
+	raw_spin_lock_irqsave(&acct_hash_lock, flags);
+	was = h->hashed;
+	if (was)
+		hash_del_rcu(&h->node);
+	h->hashed = false;
+	raw_spin_unlock_irqrestore(&acct_hash_lock, flags);
+	return was;
 }
 
 /* --- deferred parts ------------------------------------------------------------ */
@@ -368,7 +550,11 @@ enum acct_async_kind {
 struct acct_async {
 	struct hlist_node node;		/* in acct_async_hash, or free */
 	const void *key;
-	struct acct_handle *h;
+	struct acct_handle *h;		/* its slot's handle, or NULL */
+	const struct task_struct *task;	/* its call's (compared only) */
+	u32 wserial;			/* its watch's (0: none), wslot */
+	u16 nr;				/* its call's system call */
+	u8 wslot;
 	u64 since;			/* added; TX: its transmit's start */
 	u64 left;			/* bytes yet to be sent or written */
 	bool started;			/* TX: in the driver */
@@ -417,23 +603,38 @@ struct acct_gain {
  * Add @g to @a's slot, if it is still its call's; @end: the part is in
  * (@lost: not followed to its end). Under acct_async_lock.
  */
+static void gain_add(struct magnet_acct_result *r, const struct acct_gain *g,
+		     bool end, bool lost)
+{
+	r->dev_tx_bytes += g->tx_bytes;
+	r->async_tx_ns += g->tx_ns;
+	r->async_blk_bytes += g->blk_bytes;
+	r->async_blk_ns += g->blk_ns;
+	if (end && r->async_pending)
+		r->async_pending--;
+	if (end && lost)
+		r->async_lost++;
+}
+
 static void async_settle(struct acct_async *a, const struct acct_gain *g,
 			 bool end, bool lost, struct acct_wakes *w)
 {
+	struct acct_watch *wt = watch_at(a->wslot, a->wserial);
 	struct acct_handle *h = a->h;
-	struct magnet_acct_result *r = &h->area->slot[a->token];
 
+	if (wt) {
+		raw_spin_lock(&wt->lock);
+		gain_add(&watch_row(wt, a->nr)->r, g, end, lost);
+		raw_spin_unlock(&wt->lock);
+	}
+	if (!h)
+		return;
 	raw_spin_lock(&h->slot_lock);
 	if (h->epoch[a->token] == a->epoch) {
+		struct magnet_acct_result *r = &h->area->slot[a->token];
+
 		slot_begin(r);
-		r->dev_tx_bytes += g->tx_bytes;
-		r->async_tx_ns += g->tx_ns;
-		r->async_blk_bytes += g->blk_bytes;
-		r->async_blk_ns += g->blk_ns;
-		if (end && r->async_pending)
-			r->async_pending--;
-		if (end && lost)
-			r->async_lost++;
+		gain_add(r, g, end, lost);
 		slot_done(r);
 	}
 	raw_spin_unlock(&h->slot_lock);
@@ -445,9 +646,15 @@ static void async_settle(struct acct_async *a, const struct acct_gain *g,
 
 static void async_del(struct acct_async *a)
 {
+	struct acct_watch *wt = watch_at(a->wslot, a->wserial);
+
 	hash_del(&a->node);
-	a->h->async_parts--;
+	if (a->h)
+		a->h->async_parts--;
+	if (wt)
+		wt->async_parts--;
 	a->h = NULL;
+	a->wserial = 0;
 	hlist_add_head(&a->node, &acct_async_free);
 	WRITE_ONCE(acct_async_used, acct_async_used - 1);
 }
@@ -492,7 +699,8 @@ static struct acct_async *async_take(u64 now, struct acct_wakes *w)
 static void async_add(struct acct_handle *h, u8 kind, const void *key,
 		      u64 len)
 {
-	struct magnet_acct_result *r = &h->area->slot[h->token];
+	struct acct_watch *wt = watch_at(h->wslot, h->wserial);
+	struct acct_handle *sh = h->armed ? h : NULL;	/* its slot's */
 	struct acct_wakes w = { 0 };
 	struct acct_async *a = NULL;
 	unsigned long flags;
@@ -504,30 +712,55 @@ static void async_add(struct acct_handle *h, u8 kind, const void *key,
 	 * under way; the handle stays in memory until the call's hook
 	 * returns, a part would outlive it)
 	 */
-	if (h->closing ||
+	if (sh && sh->closing)
+		sh = NULL;
+	if ((!sh && !wt) ||
 	    (kind == ACCT_ASYNC_TX && async_find(key, kind)))
 		goto out;	/* (TX: requeued by the driver, followed) */
-	if (h->async_parts < ACCT_ASYNC_PER_HANDLE)
+	if ((!sh || sh->async_parts < ACCT_ASYNC_PER_HANDLE) &&
+	    (!wt || wt->async_parts < ACCT_ASYNC_PER_HANDLE))
 		a = async_take(now, &w);
-	raw_spin_lock(&h->slot_lock);
-	slot_begin(r);
-	if (a)
-		r->async_pending++;
-	else
-		r->async_lost++;
-	slot_done(r);
-	raw_spin_unlock(&h->slot_lock);
+	if (sh) {
+		struct magnet_acct_result *r = &sh->area->slot[sh->token];
+
+		raw_spin_lock(&sh->slot_lock);
+		slot_begin(r);
+		if (a)
+			r->async_pending++;
+		else
+			r->async_lost++;
+		slot_done(r);
+		raw_spin_unlock(&sh->slot_lock);
+	}
+	if (wt) {
+		struct magnet_acct_result *r;
+
+		raw_spin_lock(&wt->lock);
+		r = &watch_row(wt, h->nr)->r;
+		if (a)
+			r->async_pending++;
+		else
+			r->async_lost++;
+		raw_spin_unlock(&wt->lock);
+	}
 	if (!a)
 		goto out;
 	a->key = key;
-	a->h = h;
+	a->h = sh;
+	a->task = current;
+	a->wserial = wt ? h->wserial : 0;
+	a->wslot = h->wslot;
+	a->nr = h->nr;
 	a->since = now;
 	a->left = len;
 	a->started = false;
 	a->epoch = h->epoch[h->token];
 	a->token = h->token;
 	a->kind = kind;
-	h->async_parts++;
+	if (sh)
+		sh->async_parts++;
+	if (wt)
+		wt->async_parts++;
 	hash_add(acct_async_hash, &a->node, (unsigned long)key);
 	WRITE_ONCE(acct_async_used, acct_async_used + 1);
 out:
@@ -535,7 +768,10 @@ out:
 	wakes_run(&w);
 }
 
-/* @h closes: its parts are dropped. */
+/*
+ * @h closes: its parts are dropped from its slot (those a watch counts
+ * go on for it).
+ */
 static void async_forget(struct acct_handle *h)
 {
 	unsigned long flags;
@@ -543,9 +779,18 @@ static void async_forget(struct acct_handle *h)
 
 	raw_spin_lock_irqsave(&acct_async_lock, flags);
 	h->closing = true;
-	for (i = 0; i < MAGNET_ACCT_ASYNC_MAX && h->async_parts; i++)
-		if (acct_asyncs[i].h == h)
-			async_del(&acct_asyncs[i]);
+	for (i = 0; i < MAGNET_ACCT_ASYNC_MAX && h->async_parts; i++) {
+		struct acct_async *a = &acct_asyncs[i];
+
+		if (a->h != h)
+			continue;
+		if (watch_at(a->wslot, a->wserial)) {
+			a->h = NULL;
+			h->async_parts--;
+		} else {
+			async_del(a);
+		}
+	}
 	raw_spin_unlock_irqrestore(&acct_async_lock, flags);
 }
 
@@ -575,11 +820,14 @@ static void on_xmit_start(void *data, struct sk_buff *skb,
 static void tx_end(struct acct_async *a, bool sent, struct acct_wakes *w)
 {
 	struct acct_gain g = { 0 };
-	struct acct_handle *h = a->h;
 
 	if (sent && a->started) {
+		struct acct_handle *h = NULL;
+
 		g.tx_bytes = a->left;
-		if (!(in_task() && current == h->task && h->in_call))
+		if (in_task() && current == a->task)
+			h = acct_find(current);
+		if (!(h && h->in_call))
 			g.tx_ns = acct_now() - a->since;
 	}
 	async_settle(a, &g, true, false, w);
@@ -730,31 +978,61 @@ static bool take_one(struct acct_handle *h, u64 word)
 	return cmpxchg(&h->ctl->arm, word, word - 1) == word;
 }
 
-static void on_sys_enter(void *data, struct pt_regs *regs, long id)
+/*
+ * Does @h's control word arm this call? A word with unknown bits is
+ * refused.
+ */
+static bool arms(struct acct_handle *h, u64 word)
 {
-	struct acct_handle *h = acct_find(current);
-	struct task_struct *t = current;
-	unsigned long flags;
-	u64 word;
-
-	if (likely(!h))
-		return;
-	word = READ_ONCE(h->ctl->arm);
 	if (!MAGNET_ACCT_COUNT(word))
-		return;
+		return false;
 	if (MAGNET_ACCT_TOKEN(word) >= MAGNET_ACCT_TOKENS ||
 	    (MAGNET_ACCT_FLAG(word) & ~MAGNET_ACCT_FLAGS) ||
 	    (MAGNET_ACCT_MASK(word) & ~MAGNET_ACCT_SUBSYS_ALL)) {
 		refuse(h, word);
-		return;
+		return false;
 	}
-	if (!take_one(h, word))
+	return take_one(h, word);
+}
+
+static void on_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	struct acct_handle *h = acct_find(current);
+	struct acct_watch *w = NULL;
+	struct task_struct *t = current;
+	unsigned long flags;
+	u64 word = 0;
+	u8 slot = 0;
+
+	if (unlikely(READ_ONCE(acct_watching)) && !(h && h->watch))
+		w = watch_of(t, &slot);
+	if (likely(!h)) {
+		if (likely(!w))
+			return;
+		h = shadow_take(w);
+		if (!h)
+			return;
+	} else if (h->watch) {
+		w = h->watch;
+		slot = h->wslot;
+	}
+	if (h->area) {
+		word = READ_ONCE(h->ctl->arm);
+		h->armed = arms(h, word);
+	}
+	if (!h->armed && !w)
 		return;
 	memset(&h->sum, 0, sizeof(h->sum));
-	h->token = MAGNET_ACCT_TOKEN(word);
-	h->mask = MAGNET_ACCT_MASK(word);
-	h->gen = MAGNET_ACCT_GEN(word);
-	h->sum_into = MAGNET_ACCT_FLAG(word) & MAGNET_ACCT_SUM;
+	if (h->armed) {
+		h->token = MAGNET_ACCT_TOKEN(word);
+		h->mask = MAGNET_ACCT_MASK(word);
+		h->gen = MAGNET_ACCT_GEN(word);
+		h->sum_into = MAGNET_ACCT_FLAG(word) & MAGNET_ACCT_SUM;
+	} else {
+		h->mask = MAGNET_ACCT_SUBSYS_ALL;
+	}
+	h->wslot = slot;
+	h->wserial = w ? w->serial : 0;
 	h->nr = id;
 	h->depth = 0;
 	h->off = ACCT_ON;
@@ -765,7 +1043,8 @@ static void on_sys_enter(void *data, struct pt_regs *regs, long id)
 	h->rbytes = t->ioac.read_bytes;
 	h->wbytes = t->ioac.write_bytes;
 	h->written = NULL;
-	slot_start(h);
+	if (h->armed)
+		slot_start(h);
 	local_irq_save(flags);
 	h->entry_ns = acct_now();
 	mark_start(h, h->entry_ns);
@@ -790,7 +1069,31 @@ static void on_sys_exit(void *data, struct pt_regs *regs, long ret)
 	if (h->written && current->ioac.write_bytes > h->wbytes)
 		async_add(h, ACCT_ASYNC_WRITE, h->written,
 			  current->ioac.write_bytes - h->wbytes);
-	publish(h, now - h->entry_ns, ret);
+	if (h->wserial)
+		watch_add(h, now - h->entry_ns, ret);
+	if (h->armed)
+		publish(h, now - h->entry_ns, ret);
+}
+
+/*
+ * A thread exits: its shadow goes back to its watch's pool (after a
+ * grace period: a hook may be looking at it); the last thread of a
+ * watched process marks its watch.
+ */
+static void on_task_exit(void *data, struct task_struct *p)
+{
+	struct acct_handle *h = acct_find(p);
+	struct acct_watch *w;
+	u8 slot;
+
+	if (h && h->watch && shadow_unhash(h))
+		call_rcu(&h->rcu, shadow_free_rcu);
+	if (unlikely(READ_ONCE(acct_watching)) &&
+	    !atomic_read(&p->signal->live)) {
+		w = watch_of(p, &slot);
+		if (w)
+			WRITE_ONCE(w->exited, true);
+	}
 }
 
 /* --- off and on the CPU ------------------------------------------------------------ */
@@ -1047,6 +1350,7 @@ static struct acct_tp acct_tps[] = {
 	{ "sys_exit", on_sys_exit },
 	{ "sched_switch", on_switch },
 	{ "sched_wakeup", on_wakeup },
+	{ "sched_process_exit", on_task_exit },
 	{ "tcp_retransmit_skb", on_retransmit },
 	{ "net_dev_start_xmit", on_xmit_start },
 	{ "net_dev_xmit", on_xmit },
@@ -1135,6 +1439,28 @@ static void hooks_off(void)
 	tps_unregister(ARRAY_SIZE(acct_tps));
 }
 
+/* The hooks in place for a new handle or watch. Under acct_lock. */
+static int hooks_need(void)
+{
+	int err;
+
+	/* (an unhook pending finds a user, and leaves the hooks) */
+	cancel_delayed_work(&acct_off_work);
+	if (acct_hooked)
+		return 0;
+	err = hooks_on();
+	if (!err)
+		acct_hooked = true;
+	return err;
+}
+
+/* A handle or watch gone: the hooks go ACCT_LINGER after the last. */
+static void hooks_release(void)
+{
+	if (!acct_handles && !acct_watching)
+		schedule_delayed_work(&acct_off_work, ACCT_LINGER);
+}
+
 /* --- the device ------------------------------------------------------------------------ */
 
 static void handle_free(struct acct_handle *h)
@@ -1184,18 +1510,13 @@ static int acct_open(struct inode *inode, struct file *file)
 	err = -ENOSPC;
 	if (acct_handles >= READ_ONCE(max_acct_threads))
 		goto fail_locked;
-	/* (an unhook pending finds a handle open, and leaves the hooks) */
-	cancel_delayed_work(&acct_off_work);
-	if (!acct_hooked) {
-		err = hooks_on();
-		if (err)
-			goto fail_locked;
-		acct_hooked = true;
-	}
+	err = hooks_need();
+	if (err)
+		goto fail_locked;
 	acct_handles++;
-	spin_lock(&acct_hash_lock);
+	raw_spin_lock_irq(&acct_hash_lock);
 	hash_add_rcu(acct_hash, &h->node, (unsigned long)current);
-	spin_unlock(&acct_hash_lock);
+	raw_spin_unlock_irq(&acct_hash_lock);
 	mutex_unlock(&acct_lock);
 	file->private_data = h;
 	return 0;
@@ -1214,7 +1535,7 @@ fail:
 static void acct_unhook(struct work_struct *work)
 {
 	mutex_lock(&acct_lock);
-	if (!acct_handles && acct_hooked) {
+	if (!acct_handles && !acct_watching && acct_hooked) {
 		hooks_off();
 		acct_hooked = false;
 	}
@@ -1226,12 +1547,12 @@ static int acct_release(struct inode *inode, struct file *file)
 	struct acct_handle *h = file->private_data;
 
 	mutex_lock(&acct_lock);
-	spin_lock(&acct_hash_lock);
+	raw_spin_lock_irq(&acct_hash_lock);
 	hash_del_rcu(&h->node);
-	spin_unlock(&acct_hash_lock);
+	raw_spin_unlock_irq(&acct_hash_lock);
 	async_forget(h);
-	if (!--acct_handles)
-		schedule_delayed_work(&acct_off_work, ACCT_LINGER);
+	acct_handles--;
+	hooks_release();
 	mutex_unlock(&acct_lock);
 	/* (a hook may be looking at it) */
 	call_rcu(&h->rcu, handle_free_rcu);
@@ -1297,6 +1618,268 @@ static struct miscdevice acct_dev = {
 	.mode = 0666,
 };
 
+/* --- watches on and off, read ------------------------------------------------------ */
+
+/* End the watch in @slot. Under acct_lock. */
+static void watch_end(unsigned int slot)
+{
+	struct acct_watch *w = rcu_dereference_protected(acct_watches[slot],
+				lockdep_is_held(&acct_lock));
+	unsigned int i;
+
+	RCU_INIT_POINTER(acct_watches[slot], NULL);
+	WRITE_ONCE(acct_watching, acct_watching - 1);
+	synchronize_rcu();	/* no hook takes a shadow from it now */
+	for (i = 0; i < MAGNET_ACCT_WATCH_THREADS; i++)
+		shadow_unhash(&w->pool[i]);
+	synchronize_rcu();	/* nor looks at one */
+	rcu_barrier();		/* those freed before are back in its pool */
+	put_pid(w->pid);
+	vfree(w);
+	hooks_release();
+}
+
+/*
+ * The slot of the watch of the process numbered @nr in the asker's pid
+ * namespace (one that exited keeps its number), or -1. Under acct_lock.
+ */
+static int watch_find(pid_t nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAGNET_ACCT_WATCHES; i++) {
+		struct acct_watch *w = rcu_dereference_protected(acct_watches[i],
+					lockdep_is_held(&acct_lock));
+
+		if (w && pid_vnr(w->pid) == nr)
+			return i;
+	}
+	return -1;
+}
+
+static int watch_start(struct pid *pid, u32 owner,
+		       struct netlink_ext_ack *extack)
+{
+	struct acct_watch *w;
+	unsigned int i;
+	int slot, err;
+
+	for (slot = 0; slot < MAGNET_ACCT_WATCHES; slot++)
+		if (!rcu_access_pointer(acct_watches[slot]))
+			break;
+	if (slot == MAGNET_ACCT_WATCHES) {
+		NL_SET_ERR_MSG(extack,
+			       "as many processes are watched as can be at once (MAGNET_ACCT_WATCHES)");
+		return -ENOSPC;
+	}
+	w = vzalloc(sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	err = hooks_need();
+	if (err) {
+		vfree(w);
+		NL_SET_ERR_MSG(extack, "the accounting hooks could not be placed");
+		return err;
+	}
+	w->pid = get_pid(pid);
+	w->serial = ++acct_watch_serial ?: ++acct_watch_serial;
+	w->owner = owner;
+	w->since = acct_now();
+	raw_spin_lock_init(&w->lock);
+	for (i = 0; i < MAGNET_ACCT_WATCH_THREADS; i++) {
+		w->pool[i].next_free = w->free;
+		w->free = &w->pool[i];
+	}
+	WRITE_ONCE(acct_watching, acct_watching + 1);
+	rcu_assign_pointer(acct_watches[slot], w);
+	return 0;
+}
+
+/*
+ * Watch thread group @nr (in the asker's pid namespace), or stop;
+ * @owner: the netlink port it ends with (MAGNET_A_OWNED), or 0.
+ */
+int magnet_acct_watch_set(u32 nr, bool on, u32 owner,
+			  struct netlink_ext_ack *extack)
+{
+	struct pid *pid = find_get_pid(nr);
+	int slot, err = 0;
+
+	mutex_lock(&acct_lock);
+	slot = watch_find(nr);
+	if (!on) {
+		if (slot < 0) {
+			NL_SET_ERR_MSG(extack, "that process is not watched");
+			err = -ENOENT;
+		} else {
+			watch_end(slot);
+		}
+	} else if (slot >= 0) {
+		NL_SET_ERR_MSG(extack,
+			       "that process is watched already (stop it first: its counters start again)");
+		err = -EALREADY;
+	} else if (!pid || !pid_has_task(pid, PIDTYPE_TGID)) {
+		NL_SET_ERR_MSG(extack, "no process has that pid (a thread's is not one)");
+		err = -ESRCH;
+	} else {
+		err = watch_start(pid, owner, extack);
+	}
+	mutex_unlock(&acct_lock);
+	put_pid(pid);
+	return err;
+}
+
+/* A netlink socket closed: end the watches it owned. */
+void magnet_acct_release(u32 portid)
+{
+	unsigned int i;
+
+	mutex_lock(&acct_lock);
+	for (i = 0; i < MAGNET_ACCT_WATCHES; i++) {
+		struct acct_watch *w = rcu_dereference_protected(acct_watches[i],
+					lockdep_is_held(&acct_lock));
+
+		if (w && w->owner == portid)
+			watch_end(i);
+	}
+	mutex_unlock(&acct_lock);
+}
+
+/* A watch's rows, copied at one instant, for a dump. */
+struct acct_snap {
+	u32 serial;
+	pid_t pid;
+	bool exited;
+	unsigned int threads, rows;
+	u64 since, missed;
+	u32 nr[MAGNET_ACCT_WATCH_ROWS];
+	struct acct_watch_row row[MAGNET_ACCT_WATCH_ROWS];
+};
+
+/* Copy the watch in @slot, if any (and if @pid, @pid's). Under acct_lock. */
+static bool snap_watch(struct acct_snap *sn, unsigned int slot, pid_t pid)
+{
+	struct acct_watch *w = rcu_dereference_protected(acct_watches[slot],
+				lockdep_is_held(&acct_lock));
+	unsigned int i;
+
+	if (!w || (pid && pid_vnr(w->pid) != pid))
+		return false;
+	sn->serial = w->serial;
+	sn->pid = pid_vnr(w->pid);
+	raw_spin_lock_irq(&w->lock);
+	sn->exited = READ_ONCE(w->exited);
+	sn->threads = w->threads;
+	sn->since = acct_now() - w->since;
+	sn->missed = w->missed;
+	sn->rows = 0;
+	for (i = 0; i < ACCT_WATCH_NRS; i++)
+		if (w->row_of[i]) {
+			sn->nr[sn->rows] = i;
+			sn->row[sn->rows++] = w->row[w->row_of[i] - 1];
+		}
+	if (w->row[MAGNET_ACCT_WATCH_ROWS - 1].r.calls ||
+	    w->row[MAGNET_ACCT_WATCH_ROWS - 1].r.async_pending) {
+		sn->nr[sn->rows] = MAGNET_ACCT_NR_OTHER;
+		sn->row[sn->rows++] = w->row[MAGNET_ACCT_WATCH_ROWS - 1];
+	}
+	raw_spin_unlock_irq(&w->lock);
+	return true;
+}
+
+static int fill_watch_row(struct sk_buff *skb, const struct acct_snap *sn,
+			  unsigned int i)
+{
+	struct magnet_acct_result r = sn->row[i].r;
+
+	r.seq = 0;
+	r.gen = 0;
+	return nla_put_u32(skb, MAGNET_A_ACCT_PID, sn->pid) ||
+	       nla_put_u32(skb, MAGNET_A_ACCT_NR, sn->nr[i]) ||
+	       nla_put(skb, MAGNET_A_ACCT_RESULT, sizeof(r), &r) ||
+	       nla_put_u64_64bit(skb, MAGNET_A_ACCT_ERRORS, sn->row[i].errors,
+				 MAGNET_A_PAD) ||
+	       nla_put_u64_64bit(skb, MAGNET_A_ACCT_MAX, sn->row[i].max_ns,
+				 MAGNET_A_PAD) ||
+	       nla_put(skb, MAGNET_A_ACCT_HIST, sizeof(sn->row[i].hist),
+		       sn->row[i].hist);
+}
+
+static int fill_watch(struct sk_buff *skb, const struct acct_snap *sn)
+{
+	return nla_put_u32(skb, MAGNET_A_ACCT_PID, sn->pid) ||
+	       nla_put_u64_64bit(skb, MAGNET_A_ACCT_SINCE, sn->since,
+				 MAGNET_A_PAD) ||
+	       nla_put_u32(skb, MAGNET_A_ACCT_THREADS, sn->threads) ||
+	       nla_put_u64_64bit(skb, MAGNET_A_ACCT_MISSED, sn->missed,
+				 MAGNET_A_PAD) ||
+	       (sn->exited && nla_put_flag(skb, MAGNET_A_ACCT_EXITED));
+}
+
+/*
+ * MAGNET_CMD_ACCT_GET's dump: args[0] the slot, args[1] the message in
+ * it (0 the watch's, i the row i - 1's), args[2] the slot's serial,
+ * args[3] the snapshot, args[4] whether any watch was dumped.
+ */
+int magnet_acct_watch_dump(struct sk_buff *skb, struct netlink_callback *cb,
+			   const struct genl_family *family)
+{
+	struct nlattr *pid_attr = magnet_genl_dump_attrs(cb)[MAGNET_A_ACCT_PID];
+	struct acct_snap *sn = (struct acct_snap *)cb->args[3];
+	pid_t pid = pid_attr ? nla_get_u32(pid_attr) : 0;
+	unsigned long slot = cb->args[0], i = cb->args[1];
+	int err = 0;
+	void *hdr;
+
+	if (!sn) {
+		sn = kvmalloc(sizeof(*sn), GFP_KERNEL);
+		if (!sn)
+			return -ENOMEM;
+		cb->args[3] = (unsigned long)sn;
+	}
+	mutex_lock(&acct_lock);
+	for (; slot < MAGNET_ACCT_WATCHES; slot++, i = 0) {
+		if (!i) {
+			if (!snap_watch(sn, slot, pid))
+				continue;
+			cb->args[2] = sn->serial;
+			cb->args[4] = 1;
+		}
+		for (; i <= sn->rows; i++) {
+			hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+					  cb->nlh->nlmsg_seq, family,
+					  NLM_F_MULTI, MAGNET_CMD_ACCT_GET);
+			if (!hdr)
+				goto full;
+			if (i ? fill_watch_row(skb, sn, i - 1) :
+			    fill_watch(skb, sn)) {
+				genlmsg_cancel(skb, hdr);
+				goto full;
+			}
+			genlmsg_end(skb, hdr);
+		}
+	}
+	if (!cb->args[4]) {
+		if (pid)
+			NL_SET_ERR_MSG(cb->extack, "that process is not watched");
+		else
+			NL_SET_ERR_MSG(cb->extack, "no process is watched");
+		err = -ENOENT;
+	}
+full:
+	mutex_unlock(&acct_lock);
+	cb->args[0] = slot;
+	cb->args[1] = i;
+	return err ?: skb->len;
+}
+
+int magnet_acct_watch_dump_done(struct netlink_callback *cb)
+{
+	kvfree((void *)cb->args[3]);
+	cb->args[3] = 0;
+	return 0;
+}
+
 int magnet_acct_init(void)
 {
 	unsigned int i;
@@ -1308,7 +1891,14 @@ int magnet_acct_init(void)
 
 void magnet_acct_exit(void)
 {
+	unsigned int i;
+
 	misc_deregister(&acct_dev);	/* no handle is open: none to come */
+	mutex_lock(&acct_lock);
+	for (i = 0; i < MAGNET_ACCT_WATCHES; i++)
+		if (rcu_access_pointer(acct_watches[i]))
+			watch_end(i);
+	mutex_unlock(&acct_lock);
 	cancel_delayed_work_sync(&acct_off_work);
 	if (acct_hooked)
 		hooks_off();

@@ -503,11 +503,17 @@ int magnet_fs_add_session(u32 id, kuid_t uid);
 void magnet_fs_remove_session(u32 id);
 
 /* acct.c */
+struct genl_family;
 int magnet_acct_init(void);
 void magnet_acct_exit(void);
+int magnet_acct_watch_set(u32 nr, bool on, u32 owner,
+			  struct netlink_ext_ack *extack);
+void magnet_acct_release(u32 portid);
+int magnet_acct_watch_dump(struct sk_buff *skb, struct netlink_callback *cb,
+			   const struct genl_family *family);
+int magnet_acct_watch_dump_done(struct netlink_callback *cb);
 
 /* ledger.c */
-struct genl_family;
 int magnet_ledger_set(bool on, bool by_tgid, u32 owner,
 		      struct netlink_ext_ack *extack);
 void magnet_ledger_release(u32 portid);

@@ -161,6 +161,16 @@ static const struct nla_policy ledger_set_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_OWNED] = { .type = NLA_FLAG },
 };
 
+static const struct nla_policy acct_get_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_ACCT_PID] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+static const struct nla_policy acct_set_policy[MAGNET_A_MAX + 1] = {
+	[MAGNET_A_ACCT_PID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[MAGNET_A_ACCT_ENABLED] = NLA_POLICY_MAX(NLA_U8, 1),
+	[MAGNET_A_OWNED] = { .type = NLA_FLAG },
+};
+
 static const struct nla_policy session_del_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_SESSION] = POL_SESSION,
 };
@@ -1138,6 +1148,40 @@ static int ledger_set_doit(struct sk_buff *skb, struct genl_info *info)
 				 owned ? info->snd_portid : 0, info->extack);
 }
 
+/* --- per-call accounting of a process ---------------------------------------- */
+
+/* (pre_doit is not called for a dump: its check is here) */
+static int acct_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	if (!netlink_capable(cb->skb, CAP_NET_ADMIN) &&
+	    !netlink_capable(cb->skb, CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG(cb->extack,
+			       "reading a process's system calls needs CAP_NET_ADMIN or CAP_SYS_ADMIN");
+		return -EPERM;
+	}
+	return magnet_acct_watch_dump(skb, cb, &magnet_family);
+}
+
+static int acct_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *owned = info->attrs[MAGNET_A_OWNED];
+	bool on;
+
+	if (!need_attr(info, MAGNET_A_ACCT_PID, "say which process (its pid)") ||
+	    !need_attr(info, MAGNET_A_ACCT_ENABLED,
+		       "say watch (1) or stop (0)"))
+		return -EINVAL;
+	on = nla_get_u8(info->attrs[MAGNET_A_ACCT_ENABLED]);
+	if (owned && !on) {
+		NL_SET_ERR_MSG_ATTR(info->extack, owned,
+				    "owned is for starting a watch");
+		return -EINVAL;
+	}
+	return magnet_acct_watch_set(nla_get_u32(info->attrs[MAGNET_A_ACCT_PID]),
+				     on, owned ? info->snd_portid : 0,
+				     info->extack);
+}
+
 /* --- family ------------------------------------------------------------------- */
 
 static int magnet_pre_doit(const struct magnet_genl_pre_doit_ops *ops,
@@ -1190,6 +1234,10 @@ static const struct genl_ops magnet_ops[] = {
 	  .done = magnet_ledger_dump_done, OP_POLICY(no_attr_policy) },
 	{ .cmd = MAGNET_CMD_LEDGER_SET, .doit = ledger_set_doit,
 	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(ledger_set_policy) },
+	{ .cmd = MAGNET_CMD_ACCT_GET, .dumpit = acct_get_dumpit,
+	  .done = magnet_acct_watch_dump_done, OP_POLICY(acct_get_policy) },
+	{ .cmd = MAGNET_CMD_ACCT_SET, .doit = acct_set_doit,
+	  .internal_flags = MAGNET_NL_ADMIN, OP_POLICY(acct_set_policy) },
 };
 
 static const struct genl_multicast_group magnet_mcgrps[] = {
@@ -1231,6 +1279,7 @@ static int magnet_socket_closed(struct notifier_block *nb,
 	magnet_buffers_release(n->portid, 0);
 	magnet_sessions_release(n->portid);
 	magnet_ledger_release(n->portid);
+	magnet_acct_release(n->portid);
 	return NOTIFY_DONE;
 }
 

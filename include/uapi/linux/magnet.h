@@ -752,6 +752,38 @@ enum magnet_cmd {
 	MAGNET_CMD_LEDGER_GET,
 	MAGNET_CMD_LEDGER_SET,
 
+	/*
+	 * Per-call accounting of a whole process, watched (the same
+	 * accounting as MAGNET_ACCT_DEVICE's, below, without the process's
+	 * doing): every system call of every thread of a thread group is
+	 * accounted and summed per system call, with a histogram of its
+	 * wall time. At most MAGNET_ACCT_WATCHES processes are watched at
+	 * once; a watch holds MAGNET_ACCT_WATCH_THREADS threads at once (a
+	 * thread beyond makes ACCT_MISSED count its calls) and
+	 * MAGNET_ACCT_WATCH_ROWS system calls (the calls of others sum in
+	 * one row of ACCT_NR MAGNET_ACCT_NR_OTHER). A thread with a handle
+	 * of its own has its unarmed calls in the watch too, and its armed
+	 * ones both there and in its slot (split among its arm's
+	 * subsystems). Deferred parts count in the row of the call that
+	 * made them, as they come in, until the watch ends; a thread's
+	 * parts still under way when it exits are dropped. Both commands
+	 * need CAP_NET_ADMIN or CAP_SYS_ADMIN.
+	 * SET: ACCT_PID (a thread group, in the asker's pid namespace) and
+	 * ACCT_ENABLED 1 starts a watch with fresh counters (-EALREADY if
+	 * that process is watched, -ESRCH if it does not exist, -ENOSPC if
+	 * MAGNET_ACCT_WATCHES are), OWNED for it to end when the asking
+	 * socket closes; ACCT_ENABLED 0 ends it (-ENOENT if not watched).
+	 * A watch outlives its process (ACCT_EXITED), with its rows, until
+	 * it is ended.
+	 * GET: a dump, of every watch or of ACCT_PID's (-ENOENT if not
+	 * watched). For each watch a message with ACCT_PID, ACCT_SINCE,
+	 * ACCT_THREADS and ACCT_MISSED, then one per system call it saw:
+	 * ACCT_PID, ACCT_NR, ACCT_RESULT, ACCT_ERRORS, ACCT_MAX and
+	 * ACCT_HIST. A watch's rows are one instant's.
+	 */
+	MAGNET_CMD_ACCT_GET,
+	MAGNET_CMD_ACCT_SET,
+
 	__MAGNET_CMD_MAX,
 	MAGNET_CMD_MAX = __MAGNET_CMD_MAX - 1
 };
@@ -916,6 +948,38 @@ enum magnet_attr {
 				 * received packets no socket took
 				 */
 	MAGNET_A_LEDGER_NS,	/* u64, LEDGER_GET: nanoseconds charged */
+	MAGNET_A_ACCT_PID,	/* u32, ACCT_SET and ACCT_GET: the watched
+				 * thread group, in the asker's pid namespace
+				 */
+	MAGNET_A_ACCT_ENABLED,	/* u8, ACCT_SET: 1 watch, 0 stop */
+	MAGNET_A_ACCT_SINCE,	/* u64 ns, ACCT_GET: the watch's age */
+	MAGNET_A_ACCT_THREADS,	/* u32, ACCT_GET: threads it accounts now */
+	MAGNET_A_ACCT_MISSED,	/* u64, ACCT_GET: calls of threads beyond
+				 * MAGNET_ACCT_WATCH_THREADS, not accounted
+				 */
+	MAGNET_A_ACCT_NR,	/* u32, ACCT_GET: the system call's number,
+				 * as the process's architecture numbers it,
+				 * or MAGNET_ACCT_NR_OTHER
+				 */
+	MAGNET_A_ACCT_RESULT,	/* binary, ACCT_GET: struct
+				 * magnet_acct_result, the system call's
+				 * calls summed (seq and gen 0, state
+				 * MAGNET_ACCT_S_DONE; last_nr and last_ret
+				 * the last call's); a longer one may come
+				 */
+	MAGNET_A_ACCT_ERRORS,	/* u64, ACCT_GET: calls that returned an
+				 * error (-4095 to -1)
+				 */
+	MAGNET_A_ACCT_MAX,	/* u64 ns, ACCT_GET: the longest wall time */
+	MAGNET_A_ACCT_HIST,	/* binary, ACCT_GET: __u64 counts of calls by
+				 * wall time, MAGNET_ACCT_HIST of them: bucket
+				 * 0 below 1024 ns, bucket i (1 to
+				 * MAGNET_ACCT_HIST - 2) from 2^(i+9) ns to
+				 * below 2^(i+10), the last from 2^(i+9) up
+				 */
+	MAGNET_A_ACCT_EXITED,	/* flag, ACCT_GET: the process has exited
+				 * (the watch keeps its rows until ended)
+				 */
 
 	__MAGNET_A_MAX,
 	MAGNET_A_MAX = __MAGNET_A_MAX - 1
@@ -1330,6 +1394,11 @@ struct magnet_journey {
  * it are then dropped as they come in (with it, they count on).
  */
 #define MAGNET_ACCT_ASYNC_MAX		1024
+#define MAGNET_ACCT_WATCHES		8	/* processes watched at once */
+#define MAGNET_ACCT_WATCH_THREADS	256	/* threads of one at once */
+#define MAGNET_ACCT_WATCH_ROWS		64	/* system calls of one */
+#define MAGNET_ACCT_NR_OTHER		0xffffffffU
+#define MAGNET_ACCT_HIST		24	/* 1 us to 4 s, by powers of 2 */
 #define MAGNET_ACCT_ASYNC_AGE_NS	30000000000ULL
 #define MAGNET_ACCT_DEVICE	"/dev/magnet-acct"
 #define MAGNET_ACCT_CTL_SIZE	4096
