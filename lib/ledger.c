@@ -33,24 +33,6 @@ int ledger_set(struct nl_ctx *nl, bool on, bool by_tgid, bool owned)
 	return nl_request(nl, &req, NULL, NULL);
 }
 
-static int grow(void **p, size_t *alloc, size_t want, size_t size)
-{
-	size_t n = *alloc ? *alloc : 64;
-	void *q;
-
-	if (want <= *alloc)
-		return 0;
-	while (n < want)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -1;
-	memset((char *)q + *alloc * size, 0, (n - *alloc) * size);
-	*p = q;
-	*alloc = n;
-	return 0;
-}
-
 struct read_state {
 	struct ledger_snapshot *s;
 	size_t elapsed_alloc;
@@ -68,7 +50,7 @@ static int row_cb(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_ERROR;
 	cpu = attr_uint(tb[MAGNET_A_LEDGER_CPU]);
 	if (tb[MAGNET_A_LEDGER_ELAPSED]) {
-		if (grow((void **)&s->elapsed, &st->elapsed_alloc, cpu + 1,
+		if (nl_grow((void **)&s->elapsed, &st->elapsed_alloc, cpu + 1,
 			 sizeof(*s->elapsed)))
 			return MNL_CB_ERROR;
 		s->elapsed[cpu] = attr_uint(tb[MAGNET_A_LEDGER_ELAPSED]);
@@ -76,7 +58,7 @@ static int row_cb(const struct nlmsghdr *nlh, void *data)
 			s->cpus = cpu + 1;
 		return MNL_CB_OK;
 	}
-	if (grow((void **)&s->rows, &s->alloc, s->count + 1, sizeof(*r)))
+	if (nl_grow((void **)&s->rows, &s->alloc, s->count + 1, sizeof(*r)))
 		return MNL_CB_ERROR;
 	r = &s->rows[s->count++];
 	memset(r, 0, sizeof(*r));

@@ -968,3 +968,21 @@ enum mnl_attr_data_type nl_attr_type(const char *space, unsigned int type,
 		*max = 0;
 	return MNL_TYPE_UNSPEC;
 }
+
+int nl_grow(void **p, size_t *alloc, size_t want, size_t size)
+{
+	size_t n = *alloc ? *alloc : 64;
+	void *q;
+
+	if (want <= *alloc)
+		return 0;
+	while (n < want)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -1;
+	memset((char *)q + *alloc * size, 0, (n - *alloc) * size);
+	*p = q;
+	*alloc = n;
+	return 0;
+}

@@ -68,6 +68,13 @@ const struct nl_error *nl_err(const struct nl_ctx *nl);
 int nl_fail(struct nl_ctx *nl, int error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * The array *@p of *@alloc elements of @size bytes grown (doubled) to
+ * hold @want, the new ones zeroed: for a dump's rows as they come. 0, or
+ * -1 out of memory (*@p as it was).
+ */
+int nl_grow(void **p, size_t *alloc, size_t want, size_t size);
+
 /* Make @err the context's error (e.g. one saved before). Returns -1. */
 int nl_set_err(struct nl_ctx *nl, const struct nl_error *err);
 

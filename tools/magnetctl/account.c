@@ -223,7 +223,7 @@ static int shown(const struct account_opts *o, const struct ledger_snapshot *s,
 	return 0;
 }
 
-static double parse_seconds(const char *word)
+double parse_seconds(const char *word)
 {
 	char *end;
 	double v;

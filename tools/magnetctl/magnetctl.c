@@ -93,6 +93,7 @@ static const struct object objects[] = {
 	{ "daemon", help_daemon },
 	{ "session", help_session },
 	{ "account", help_account },
+	{ "acct", help_acct },
 };
 
 static void print_help(void)
@@ -549,6 +550,7 @@ static const struct command commands[] = {
 	{ "session", "show", session_list },
 	{ "session", "del", session_del },
 	{ "account", NULL, account },
+	{ "acct", NULL, acct_show },
 };
 
 static const struct command *find_command(const char *object,

@@ -64,6 +64,8 @@ uint64_t parse_uint(const char *s, uint64_t min, uint64_t max,
 bool parse_on_off(const char *s, const char *key);
 uint64_t parse_size(const char *s);
 uint64_t parse_duration(const char *s, const char *what);
+/* An interval of -d: seconds, 0.01 to 86400 (account.c). */
+double parse_seconds(const char *word);
 void check_name(const char *name, const char *what);
 uint16_t check_probe_ref(const char *ref);
 void put_probe_ref(struct nlmsghdr *nlh, const char *ref);
@@ -87,7 +89,7 @@ int list_lines(struct request *req, mnl_cb_t row_cb);
 /* The objects: their help and commands. */
 extern const char help_buffer[], help_probe[], help_filter[], help_stats[],
 	help_monitor[], help_daemon[], help_session[],
-	help_account[];
+	help_account[], help_acct[];
 
 int buffer_add(struct args *a);
 int buffer_del(struct args *a);
@@ -111,5 +113,6 @@ int daemon_run(struct args *a);
 int session_list(struct args *a);
 int session_del(struct args *a);
 int account(struct args *a);
+int acct_show(struct args *a);
 
 #endif /* MAGNETCTL_H */
