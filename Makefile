@@ -143,13 +143,13 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $
 # configuration: libyaml, GnuTLS, libcrypt's bcrypt)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
 	       reader.c server.c nofile.c http.c exposition.c webconfig.c webauth.c \
-	       account.c)
+	       account.c acct.c)
 WEB_LIBS  := -lmicrohttpd -lgnutls -lyaml -lcrypt
 MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
 build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lpcap -lconfuse $(WEB_LIBS) -lm
+	$(CC) $(MAGNETD_CFLAGS) -o $@ $(MAGNETD_SRC) $(LIB_A) -lev -lmnl -lpcap -lseccomp -lconfuse $(WEB_LIBS) -lm
 
 # libmagnet: the client library, its pkg-config file and the example
 LIBMAGNET_SOVER := 1
@@ -364,7 +364,7 @@ build/test-bin/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c t
 		$(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ tests/host/server-unit.c tests/host/daemon-stubs.c magnetd/server.c \
-		magnetd/metrics.c $(LIB_A) -lev -lmnl -lpcap -lm
+		magnetd/metrics.c $(LIB_A) -lev -lmnl -lpcap -lseccomp -lm
 
 check-server-unit: build/test-bin/server-unit
 	build/test-bin/server-unit
@@ -376,7 +376,7 @@ HTTP_HOST_SRC := tests/host/http-host.c tests/host/daemon-stubs.c \
 		 webconfig.c webauth.c)
 build/test-bin/http-host: $(HTTP_HOST_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ $(HTTP_HOST_SRC) $(LIB_A) -lev -lconfuse -lmnl -lpcap \
+	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ $(HTTP_HOST_SRC) $(LIB_A) -lev -lconfuse -lmnl -lpcap -lseccomp \
 		$(WEB_LIBS) -lm
 
 check-prometheus: build/test-bin/http-host

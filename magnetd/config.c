@@ -398,6 +398,28 @@ static int v_buffer_size(cfg_t *sec, cfg_opt_t *opt)
 	return 0;
 }
 
+DEFINE_RANGE(v_rescan, 1, ACCT_RESCAN_MAX_S)
+
+/* acct's process list: names as the kernel keeps them (comm), few. */
+static int v_processes(cfg_t *sec, cfg_opt_t *opt)
+{
+	unsigned int i, n = cfg_opt_size(opt);
+
+	note(loading, sec, opt->name);
+	if (n > MAGNET_ACCT_WATCHES)
+		parse_error(sec, "%s: %u names, more than the %u processes the kernel watches at once",
+			    opt->name, n, MAGNET_ACCT_WATCHES);
+	for (i = 0; i < n; i++) {
+		const char *name = cfg_opt_getnstr(opt, i);
+		size_t len = strlen(name);
+
+		if (!len || len >= ACCT_COMM_LEN || strchr(name, '/'))
+			parse_error(sec, "%s: bad name '%s' (a process's name: 1 to %u characters, as /proc/PID/comm has it)",
+				    opt->name, name, ACCT_COMM_LEN - 1);
+	}
+	return 0;
+}
+
 /* A string option naming a buffer, an event or a catalog entry. */
 static int v_name(cfg_t *sec, cfg_opt_t *opt)
 {
@@ -666,6 +688,13 @@ static cfg_opt_t ledger_opts[] = {
 	CFG_END()
 };
 
+static cfg_opt_t acct_opts[] = {
+	{ .name = "process", .type = CFGT_STR, .flags = CFGF_LIST,
+	  .def.parsed = "{}", .validcb = v_processes },
+	OPT_INT("rescan", 10, v_rescan),
+	CFG_END()
+};
+
 static cfg_opt_t metrics_opts[] = {
 	OPT_INT("interval", 1, v_interval),
 	OPT_INT("window", 10, v_window),
@@ -735,6 +764,7 @@ static cfg_opt_t root_opts[] = {
 	OPT_SECTION("metrics", metrics_opts, CFGF_NONE),
 	OPT_SECTION("prometheus", prometheus_opts, CFGF_NONE),
 	OPT_SECTION("ledger", ledger_opts, CFGF_NONE),
+	OPT_SECTION("acct", acct_opts, CFGF_NONE),
 	OPT_SECTION("buffer", buffer_opts, NAMED),
 	OPT_SECTION("probe-set", probe_set_opts, NAMED),
 	OPT_SECTION("probe", probe_opts, NAMED),
@@ -1030,6 +1060,17 @@ static void build_ledger(cfg_t *sec, struct config_ledger *l)
 	copy_str(l->cgroup_root, sizeof(l->cgroup_root),
 		 cfg_getstr(sec, "cgroup-root"));
 	l->cgroup_depth = cfg_getint(sec, "cgroup-depth");
+}
+
+static void build_acct(cfg_t *sec, struct config_acct *a)
+{
+	unsigned int i, n = cfg_size(sec, "process");
+
+	a->nprocess = 0;
+	for (i = 0; i < n && i < MAGNET_ACCT_WATCHES; i++)
+		copy_str(a->process[a->nprocess++], ACCT_COMM_LEN,
+			 cfg_getnstr(sec, "process", i));
+	a->rescan_s = cfg_getint(sec, "rescan");
 }
 
 static void build_metrics(struct loader *ld, cfg_t *sec,
@@ -1550,6 +1591,7 @@ static struct config *build_config(struct loader *ld, cfg_t *root)
 	build_metrics(ld, cfg_getsec(root, "metrics"), &cfg->metrics);
 	build_prometheus(cfg_getsec(root, "prometheus"), &cfg->prometheus);
 	build_ledger(cfg_getsec(root, "ledger"), &cfg->ledger);
+	build_acct(cfg_getsec(root, "acct"), &cfg->acct);
 	build_web_config(ld, cfg_getsec(root, "prometheus"), &cfg->prometheus);
 	for (i = 0; i < cfg->nbuffers; i++)
 		build_buffer(ld, cfg_getnsec(root, "buffer", i),

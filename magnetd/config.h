@@ -31,6 +31,11 @@
  *		cgroup-root = "/sys/fs/cgroup"	# the cgroup2 mount
  *		cgroup-depth = 0		# paths cut to this many levels
  *	}					#  (0: whole)
+ *	acct {					# per-call costs (acct.c)
+ *		process = {}			# names (comm) of processes to
+ *					#  watch: each system call summed
+ *		rescan = 10			# s between looks for them
+ *	}
  *	metrics {
  *		interval = 1			# s between ticks (thresholds)
  *		window = 10			# s covered by rates, percentiles
@@ -128,6 +133,15 @@ struct config_ledger {
 	unsigned int cgroup_depth;	/* 0: whole paths */
 };
 
+#define ACCT_COMM_LEN		16	/* a process's name and its NUL */
+#define ACCT_RESCAN_MAX_S	3600
+
+struct config_acct {
+	unsigned int nprocess;
+	char process[MAGNET_ACCT_WATCHES][ACCT_COMM_LEN];	/* comm */
+	unsigned int rescan_s;		/* between looks in /proc */
+};
+
 struct config_buffer {
 	char name[MAGNET_NAME_LEN];
 	uint64_t size;
@@ -174,6 +188,7 @@ struct config {
 	struct config_metrics metrics;
 	struct config_prometheus prometheus;
 	struct config_ledger ledger;
+	struct config_acct acct;
 	unsigned int nbuffers, nsets, nprobes, nlatencies;
 	struct config_buffer *buffers;
 	struct config_probeset *sets;

@@ -22,6 +22,17 @@
  *   magnet_cpu_seconds_total{cgroup,kind,vector,name}	counter, ledger on:
  *							its rows, summed
  *   magnet_cpu_elapsed_seconds_total			counter, ledger on
+ *   magnet_acct_call_seconds{pid,comm,syscall}		histogram, per-call
+ *							costs of watched
+ *							processes, and their
+ *   magnet_acct_{cpu,runq,blocked,interrupt,async}_seconds_total,
+ *   magnet_acct_{errors,faults,bytes}_total		counters (blocked by
+ *							how, interrupt by
+ *							kind, async by part,
+ *							bytes by layer and
+ *							direction)
+ *   magnet_acct_watched_threads{pid,comm}		gauge
+ *   magnet_acct_missed_calls_total{pid,comm}		counter
  *   process_cpu_seconds_total, process_start_time_seconds, ... (the
  *   process, as Prometheus's client libraries export it), magnetd_health,
  *   magnetd_clients, ... (magnetd's own, as in snapshots, but for
@@ -479,6 +490,168 @@ out:
 	free(smp);
 }
 
+/* ---- per-call costs of watched processes ---- */
+
+enum {
+	AC_CALLS, AC_CPU, AC_RUNQ, AC_BLOCKED, AC_IRQ, AC_ASYNC, AC_ERRORS,
+	AC_FAULTS, AC_BYTES,
+};
+
+static const struct fam acct_fams[] = {
+	{ "magnet_acct_call_seconds", HISTOGRAM, "seconds",
+	  "Wall time of each system call of a watched process (magnetd.conf's acct section, or magnetctl acct watch), from its entry to its return, since the watch began (buckets: 1.024 us, then each power of two to 4.29 s)",
+	  AC_CALLS },
+	{ "magnet_acct_cpu_seconds", COUNTER, "seconds",
+	  "Time on a CPU for a watched process's system calls, interrupts apart",
+	  AC_CPU },
+	{ "magnet_acct_runq_seconds", COUNTER, "seconds",
+	  "Time a watched process's system calls waited for a CPU, runnable",
+	  AC_RUNQ },
+	{ "magnet_acct_blocked_seconds", COUNTER, "seconds",
+	  "Time a watched process's system calls were asleep, by how: io (waiting for I/O), lock (uninterruptible otherwise), wait (interruptible)",
+	  AC_BLOCKED },
+	{ "magnet_acct_interrupt_seconds", COUNTER, "seconds",
+	  "Time hardirqs and softirqs took from a watched process's system calls (charged to what they served, in the ledger)",
+	  AC_IRQ },
+	{ "magnet_acct_async_seconds", COUNTER, "seconds",
+	  "Deferred work of a watched process's system calls, as it came in: the device's transmits after the calls returned (tx), the block writes of the pages they dirtied (block)",
+	  AC_ASYNC },
+	{ "magnet_acct_errors", COUNTER, NULL,
+	  "System calls of a watched process that returned an error", AC_ERRORS },
+	{ "magnet_acct_faults", COUNTER, NULL,
+	  "Page faults in a watched process's system calls, minor and major",
+	  AC_FAULTS },
+	{ "magnet_acct_bytes", COUNTER, "bytes",
+	  "Bytes a watched process's system calls moved: at the socket layer (out, in), read from block devices (block, in) and dirtied for them (block, out)",
+	  AC_BYTES },
+};
+
+/* (a histogram bucket's le, in seconds: 2^(i+10) ns; +Inf past) */
+static void acct_le(unsigned int i, char buf[32])
+{
+	if (i >= MAGNET_ACCT_HIST - 1)
+		snprintf(buf, 32, "+Inf");
+	else
+		format_double(acct_hist_edge(i) / 1e9, buf);
+}
+
+static void acct_row(struct out *o, int what, const char *l,
+		     const struct acct_watch_row *row)
+{
+	const struct magnet_acct_result *r = &row->r;
+	char ls[512], le[32];
+	uint64_t cum = 0;
+	unsigned int i;
+
+	switch (what) {
+	case AC_CALLS:
+		for (i = 0; i < MAGNET_ACCT_HIST; i++) {
+			cum += row->hist[i];
+			acct_le(i, le);
+			snprintf(ls, sizeof(ls), "%s,le=\"%s\"", l, le);
+			sample(o, "magnet_acct_call_seconds_bucket", ls, cum);
+		}
+		sample(o, "magnet_acct_call_seconds_sum", l, r->wall_ns / 1e9);
+		sample(o, "magnet_acct_call_seconds_count", l, r->calls);
+		break;
+	case AC_CPU:
+		sample(o, "magnet_acct_cpu_seconds_total", l, r->cpu_ns / 1e9);
+		break;
+	case AC_RUNQ:
+		sample(o, "magnet_acct_runq_seconds_total", l, r->runq_ns / 1e9);
+		break;
+	case AC_BLOCKED:
+		for (i = 0; i < __MAGNET_ACCT_BLOCK_MAX; i++) {
+			static const char *const how[] = { "io", "lock", "wait" };
+
+			snprintf(ls, sizeof(ls), "%s,how=\"%s\"", l, how[i]);
+			sample(o, "magnet_acct_blocked_seconds_total", ls,
+			       r->blocked_ns[i] / 1e9);
+		}
+		break;
+	case AC_IRQ:
+		snprintf(ls, sizeof(ls), "%s,kind=\"hardirq\"", l);
+		sample(o, "magnet_acct_interrupt_seconds_total", ls,
+		       r->hardirq_ns / 1e9);
+		snprintf(ls, sizeof(ls), "%s,kind=\"softirq\"", l);
+		sample(o, "magnet_acct_interrupt_seconds_total", ls,
+		       r->softirq_ns / 1e9);
+		break;
+	case AC_ASYNC:
+		snprintf(ls, sizeof(ls), "%s,part=\"tx\"", l);
+		sample(o, "magnet_acct_async_seconds_total", ls,
+		       r->async_tx_ns / 1e9);
+		snprintf(ls, sizeof(ls), "%s,part=\"block\"", l);
+		sample(o, "magnet_acct_async_seconds_total", ls,
+		       r->async_blk_ns / 1e9);
+		break;
+	case AC_ERRORS:
+		sample(o, "magnet_acct_errors_total", l, row->errors);
+		break;
+	case AC_FAULTS:
+		sample(o, "magnet_acct_faults_total", l, r->minflt + r->majflt);
+		break;
+	case AC_BYTES: {
+		const struct { const char *layer, *dir; uint64_t v; } b[] = {
+			{ "socket", "out", r->sock_tx_bytes },
+			{ "socket", "in", r->sock_rx_bytes },
+			{ "block", "in", r->blk_read_bytes },
+			{ "block", "out", r->blk_write_bytes },
+		};
+
+		for (i = 0; i < 4; i++) {
+			snprintf(ls, sizeof(ls), "%s,layer=\"%s\",direction=\"%s\"",
+				 l, b[i].layer, b[i].dir);
+			sample(o, "magnet_acct_bytes_total", ls, b[i].v);
+		}
+		break;
+	}
+	}
+}
+
+static void watched(struct out *o, const struct acct_watches *ws)
+{
+	char comm[2 * sizeof(ws->w->comm)], name[64], l[256];
+	unsigned int f;
+	size_t i, k;
+
+	if (!ws || !ws->count)
+		return;
+	family(o, "magnet_acct_watched_threads", GAUGE, NULL,
+	       "Threads of a watched process its watch accounts now");
+	for (i = 0; i < ws->count; i++) {
+		fmt_label(comm, sizeof(comm), ws->w[i].comm);
+		snprintf(l, sizeof(l), "pid=\"%u\",comm=\"%s\"",
+			 ws->w[i].pid, comm);
+		sample(o, "magnet_acct_watched_threads", l, ws->w[i].threads);
+	}
+	family(o, "magnet_acct_missed_calls", COUNTER, NULL,
+	       "System calls of a watched process's threads beyond the 256 a watch holds, not accounted");
+	for (i = 0; i < ws->count; i++) {
+		fmt_label(comm, sizeof(comm), ws->w[i].comm);
+		snprintf(l, sizeof(l), "pid=\"%u\",comm=\"%s\"",
+			 ws->w[i].pid, comm);
+		sample(o, "magnet_acct_missed_calls_total", l, ws->w[i].missed);
+	}
+	for (f = 0; f < sizeof(acct_fams) / sizeof(acct_fams[0]); f++) {
+		family(o, acct_fams[f].name, acct_fams[f].kind,
+		       acct_fams[f].unit, acct_fams[f].help);
+		for (i = 0; i < ws->count; i++) {
+			const struct acct_watch *w = &ws->w[i];
+
+			fmt_label(comm, sizeof(comm), w->comm);
+			for (k = 0; k < w->count; k++) {
+				snprintf(l, sizeof(l),
+					 "pid=\"%u\",comm=\"%s\",syscall=\"%s\"",
+					 w->pid, comm,
+					 acct_syscall_name(w->rows[k].nr, name,
+							   sizeof(name)));
+				acct_row(o, acct_fams[f].what, l, &w->rows[k]);
+			}
+		}
+	}
+}
+
 /* ---- magnetd's own ---- */
 
 /* "magnetd.pushes.dropped" -> "magnetd_pushes_dropped" (+ "_seconds") */
@@ -665,6 +838,7 @@ char *exposition_render(const struct exposition_input *in,
 	       "Records of event ids bound to no event of magnetd's configuration");
 	sample(&o, "magnet_records_unknown_total", "", unknown);
 	ledger(&o, in->ledger);
+	watched(&o, in->acct);
 	if (fmt == EXPOSITION_OPENMETRICS)
 		add(&o, "# EOF\n");
 	if (o.oom) {

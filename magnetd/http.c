@@ -155,6 +155,7 @@ static enum MHD_Result metrics_page(struct http *h, struct MHD_Connection *c)
 		.refused = h->refused,
 	};
 	struct account ledger;
+	struct acct_watches acct = { 0 };
 	size_t len;
 	char *page;
 
@@ -164,9 +165,12 @@ static enum MHD_Result metrics_page(struct http *h, struct MHD_Connection *c)
 	else if (errno != ENODATA)
 		log_warn("the ledger could not be read for a scrape: %s",
 			 strerror(errno));
+	if (!acct_read(h->d, &acct))
+		in.acct = &acct;
 	page = exposition_render(&in, fmt, &len);
 	if (in.ledger)
 		account_release(&ledger);
+	acct_watches_free(&acct);
 	if (!page)
 		return refuse(h, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			      "magnetd: out of memory\n");

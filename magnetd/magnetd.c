@@ -178,6 +178,7 @@ int daemon_attach(struct daemon *d)
 	log_info("attached: %u probes, %u buffers read",
 		 d->inst.nprobes, d->nreaders);
 	account_apply(d);
+	acct_scan(d);
 	return 0;
 fail:
 	d->attach_failures++;
@@ -190,6 +191,7 @@ void daemon_release(struct daemon *d)
 	if (d->attached)
 		log_info("releasing the module (attaching again when it is loaded again, or on \"attach\")");
 	account_stop(d);
+	acct_stop(d);
 	detach(d);
 	d->released = true;
 }
@@ -250,6 +252,7 @@ static int ctrl_msg_cb(const struct nlmsghdr *nlh, void *data)
 		log_info("the magnet module was unloaded");
 		ev_timer_stop(d->loop, &d->attach_timer);
 		account_module_gone(d);
+		acct_module_gone(d);
 		if (d->attached) {	/* cannot happen while files are open */
 			readers_close(d);
 			unbind_all(d);
@@ -314,6 +317,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		readers_flush(d);
 	metrics_tick(d->metrics, now_ns());
 	server_tick(d->server);
+	acct_tick(d);
 }
 
 static bool socket_changed(const struct config_socket *a,
@@ -517,6 +521,7 @@ static void teardown(struct daemon *d)
 	webconfig_put(d->web);
 	server_free(d->server);
 	account_stop(d);
+	acct_stop(d);
 	detach(d);
 	if (d->ctrl) {
 		ev_io_stop(d->loop, &d->ctrl_watcher);

@@ -10,6 +10,8 @@
  *   server.c	the Unix socket: snapshots, subscriptions, pushes
  *   nofile.c	descriptors: RLIMIT_NOFILE against max-clients
  *   account.c	the ledger: read for clients and Prometheus, on and off
+ *   acct.c	per-call costs of the processes magnetd.conf names: watched,
+ *		read for Prometheus
  *   http.c	the HTTP endpoint for Prometheus (exposition.c: its formats;
  *		webconfig.c, webauth.c: its TLS and basic authentication)
  *   config.c	magnetd.conf
@@ -29,6 +31,7 @@
 #include <ev.h>
 #include <linux/magnet.h>
 
+#include "acctwatch.h"
 #include "config.h"
 #include "ledger.h"
 #include "metrics.h"
@@ -66,6 +69,10 @@ struct daemon {
 	struct nl_ctx *ledger_nl;	/* the ledger's requests */
 	bool ledger_ours;	/* magnetd turned the ledger on */
 	struct account_paths *account_paths;	/* cgroup id -> path */
+	uint32_t acct_pid[MAGNET_ACCT_WATCHES];	/* watched by magnetd */
+	unsigned int nacct;
+	unsigned int acct_ticks;	/* since the last look in /proc */
+	bool acct_warned;		/* a watch refused, logged once */
 
 	bool attached;		/* configuration installed, buffers read */
 	bool released;		/* a client asked to let go of the module */
@@ -183,6 +190,19 @@ void account_module_gone(struct daemon *d);
 void account_free(struct daemon *d);
 /* @path cut to its first @depth levels (0: kept whole). */
 void account_cut_path(char *path, unsigned int depth);
+
+/*
+ * acct.c. acct_scan(): end magnetd's watches of processes that exited or
+ * are no longer named, and watch the named ones not watched (every
+ * rescan seconds through acct_tick(), and at attach). acct_stop(): end
+ * magnetd's watches. acct_read(): every watch the kernel has, 0, or -1
+ * (nl error of ledger_nl; ENOENT: none, or the module not loaded).
+ */
+void acct_scan(struct daemon *d);
+void acct_tick(struct daemon *d);
+void acct_stop(struct daemon *d);
+void acct_module_gone(struct daemon *d);
+int acct_read(struct daemon *d, struct acct_watches *ws);
 
 /* server.c */
 struct server *server_new(struct daemon *d, const struct config_socket *cs);

@@ -696,6 +696,43 @@ TEST_F(config, ledger_options_read_and_checked)
 		     "ledger {\n\ton = true\n}\n", 2, "on");
 }
 
+TEST_F(config, acct_options_read_and_checked)
+{
+	struct config *cfg;
+
+	/* the defaults: no process watched, a look every 10 s */
+	cfg = load(_t, self, "empty.conf", "");
+	ASSERT_TRUE(cfg) show_err(self);
+	EXPECT_EQ(cfg->acct.nprocess, 0);
+	EXPECT_EQ(cfg->acct.rescan_s, 10);
+	config_free(cfg);
+	cfg = config_load(SRCDIR "/conf/magnetd.conf", self->err,
+			  sizeof(self->err));
+	ASSERT_TRUE(cfg) show_err(self);
+	EXPECT_EQ(cfg->acct.nprocess, 0);
+	config_free(cfg);
+	cfg = load(_t, self, "acct.conf", "acct {\n\tprocess = { \"lighttpd\", "
+		   "\"postgres\" }\n\trescan = 2\n}\n");
+	ASSERT_TRUE(cfg) show_err(self);
+	EXPECT_EQ(cfg->acct.nprocess, 2);
+	EXPECT_STREQ(cfg->acct.process[0], "lighttpd");
+	EXPECT_STREQ(cfg->acct.process[1], "postgres");
+	EXPECT_EQ(cfg->acct.rescan_s, 2);
+	config_free(cfg);
+	expect_error(_t, self, "acct: a name longer than comm's 15",
+		     "acct {\n\tprocess = { \"a-name-of-16-chr\" }\n}\n", 2,
+		     "bad name 'a-name-of-16-chr'");
+	expect_error(_t, self, "acct: an empty name",
+		     "acct {\n\tprocess = { \"\" }\n}\n", 2, "bad name ''");
+	expect_error(_t, self, "acct: nine names",
+		     "acct {\n\tprocess = { \"a\", \"b\", \"c\", \"d\", \"e\", "
+		     "\"f\", \"g\", \"h\", \"i\" }\n}\n", 2,
+		     "9 names, more than the 8 processes");
+	expect_error(_t, self, "acct: rescan 0",
+		     "acct {\n\trescan = 0\n}\n", 2,
+		     "rescan 0 out of range 1..3600");
+}
+
 TEST_F(config, unknown_options_and_duplicates_refused)
 {
 	expect_error(_t, self, "unknown option", "# x\nsocket {\n\tpaht = \"/x\"\n}\n",

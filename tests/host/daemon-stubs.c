@@ -66,3 +66,36 @@ int account_read(struct daemon *d, struct account *a)
 	memcpy(a->path, l->path, l->s.count * sizeof(*a->path));
 	return 0;
 }
+
+/*
+ * The watched processes: none, unless a test points stub_acct at some;
+ * each read is a copy, as acct_watches_free() frees it.
+ */
+const struct acct_watches *stub_acct;
+
+int acct_read(struct daemon *d, struct acct_watches *ws)
+{
+	const struct acct_watches *a = stub_acct;
+
+	(void)d;
+	memset(ws, 0, sizeof(*ws));
+	if (!a || !a->count)
+		return -1;
+	ws->w = calloc(a->count, sizeof(*ws->w));
+	if (!ws->w)
+		return -1;
+	for (size_t i = 0; i < a->count; i++) {
+		ws->w[i] = a->w[i];
+		ws->w[i].rows = malloc((a->w[i].count + 1) * sizeof(*ws->w[i].rows));
+		if (!ws->w[i].rows) {
+			ws->count = i;
+			acct_watches_free(ws);
+			return -1;
+		}
+		memcpy(ws->w[i].rows, a->w[i].rows,
+		       a->w[i].count * sizeof(*ws->w[i].rows));
+		ws->w[i].alloc = a->w[i].count;
+		ws->count = i + 1;
+	}
+	return 0;
+}

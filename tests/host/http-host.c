@@ -165,6 +165,28 @@ static const struct account ledger = {
 	.elapsed_ns = 15375001000,
 };
 
+extern const struct acct_watches *stub_acct;
+
+/*
+ * A watched process: write() 3 calls, at 500 ns, 3 us and 3 us (buckets
+ * 0 and 2), 1 an error; read() 1 call of 2 s (bucket 21).
+ */
+static struct acct_watch_row acct_rows[] = {
+	{ .nr = 1, .r = { .calls = 3, .wall_ns = 6500, .cpu_ns = 4000,
+			  .runq_ns = 1000, .blocked_ns = { 500, 0, 0 },
+			  .hardirq_ns = 1000, .sock_tx_bytes = 300,
+			  .async_tx_ns = 2000 },
+	  .errors = 1, .max_ns = 3000, .hist = { [0] = 1, [2] = 2 } },
+	{ .nr = 0, .r = { .calls = 1, .wall_ns = 2000000000,
+			  .cpu_ns = 1000, .blocked_ns = { 0, 0, 1999999000 } },
+	  .max_ns = 2000000000, .hist = { [21] = 1 } },
+};
+static struct acct_watch acct_watch = {
+	.pid = 4242, .comm = "web \"1\"", .threads = 2, .missed = 5,
+	.rows = acct_rows, .count = 2,
+};
+static const struct acct_watches acct_watches = { .w = &acct_watch, .count = 1 };
+
 int main(int argc, char **argv)
 {
 	static struct daemon d;
@@ -182,6 +204,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	stub_ledger = &ledger;
+	stub_acct = &acct_watches;
 	d.cfg = config_load(argv[1], err, sizeof(err));
 	if (!d.cfg) {
 		fputs(err, stderr);

@@ -211,6 +211,7 @@ def test_formats(base, pid):
           value(text, "magnetd_build_info", f'version="{VERSION}"') == 1,
           "magnetd's own health and version")
     test_ledger(text)
+    test_acct(text)
 
     st, hd, body = get(base + "/metrics", {"Accept": PROM_ACCEPT})
     check(st == 200 and hd["Content-Type"].startswith(
@@ -224,7 +225,9 @@ def test_formats(base, pid):
               fams["magnet_cpu_seconds"].unit == "seconds" and
               fams["magnet_latency_seconds"].type == "histogram" and
               fams["magnet_latency_seconds"].unit == "seconds" and
-              fams["magnetd_build"].type == "info",
+              fams["magnetd_build"].type == "info" and
+              fams["magnet_acct_call_seconds"].type == "histogram" and
+              fams["magnet_acct_call_seconds"].unit == "seconds",
               "OpenMetrics: the reference parser reads it (%d families)"
               % len(fams))
     except Exception as e:      # the parser's verdict is the test
@@ -239,6 +242,43 @@ def test_formats(base, pid):
         st, hd, _ = get(base + "/metrics", {"Accept": accept})
         check(st == 200 and hd["Content-Type"].startswith(want),
               f"Accept: {accept} -> {want}")
+
+
+def test_acct(text):
+    """The watched process of http-host.c, as magnet_acct_*."""
+    w = 'pid="4242",comm="web \\"1\\"",syscall="write"'
+    r = 'pid="4242",comm="web \\"1\\"",syscall="read"'
+    buckets = [(l.split('le="')[1].split('"')[0], float(l.rsplit(" ", 1)[1]))
+               for l in text.splitlines()
+               if l.startswith("magnet_acct_call_seconds_bucket{" + w)]
+    check(len(buckets) == 24 and buckets[0] == ("1.024e-06", 1) and
+          buckets[1][1] == 1 and buckets[2][1] == 3 and
+          buckets[-1] == ("+Inf", 3) and
+          all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])),
+          "magnet_acct_call_seconds: 24 cumulative buckets of powers of two "
+          "from 1.024 us to +Inf (%s)" % buckets[:3])
+    check(value(text, "magnet_acct_call_seconds_count", w) == 3 and
+          abs(value(text, "magnet_acct_call_seconds_sum", w) - 6.5e-06)
+          < 1e-15 and
+          value(text, "magnet_acct_call_seconds_count", r) == 1 and
+          value(text, "magnet_acct_call_seconds_bucket",
+                r + ',le="1.073741824"') == 0 and
+          value(text, "magnet_acct_call_seconds_bucket",
+                r + ',le="2.147483648"') == 1,
+          "... _sum and _count per system call, the name from its number")
+    check(value(text, "magnet_acct_errors_total", w) == 1 and
+          value(text, "magnet_acct_blocked_seconds_total",
+                r + ',how="wait"') == 1.999999 and
+          value(text, "magnet_acct_bytes_total",
+                w + ',layer="socket",direction="out"') == 300 and
+          value(text, "magnet_acct_async_seconds_total",
+                w + ',part="tx"') == 2e-06 and
+          value(text, "magnet_acct_watched_threads",
+                'pid="4242",comm="web \\"1\\""') == 2 and
+          value(text, "magnet_acct_missed_calls_total",
+                'pid="4242",comm="web \\"1\\""') == 5,
+          "magnet_acct_*: errors, blocked by how, bytes by layer and "
+          "direction, async by part, threads, missed calls")
 
 
 def test_ledger(text):

@@ -9,7 +9,7 @@
 # a CPU-bound loop in a cgroup in magnet_cpu_seconds_total and in
 # libmagnet's ledger snapshots (magnet-cputop), as the cgroup's cpu.stat
 # says; an administrator's ledger left on.
-# rig-programs: curl
+# rig-programs: curl dd
 . /magnet/lib.sh
 
 S=/tmp/magnetd.sock
@@ -467,6 +467,72 @@ check "... saying it leaves it on" grep -q 'ledger: on already' /tmp/ledger.log
 check "... SIGTERM" stop_ledger_magnetd
 check "... and the ledger is still on" magnetctl account
 ledger_set off
+
+# --- per-call costs of the processes acct names ----------------------------------------
+# The hooks put in once, with CPU 1 offline (docs/testing.md: TCG and
+# patching), by a handle this shell holds until the section's end.
+other_cpus off
+exec 3<> /dev/magnet-acct
+other_cpus on
+AS=/tmp/acctd.sock AP=http://127.0.0.1:9739
+printf 'socket {\n\tpath = "%s"\n}\nprometheus {\n\tenable = true\n\tport = 9739\n}\nacct {\n\tprocess = { "acctload" }\n\trescan = 1\n}\n' \
+	$AS > /tmp/acct.conf
+# acctload: coreutils' dd by another name (busybox's would not answer to
+# it), reading a fifo a byte per read()
+cp /magnet/bin/dd /tmp/acctload
+rm -f /tmp/afifo; mkfifo /tmp/afifo
+/tmp/acctload if=/tmp/afifo of=/dev/null bs=1 count=1000 status=none &
+AL=$!
+magnetd -c /tmp/acct.conf > /tmp/acct.log 2>&1 &
+AD=$!
+check "acct { process = { \"acctload\" } }: magnetd watches it" \
+	wait_for 20 grep -q "acct: watching $AL (acctload)" /tmp/acct.log
+check "... a watch the kernel lists" sh -c "magnetctl acct show | grep -q '^pid $AL (acctload)'"
+# (read-write: an open that never blocks, should acctload be gone)
+exec 4<> /tmp/afifo
+head -c 500 /dev/zero >&4
+# acount SYSCALL: the endpoint's count of acctload's calls of SYSCALL
+acount() {
+	curl -s $AP/metrics > /tmp/aprom.txt
+	awk -v k="magnet_acct_call_seconds_count{pid=\"$AL\",comm=\"acctload\",syscall=\"$1\"}" \
+		'$1 == k { print $2 }' /tmp/aprom.txt
+}
+check "prometheus: its 500 writes, as magnet_acct_call_seconds_count" \
+	wait_for 20 sh -c "[ \"\$(curl -s $AP/metrics | grep -F 'magnet_acct_call_seconds_count{pid=\"$AL\",comm=\"acctload\",syscall=\"write\"}' | cut -d' ' -f2)\" = 500 ]"
+acount write > /dev/null
+grep -E "^magnet_acct_call_seconds_(bucket|count|sum)\{pid=\"$AL\",comm=\"acctload\",syscall=\"write\"" /tmp/aprom.txt
+check "... its histogram: 24 buckets, cumulative, +Inf the count" \
+	awk -v k="magnet_acct_call_seconds_bucket{pid=\"$AL\",comm=\"acctload\",syscall=\"write\"," '
+		index($1, k) == 1 { n++; if ($2 < last) bad = 1; last = $2; inf = $2 }
+		END { exit !(n == 24 && !bad && inf == 500) }' /tmp/aprom.txt
+check "... and the reads (at least 500: $(acount read))" \
+	sh -c "[ \"$(acount read)\" -ge 500 ]"
+check "... its CPU, run queue, blocked, interrupt, async, errors, faults and bytes" \
+	sh -c "for f in cpu_seconds runq_seconds blocked_seconds interrupt_seconds async_seconds \
+			errors faults bytes; do
+		grep -q \"^magnet_acct_\${f}_total{pid=\\\"$AL\\\",comm=\\\"acctload\\\",syscall=\\\"write\\\"\" /tmp/aprom.txt || exit 1
+	done"
+check "... one thread watched" \
+	grep -q "^magnet_acct_watched_threads{pid=\"$AL\",comm=\"acctload\"} 1" /tmp/aprom.txt
+exec 4>&-
+wait $AL
+check "the process exits: magnetd ends its watch" \
+	wait_for 20 grep -q "acct: $AL no longer watched (it exited)" /tmp/acct.log
+check "... and its series go" sh -c "! curl -s $AP/metrics | grep -q 'pid=\"$AL\"'"
+# Killed, magnetd cannot end its watches: the kernel does, with its socket.
+/tmp/acctload if=/tmp/afifo of=/dev/null bs=1 count=1 status=none &
+AL=$!
+check "another acctload: watched" wait_for 20 grep -q "acct: watching $AL (acctload)" /tmp/acct.log
+kill -KILL $AD
+wait $AD
+check "SIGKILL: magnetd's watch is gone all the same" \
+	sh -c "! magnetctl acct show 2> /dev/null | grep -q '^pid $AL '"
+timeout 10 sh -c 'echo x > /tmp/afifo'
+wait $AL
+rm -f $AS /tmp/afifo /tmp/acctload
+other_cpus off
+exec 3>&-
+other_cpus on
 
 # --- stop -------------------------------------------------------------------------------
 
