@@ -90,10 +90,22 @@ pts=1 tol=0.01 rxtol=0.10
 [ -e /proc/lockdep ] && pts=2 tol=0.03
 # share X TOTAL WANT: X/TOTAL within $pts points of WANT %
 share() { awk -v x="$1" -v t="$2" -v w="$3" -v p=$pts 'BEGIN { d = 100 * x / t - w; exit !(t > 0 && d < p && d > -p) }'; }
-t=$((na + nb + nc))
-check "weights 300/200/100 on CPU 0: the ledger gives a 50 % of their time (within $pts points)" share $na $t 50
-check "... b 33.3 %" share $nb $t 33.333
-check "... c 16.7 %" share $nc $t 16.667
+t=$((na + nb + nc)) u=$((ua + ub + uc))
+# The shares are first the scheduler's, then the ledger's: CFS under TCG
+# keeps the weights only to a point or so (c has had 17.0 to 18.0 % by
+# its own cpu.stat, boots on f6bf15a and c442bfe), so the weights are
+# held to 2 points (3 on a debug kernel), and the ledger to the cgroups'
+# own cpu.stat shares to $pts.
+wpts=$((pts + 1))
+# wshare X TOTAL WANT: X/TOTAL within $wpts points of WANT %
+wshare() { awk -v x="$1" -v t="$2" -v w="$3" -v p=$wpts 'BEGIN { d = 100 * x / t - w; exit !(t > 0 && d < p && d > -p) }'; }
+check "weights 300/200/100 on CPU 0: the ledger gives a 50 % of their time (within $wpts points)" wshare $na $t 50
+check "... b 33.3 %" wshare $nb $t 33.333
+check "... c 16.7 %" wshare $nc $t 16.667
+check "... each share the cgroup's cpu.stat's within $pts points: a ($(awk -v x=$ua -v t=$u 'BEGIN { printf "%.2f", 100 * x / t }') %)" \
+	share $na $t "$(awk -v x=$ua -v t=$u 'BEGIN { print 100 * x / t }')"
+check "... b" share $nb $t "$(awk -v x=$ub -v t=$u 'BEGIN { print 100 * x / t }')"
+check "... c" share $nc $t "$(awk -v x=$uc -v t=$u 'BEGIN { print 100 * x / t }')"
 # The interrupts fall on what runs in proportion to its time only on
 # average: under TCG one that comes soon after a switch costs more (the
 # emulated TLB is cold), and c, with the shortest slices, switches twice
