@@ -108,25 +108,32 @@ check "... b" share $nb $t "$(awk -v x=$ub -v t=$u 'BEGIN { print 100 * x / t }'
 check "... c" share $nc $t "$(awk -v x=$uc -v t=$u 'BEGIN { print 100 * x / t }')"
 # The interrupts fall on what runs in proportion to its time only on
 # average: under TCG one that comes soon after a switch costs more (the
-# emulated TLB is cold), and c, with the shortest slices, switches twice
-# as often per ms as a. On the HPET they are a tenth of CPU 0's time, and
-# c's cpu.stat has been 1.2 % above its time with its proportional share,
-# a's 0.4 % below (boot 09:07 on f6bf15a). So the three together, whose
-# share is all of CPU 0's interrupts, are held to 1 %, and each to 1 %
-# plus a fifth of its share (3 % on a debug kernel, see above).
-# within X Y [SLACK]: X, with its share of CPU 0's interrupts, is Y within
-# $tol, and SLACK (0 to 1) of that share
+# emulated TLB is cold), and each of the three is switched in about as
+# often per period, so c, with a sixth of the time, takes a larger part
+# of them than its share: its cpu.stat has been from 1.2 % to 10.6 %
+# above what the ledger charged it, with the interrupts a twentieth of
+# CPU 0's time (boots on f6bf15a and d2b3890). So the three together,
+# whose share is all of CPU 0's interrupts, are held to $tol, and each
+# is held to be charged no more than its cpu.stat's (within $tol), and
+# no less by more than all of CPU 0's interrupts: time the ledger moved
+# from one cgroup to another fails one of the two.
+# within X Y: X, with its share of CPU 0's interrupts, is Y within $tol
 within() {
-	awk -v x="$1" -v t="$task0" -v i="$irq" -v y="$2" -v tol=$tol -v k="${3:-0}" \
+	awk -v x="$1" -v t="$task0" -v i="$irq" -v y="$2" -v tol=$tol \
 		'BEGIN { s = i * x / t; d = (x + s - y) / y
-			 tol += k * s / y; exit !(y > 0 && d < tol && d > -tol) }'
+			 exit !(y > 0 && d < tol && d > -tol) }'
+}
+# bounded X Y: Y - X between -$tol of Y and CPU 0's interrupts + $tol of Y
+bounded() {
+	awk -v x="$1" -v y="$2" -v i="$irq" -v tol=$tol \
+		'BEGIN { g = y - x; exit !(y > 0 && g > -tol * y && g < i + tol * y) }'
 }
 check "... a, b and c together, with CPU 0's interrupts, are their cpu.stat's within $(awk -v t=$tol 'BEGIN { print t * 100 }') %" \
 	within $((na + nb + nc)) $((ua + ub + uc))
-check "... each, with its share of the interrupts, is its cpu.stat's within $(awk -v t=$tol 'BEGIN { print t * 100 }') % and a fifth of that share: a" \
-	within $na $ua 0.2
-check "... b" within $nb $ub 0.2
-check "... c" within $nc $uc 0.2
+check "... each is its cpu.stat's less at most CPU 0's interrupts ($irq ns), within $(awk -v t=$tol 'BEGIN { print t * 100 }') %: a ($na ns, cpu.stat $ua)" \
+	bounded $na $ua
+check "... b ($nb ns, cpu.stat $ub)" bounded $nb $ub
+check "... c ($nc ns, cpu.stat $uc)" bounded $nc $uc
 
 # --- conservation, and what else is there -----------------------------------------
 # residue: elapsed less the rows, over all CPUs, within 0.01 % of elapsed
