@@ -156,6 +156,8 @@ static void result_sub(struct magnet_acct_result *a,
 	a->async_tx_ns -= b->async_tx_ns;
 	a->async_blk_bytes -= b->async_blk_bytes;
 	a->async_blk_ns -= b->async_blk_ns;
+	a->async_rx_bytes -= b->async_rx_bytes;
+	a->async_rx_ns -= b->async_rx_ns;
 }
 
 void acct_watch_subtract(struct acct_watch *now,

@@ -514,7 +514,7 @@ static const struct fam acct_fams[] = {
 	  "Time hardirqs and softirqs took from a watched process's system calls (charged to what they served, in the ledger)",
 	  AC_IRQ },
 	{ "magnet_acct_async_seconds", COUNTER, "seconds",
-	  "Deferred work of a watched process's system calls, as it came in: the device's transmits after the calls returned (tx), the block writes of the pages they dirtied (block)",
+	  "Deferred work of a watched process's system calls, as it came in: the device's transmits after the calls returned (tx), the block writes of the pages they dirtied (block), the receive processing, before the calls, of the data they read (rx)",
 	  AC_ASYNC },
 	{ "magnet_acct_errors", COUNTER, NULL,
 	  "System calls of a watched process that returned an error", AC_ERRORS },
@@ -584,6 +584,9 @@ static void acct_row(struct out *o, int what, const char *l,
 		snprintf(ls, sizeof(ls), "%s,part=\"block\"", l);
 		sample(o, "magnet_acct_async_seconds_total", ls,
 		       r->async_blk_ns / 1e9);
+		snprintf(ls, sizeof(ls), "%s,part=\"rx\"", l);
+		sample(o, "magnet_acct_async_seconds_total", ls,
+		       r->async_rx_ns / 1e9);
 		break;
 	case AC_ERRORS:
 		sample(o, "magnet_acct_errors_total", l, row->errors);

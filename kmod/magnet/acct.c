@@ -23,6 +23,17 @@
  * slept is blocked, by how it slept, until its wakeup (sched_wakeup),
  * then waits in the run queue.
  *
+ * Receive processing before the call: a CPU's NET_RX softirq works on
+ * one packet at a time, from its start (netif_receive_skb) to the next
+ * packet's start or the softirq's end (the ledger's items, ledger.c),
+ * and a packet delivered to a TCP or UDP socket (sk_filter_trim_cap())
+ * with a payload has its time, interrupts apart, and payload added to
+ * that socket's pending receive processing (acct_rx[], direct-mapped by
+ * socket): its time so far at the delivery, before a reader can be woken
+ * for it, the rest as it ends. An accounted call whose sock_recvmsg()
+ * returns n bytes takes n/pending of it (all, if n is as much or more);
+ * a socket's pending goes with it (sk_free()).
+ *
  * The hooks are registered while some handle is open (and ACCT_LINGER
  * after the last one closes), and only then:
  * the system-call tracepoints make every thread's system calls take the
@@ -43,9 +54,11 @@
 
 #include <linux/blk-mq.h>
 #include <linux/fs.h>
+#include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/interrupt.h>
 #include <linux/kprobes.h>
+#include <linux/math64.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/netdevice.h>
@@ -61,6 +74,7 @@
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
 #include <linux/vmalloc.h>
+#include <net/sock.h>
 
 #include "compat.h"
 #include "magnet.h"
@@ -91,6 +105,7 @@ struct acct_sums {
 	u64 blocked[__MAGNET_ACCT_BLOCK_MAX];
 	u64 subsys[MAGNET_ACCT_SUBSYS_SLOTS];
 	u64 sock_tx, sock_rx, retrans;
+	u64 rx_bytes, rx_ns;		/* receive processing of what it read */
 };
 
 struct acct_handle {
@@ -149,6 +164,18 @@ struct acct_cpu {
 	u64 since;			/* the open stretch's start */
 	u8 depth;
 	u8 kind[ACCT_LEVELS];		/* 0 hardirq, 1 softirq */
+
+	/* NET_RX: the packet under way (rx_open), and its socket once delivered */
+	bool rx_in;			/* in a NET_RX softirq */
+	bool rx_open;
+	bool rx_first;			/* no packet yet in this softirq */
+	bool rx_payload;		/* rx_sk's, with a payload */
+	const struct sock *rx_sk;
+	const void *rx_skb;
+	const struct task_struct *rx_task;	/* the softirq's (RT: preemptible) */
+	u64 rx_since;			/* its time not yet added, from */
+	u64 rx_irq;			/* ns[0] then: its hardirqs apart */
+	u64 rx_off;			/* rx_task switched out (RT), or 0 */
 };
 
 static DEFINE_PER_CPU(struct acct_cpu, acct_cpus);
@@ -237,6 +264,8 @@ static void on_vector_exit(void *data, int vector)
 	irq_exit_level(0);
 }
 
+static void rx_softirq(struct acct_cpu *c, bool entry);
+
 /* (softirqs run with interrupts on) */
 static void on_softirq_entry(void *data, unsigned int vec)
 {
@@ -244,6 +273,8 @@ static void on_softirq_entry(void *data, unsigned int vec)
 
 	local_irq_save(flags);
 	irq_enter_level(1);
+	if (vec == NET_RX_SOFTIRQ)
+		rx_softirq(this_cpu_ptr(&acct_cpus), true);
 	local_irq_restore(flags);
 }
 
@@ -252,6 +283,8 @@ static void on_softirq_exit(void *data, unsigned int vec)
 	unsigned long flags;
 
 	local_irq_save(flags);
+	if (vec == NET_RX_SOFTIRQ)
+		rx_softirq(this_cpu_ptr(&acct_cpus), false);
 	irq_exit_level(1);
 	local_irq_restore(flags);
 }
@@ -350,6 +383,8 @@ static void result_add(struct magnet_acct_result *r, struct acct_handle *h,
 	r->blk_read_bytes += t->ioac.read_bytes - h->rbytes;
 	r->blk_write_bytes += t->ioac.write_bytes - h->wbytes;
 	r->tcp_retrans += h->sum.retrans;
+	r->async_rx_bytes += h->sum.rx_bytes;
+	r->async_rx_ns += h->sum.rx_ns;
 }
 
 /* Publish the call's sums into its slot. */
@@ -961,6 +996,250 @@ static void on_block_done(void *data, struct request *rq,
 	wakes_run(&w);
 }
 
+/* --- receive processing before the call ------------------------------------------ */
+
+/*
+ * A socket's receive processing not yet taken by a call, in acct_rx[] at
+ * the socket's hash. Direct-mapped, so that a delivery costs one lock and
+ * no search: a socket that takes an entry another holds drops that one's
+ * pending (unread data of two sockets at once in one entry: rare with
+ * ACCT_RX_SLOTS of them). An entry MAGNET_ACCT_ASYNC_AGE_NS old is not
+ * taken: its socket may have been freed and its memory be another's.
+ */
+#define ACCT_RX_SLOTS	1024
+
+struct acct_rx {
+	raw_spinlock_t lock;
+	const struct sock *sk;
+	u64 bytes, ns;
+	u64 stamp;		/* the last added */
+};
+
+static struct acct_rx acct_rx[ACCT_RX_SLOTS];
+
+static struct acct_rx *rx_slot(const struct sock *sk)
+{
+	return &acct_rx[hash_ptr(sk, ilog2(ACCT_RX_SLOTS))];
+}
+
+/*
+ * Add the packet under way's time since it was last added, and @bytes,
+ * to its socket's pending, if it has one and a payload. Interrupts off.
+ */
+static void rx_commit(struct acct_cpu *c, u64 now, u32 bytes)
+{
+	u64 ns = now - c->rx_since, irq = c->ns[0] - c->rx_irq;
+	struct acct_rx *e;
+
+	if (!c->rx_sk || !c->rx_payload)
+		return;
+	c->rx_since = now;
+	c->rx_irq = c->ns[0];
+	e = rx_slot(c->rx_sk);
+	raw_spin_lock(&e->lock);
+	if (e->sk != c->rx_sk || now - e->stamp > MAGNET_ACCT_ASYNC_AGE_NS) {
+		e->sk = c->rx_sk;
+		e->bytes = 0;
+		e->ns = 0;
+	}
+	e->bytes += bytes;
+	e->ns += ns > irq ? ns - irq : 0;
+	e->stamp = now;
+	raw_spin_unlock(&e->lock);
+}
+
+/* The packet under way on this CPU is done at @now. Interrupts off. */
+static void rx_close(struct acct_cpu *c, u64 now)
+{
+	if (!c->rx_open)
+		return;
+	rx_commit(c, now, 0);
+	c->rx_open = false;
+}
+
+/*
+ * A packet starts, the one before it done: its time runs from now, or
+ * the softirq's start if it is the first. Interrupts off.
+ */
+static void rx_open(struct acct_cpu *c, u64 now)
+{
+	rx_close(c, now);
+	if (!c->rx_first) {
+		c->rx_since = now;
+		c->rx_irq = c->ns[0];
+	}
+	c->rx_first = false;
+	c->rx_open = true;
+	c->rx_payload = false;
+	c->rx_sk = NULL;
+	c->rx_skb = NULL;
+	c->rx_task = current;
+	c->rx_off = 0;
+}
+
+/*
+ * The packet under way is delivered to @sk with @bytes of payload: its
+ * time so far and its payload are added to the socket's now, before the
+ * reader can be woken for it; the rest of its time, its queueing and what
+ * it sends back, when it is done. Interrupts off.
+ */
+static void rx_claim(struct acct_cpu *c, const struct sock *sk,
+		     const void *skb, u32 bytes, u64 now)
+{
+	c->rx_sk = sk;
+	c->rx_skb = skb;
+	c->rx_payload = bytes;
+	rx_commit(c, now, bytes);
+}
+
+/* A NET_RX softirq begins (@entry) or ends on this CPU. Interrupts off. */
+static void rx_softirq(struct acct_cpu *c, bool entry)
+{
+	u64 now = acct_now();
+
+	rx_close(c, now);
+	c->rx_in = entry;
+	c->rx_first = entry;
+	c->rx_since = now;
+	c->rx_irq = c->ns[0];
+}
+
+/*
+ * A switch on this CPU: under PREEMPT_RT a softirq runs in a task and may
+ * be preempted; its packet's clock stops while that task is off the CPU
+ * (it comes back to this one: softirqs do not migrate). Interrupts off.
+ */
+static void rx_switch(struct task_struct *prev, struct task_struct *next,
+		      u64 *now)
+{
+	struct acct_cpu *c = this_cpu_ptr(&acct_cpus);
+
+	if (likely(!c->rx_open))
+		return;
+	if (!*now)
+		*now = acct_now();
+	if (prev == c->rx_task && !c->rx_off)
+		c->rx_off = *now;
+	if (next == c->rx_task && c->rx_off) {
+		c->rx_since += *now - c->rx_off;
+		c->rx_off = 0;
+	}
+}
+
+/* netif_receive_skb: in NET_RX, a packet starts */
+static void on_rx_start(void *data, struct sk_buff *skb)
+{
+	unsigned long flags;
+	struct acct_cpu *c;
+
+	if (!in_serving_softirq() || in_hardirq())
+		return;
+	local_irq_save(flags);
+	c = this_cpu_ptr(&acct_cpus);
+	if (c->rx_in)
+		rx_open(c, acct_now());
+	local_irq_restore(flags);
+}
+
+/*
+ * sk_filter_trim_cap(sk, skb, cap, ...): a packet reaches a socket, its
+ * transport header the first @cap bytes. The packet under way becomes
+ * its, or if that is already another's (a GRO list's packets all start
+ * before the first is delivered; a clone for a second socket), this one
+ * starts here. TCP and UDP sockets only: raw and ICMP ones take clones
+ * of what TCP and UDP will have.
+ */
+static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+	unsigned int cap = regs_get_kernel_argument(regs, 2);
+	u32 bytes = skb->len > cap ? skb->len - cap : 0;
+	unsigned long flags;
+	struct acct_cpu *c;
+	u64 now;
+
+	if (!in_serving_softirq() ||
+	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6) ||
+	    (sk->sk_protocol != IPPROTO_TCP && sk->sk_protocol != IPPROTO_UDP &&
+	     sk->sk_protocol != IPPROTO_UDPLITE))
+		return 0;
+	local_irq_save(flags);
+	c = this_cpu_ptr(&acct_cpus);
+	if (!c->rx_in || !c->rx_open || (c->rx_sk && skb == c->rx_skb))
+		goto out;
+	now = acct_now();
+	if (c->rx_sk)
+		rx_open(c, now);
+	rx_claim(c, sk, skb, bytes, now);
+out:
+	local_irq_restore(flags);
+	return 0;
+}
+
+/* sk_free(sk): a socket goes; what it had pending with it. */
+static int on_sk_free(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	struct acct_rx *e = rx_slot(sk);
+	unsigned long flags;
+
+	if (READ_ONCE(e->sk) != sk)
+		return 0;
+	raw_spin_lock_irqsave(&e->lock, flags);
+	if (e->sk == sk) {
+		e->sk = NULL;
+		e->bytes = 0;
+		e->ns = 0;
+	}
+	raw_spin_unlock_irqrestore(&e->lock, flags);
+	return 0;
+}
+
+static struct kprobe acct_kprobes[] = {
+	{ .symbol_name = "sk_filter_trim_cap", .pre_handler = on_deliver },
+	{ .symbol_name = "sk_free", .pre_handler = on_sk_free },
+};
+
+static bool acct_kprobes_on;
+
+/*
+ * @h's call read @n bytes from @sk: it takes their share of the socket's
+ * pending receive processing.
+ */
+static void rx_take(struct acct_handle *h, const struct sock *sk, u64 n)
+{
+	struct acct_rx *e = rx_slot(sk);
+	unsigned long flags;
+	u64 b, ns;
+
+	if (READ_ONCE(e->sk) != sk)
+		return;
+	raw_spin_lock_irqsave(&e->lock, flags);
+	if (e->sk == sk && e->bytes &&
+	    acct_now() - e->stamp <= MAGNET_ACCT_ASYNC_AGE_NS) {
+		b = min(n, e->bytes);
+		ns = b == e->bytes ? e->ns : mul_u64_u64_div_u64(e->ns, b, e->bytes);
+		e->bytes -= b;
+		e->ns -= ns;
+		h->sum.rx_bytes += b;
+		h->sum.rx_ns += ns;
+	}
+	raw_spin_unlock_irqrestore(&e->lock, flags);
+}
+
+static void rx_reset(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ACCT_RX_SLOTS; i++) {
+		raw_spin_lock_init(&acct_rx[i].lock);
+		acct_rx[i].sk = NULL;
+		acct_rx[i].bytes = 0;
+		acct_rx[i].ns = 0;
+	}
+}
+
 /* --- system calls ------------------------------------------------------------------ */
 
 static void refuse(struct acct_handle *h, u64 word)
@@ -1119,6 +1398,7 @@ static void on_switch(void *data, bool preempt, struct task_struct *prev,
 			WRITE_ONCE(h->off, ACCT_ASLEEP);
 		}
 	}
+	rx_switch(prev, next, &now);
 	h = acct_find(next);
 	if (h && h->in_call && h->off != ACCT_ON) {
 		u64 woke = READ_ONCE(h->wake_ns);
@@ -1229,6 +1509,12 @@ static const struct acct_boundary acct_boundaries[] = {
 
 #undef B
 
+/* What a boundary's entry leaves its return. */
+struct acct_ri {
+	const struct socket *sock;	/* RX: the socket read, unless peeked */
+	u8 depth;			/* the stack's, before */
+};
+
 struct acct_probe {
 	struct kretprobe krp;
 	const struct acct_boundary *b;
@@ -1242,7 +1528,8 @@ static int boundary_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct acct_probe *p = container_of(get_kretprobe(ri),
 					    struct acct_probe, krp);
 	unsigned long arg = regs_get_kernel_argument(regs, 0);
-	u8 what = p->b->what, *saved = (u8 *)ri->data;
+	struct acct_ri *saved = (struct acct_ri *)ri->data;
+	u8 what = p->b->what;
 	struct acct_handle *h;
 	unsigned long flags;
 	bool push;
@@ -1264,7 +1551,12 @@ static int boundary_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	push = (h->mask & BIT(p->b->subsys)) && h->depth < ACCT_DEPTH;
 	if (!push && !(what & (ACCT_TX | ACCT_RX)))
 		return 1;
-	*saved = h->depth;
+	saved->depth = h->depth;
+	saved->sock = NULL;
+	/* (sock_recvmsg(sock, msg, flags); a peek takes nothing) */
+	if ((what & ACCT_RX) &&
+	    !(regs_get_kernel_argument(regs, 2) & (MSG_PEEK | MSG_ERRQUEUE)))
+		saved->sock = (const struct socket *)arg;
 	if (!push)
 		return 0;
 	local_irq_save(flags);
@@ -1278,7 +1570,8 @@ static int boundary_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct acct_probe *p = container_of(get_kretprobe(ri),
 					    struct acct_probe, krp);
-	u8 saved = *(u8 *)ri->data;
+	const struct acct_ri *ri_saved = (const struct acct_ri *)ri->data;
+	u8 saved = ri_saved->depth;
 	struct acct_handle *h = acct_find(current);
 	long ret = regs_return_value(regs);
 	unsigned long flags;
@@ -1289,6 +1582,8 @@ static int boundary_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 		h->sum.sock_tx += ret;
 	else if (ret > 0 && (p->b->what & ACCT_RX))
 		h->sum.sock_rx += ret;
+	if (ret > 0 && ri_saved->sock && ri_saved->sock->sk)
+		rx_take(h, ri_saved->sock->sk, ret);
 	if (h->depth > saved) {
 		local_irq_save(flags);
 		mark(h, acct_now());
@@ -1326,7 +1621,7 @@ static int probes_register(void)
 		p->krp.kp.symbol_name = p->b->func;
 		p->krp.entry_handler = boundary_entry;
 		p->krp.handler = boundary_return;
-		p->krp.data_size = sizeof(u8);
+		p->krp.data_size = sizeof(struct acct_ri);
 		p->krp.maxactive = ACCT_MAXACTIVE;
 		p->on = !register_kretprobe(&p->krp);
 		n += p->on;
@@ -1352,6 +1647,7 @@ static struct acct_tp acct_tps[] = {
 	{ "sched_wakeup", on_wakeup },
 	{ "sched_process_exit", on_task_exit },
 	{ "tcp_retransmit_skb", on_retransmit },
+	{ "netif_receive_skb", on_rx_start },
 	{ "net_dev_start_xmit", on_xmit_start },
 	{ "net_dev_xmit", on_xmit },
 	{ "kfree_skb", on_skb_free },
@@ -1419,22 +1715,41 @@ fail:
 
 static int hooks_on(void)
 {
-	unsigned int cpu;
+	struct kprobe *kps[ARRAY_SIZE(acct_kprobes)];
+	unsigned int cpu, i;
 	int err;
 
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(&acct_cpus, cpu), 0, sizeof(struct acct_cpu));
+	rx_reset();
 	err = tps_register();
 	if (err)
 		return err;
 	err = probes_register();
-	if (err)
+	if (err) {
 		tps_unregister(ARRAY_SIZE(acct_tps));
-	return err;
+		return err;
+	}
+	/* (without them, no receive processing is charged: not an error) */
+	for (i = 0; i < ARRAY_SIZE(acct_kprobes); i++) {
+		acct_kprobes[i].addr = NULL;
+		acct_kprobes[i].flags = 0;
+		kps[i] = &acct_kprobes[i];
+	}
+	acct_kprobes_on = !register_kprobes(kps, ARRAY_SIZE(acct_kprobes));
+	return 0;
 }
 
 static void hooks_off(void)
 {
+	struct kprobe *kps[ARRAY_SIZE(acct_kprobes)];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(acct_kprobes); i++)
+		kps[i] = &acct_kprobes[i];
+	if (acct_kprobes_on)
+		unregister_kprobes(kps, ARRAY_SIZE(acct_kprobes));
+	acct_kprobes_on = false;
 	probes_unregister();
 	tps_unregister(ARRAY_SIZE(acct_tps));
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * magnet-callcost: what did that call cost? Writes a file (or sends UDP
- * datagrams), accounting each call through libmagnet, and prints where
- * each call's time went: on a CPU by kernel subsystem, waiting for one,
- * blocked, taken by interrupts.
+ * magnet-callcost: what did that call cost? Writes a file (or sends or
+ * receives UDP datagrams), accounting each call through libmagnet, and
+ * prints where each call's time went: on a CPU by kernel subsystem,
+ * waiting for one, blocked, taken by interrupts; and the kernel's work
+ * for it outside it: the receive processing of the data it read.
  *
- *	magnet-callcost [-n CALLS] [-s BYTES] [-f FILE | -u PORT]
+ *	magnet-callcost [-n CALLS] [-s BYTES] [-f FILE | -u PORT | -r PORT]
  *
  * Build: cc callcost.c $(pkg-config --cflags --libs libmagnet)
  */
@@ -44,6 +45,9 @@ static void print(const char *what, const struct magnet_acct_result *r)
 	if (r->sock_tx_bytes || r->sock_rx_bytes)
 		printf("; socket %llu B out, %llu B in",
 		       U(r->sock_tx_bytes), U(r->sock_rx_bytes));
+	if (r->async_rx_bytes)
+		printf("; %llu ns receiving its %llu B before it",
+		       U(r->async_rx_ns), U(r->async_rx_bytes));
 	if (r->blk_write_bytes || r->blk_read_bytes)
 		printf("; %llu B dirtied, %llu B read from disk",
 		       U(r->blk_write_bytes), U(r->blk_read_bytes));
@@ -53,10 +57,12 @@ static void print(const char *what, const struct magnet_acct_result *r)
 
 static void usage(FILE *to)
 {
-	fputs("usage: magnet-callcost [-n CALLS] [-s BYTES] [-f FILE | -u PORT]\n"
+	fputs("usage: magnet-callcost [-n CALLS] [-s BYTES] [-f FILE | -u PORT | -r PORT]\n"
 	      "Make CALLS write()s of BYTES to FILE (default ./callcost.out,\n"
 	      "then an fsync()), or sendto()s of BYTES to UDP PORT on\n"
-	      "127.0.0.1, and print what each call cost (libmagnet(3)).\n",
+	      "127.0.0.1, or recv()s of up to BYTES on UDP PORT of 127.0.0.1\n"
+	      "(bound first: \"listening\" on standard error when it is), and\n"
+	      "print what each call cost (libmagnet(3)).\n",
 	      to);
 }
 
@@ -67,10 +73,10 @@ int main(int argc, char **argv)
 	unsigned long calls = 3, size = 65536, i;
 	struct magnet_acct_result r;
 	struct magnet_acct *a;
-	int c, fd, port = 0;
+	int c, fd, port = 0, rport = 0;
 	char *buf, *end;
 
-	while ((c = getopt(argc, argv, "n:s:f:u:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:f:u:r:h")) != -1) {
 		switch (c) {
 		case 'n':
 			calls = strtoul(optarg, &end, 10);
@@ -90,11 +96,15 @@ int main(int argc, char **argv)
 			file = optarg;
 			break;
 		case 'u':
+		case 'r':
 			port = atoi(optarg);
 			if (port <= 0 || port > 65535) {
-				fprintf(stderr, "magnet-callcost: -u %s: a port, 1 to 65535\n", optarg);
+				fprintf(stderr, "magnet-callcost: -%c %s: a port, 1 to 65535\n",
+					c, optarg);
 				return 2;
 			}
+			if (c == 'r')
+				rport = port;
 			break;
 		case 'h':
 			usage(stdout);
@@ -120,6 +130,14 @@ int main(int argc, char **argv)
 		to.sin_port = htons(port);
 		to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (rport && fd >= 0 &&
+		    bind(fd, (struct sockaddr *)&to, sizeof(to)) < 0) {
+			fprintf(stderr, "magnet-callcost: port %d: %s\n", port,
+				strerror(errno));
+			return 1;
+		}
+		if (rport)
+			fputs("listening\n", stderr);
 	} else {
 		fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	}
@@ -133,14 +151,19 @@ int main(int argc, char **argv)
 
 		/* one store: the next call, every subsystem, into slot 0 */
 		magnet_acct_next(a, 1, 0, MAGNET_ACCT_SUBSYS_ALL, 0);
-		n = port ? sendto(fd, buf, size, 0, (struct sockaddr *)&to,
-				  sizeof(to)) : write(fd, buf, size);
+		if (rport)
+			n = recv(fd, buf, size, 0);
+		else if (port)
+			n = sendto(fd, buf, size, 0, (struct sockaddr *)&to,
+				   sizeof(to));
+		else
+			n = write(fd, buf, size);
 		if (n < 0) {
 			perror("magnet-callcost");
 			return 1;
 		}
 		magnet_acct_read(a, 0, &r);	/* no system call */
-		print(port ? "sendto" : "write", &r);
+		print(rport ? "recv" : port ? "sendto" : "write", &r);
 	}
 	if (!port) {
 		magnet_acct_next(a, 1, 0, MAGNET_ACCT_SUBSYS_ALL, 0);

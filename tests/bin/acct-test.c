@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <netinet/udp.h>
 #include <pthread.h>
@@ -462,6 +463,194 @@ TEST(a_datagram_a_qdisc_holds_is_sent_after_the_call)
 	EXPECT_GT(r.async_tx_ns, 0);
 	close(s);
 	magnet_acct_close(a);
+}
+
+/*
+ * Receive processing before the call. On lo the datagram's NET_RX
+ * softirq runs in its sender's call, on the sender's CPU (CPU 0, where
+ * the suite steers lo's receive): there it is the send's softirq time,
+ * and the reads that take the datagrams are charged it, the packets'
+ * time from their start as the ledger counts it, which leaves out only
+ * the softirq's own entry and exit.
+ */
+#define RX_DGRAMS	50
+
+TEST(a_receive_takes_the_processing_of_what_it_read)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct magnet_acct_result sent, peek, one, rest;
+	struct magnet_acct *a;
+	socklen_t len = sizeof(to);
+	char buf[1000] = { 0 };
+	int rx, tx, i;
+
+	pin(0);
+	a = magnet_acct_open();
+	ASSERT_TRUE(a != NULL);
+	rx = socket(AF_INET, SOCK_DGRAM, 0);
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_EQ(bind(rx, (struct sockaddr *)&to, sizeof(to)), 0);
+	ASSERT_EQ(getsockname(rx, (struct sockaddr *)&to, &len), 0);
+	ASSERT_EQ(magnet_acct_next(a, RX_DGRAMS, 0, 0, 0), 0);
+	for (i = 0; i < RX_DGRAMS; i++)
+		ASSERT_EQ(sendto(tx, buf, sizeof(buf), 0, (struct sockaddr *)&to,
+				 sizeof(to)), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_read(a, 0, &sent), 0);
+	/* a peek takes nothing */
+	ASSERT_EQ(magnet_acct_next(a, 1, 1, 0, 0), 0);
+	ASSERT_EQ(recv(rx, buf, sizeof(buf), MSG_PEEK), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_read(a, 1, &peek), 0);
+	/* one datagram read: its bytes, and its share of the time */
+	ASSERT_EQ(magnet_acct_next(a, 1, 2, 0, 0), 0);
+	ASSERT_EQ(recv(rx, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_read(a, 2, &one), 0);
+	ASSERT_EQ(magnet_acct_next(a, RX_DGRAMS - 1, 3, 0, 0), 0);
+	for (i = 1; i < RX_DGRAMS; i++)
+		ASSERT_EQ(recv(rx, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_read(a, 3, &rest), 0);
+	TH_LOG("%d sends: softirq %llu ns; the peek: %llu B; one read: %llu B %llu ns; the rest: %llu B %llu ns",
+	       RX_DGRAMS, (unsigned long long)sent.softirq_ns,
+	       (unsigned long long)peek.async_rx_bytes,
+	       (unsigned long long)one.async_rx_bytes,
+	       (unsigned long long)one.async_rx_ns,
+	       (unsigned long long)rest.async_rx_bytes,
+	       (unsigned long long)rest.async_rx_ns);
+	EXPECT_EQ(peek.sock_rx_bytes, sizeof(buf));
+	EXPECT_EQ(peek.async_rx_bytes, 0);
+	EXPECT_EQ(peek.async_rx_ns, 0);
+	EXPECT_EQ(one.async_rx_bytes, sizeof(buf));
+	EXPECT_GT(one.async_rx_ns, 0);
+	EXPECT_EQ(rest.async_rx_bytes, (RX_DGRAMS - 1) * sizeof(buf));
+	EXPECT_EQ(one.async_pending, 0);
+	EXPECT_EQ(rest.async_pending, 0);
+	/* all of it, and no more than the softirqs the sends were cut by */
+	EXPECT_LE(one.async_rx_ns + rest.async_rx_ns, sent.softirq_ns);
+	EXPECT_GE(one.async_rx_ns + rest.async_rx_ns, sent.softirq_ns / 2);
+	/* (the sends' own part of it: none) */
+	EXPECT_EQ(sent.async_rx_bytes, 0);
+	close(rx);
+	close(tx);
+	magnet_acct_close(a);
+}
+
+/*
+ * TCP: three segments read at once (coalesced in the receive queue or
+ * not, the bytes are what counts).
+ */
+TEST(a_tcp_read_takes_the_processing_of_its_segments)
+{
+	struct sockaddr_in at = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct magnet_acct_result sent, got;
+	struct magnet_acct *a;
+	socklen_t len = sizeof(at);
+	char buf[4096] = { 0 };
+	int l, c, s, i, one = 1;
+
+	pin(0);
+	a = magnet_acct_open();
+	ASSERT_TRUE(a != NULL);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_EQ(bind(l, (struct sockaddr *)&at, sizeof(at)), 0);
+	ASSERT_EQ(getsockname(l, (struct sockaddr *)&at, &len), 0);
+	ASSERT_EQ(listen(l, 1), 0);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_EQ(connect(c, (struct sockaddr *)&at, sizeof(at)), 0);
+	s = accept(l, NULL, NULL);
+	ASSERT_GE(s, 0);
+	ASSERT_EQ(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)), 0);
+	ASSERT_EQ(magnet_acct_next(a, 3, 0, 0, 0), 0);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(write(c, buf, 1000), 1000);
+	ASSERT_EQ(magnet_acct_read(a, 0, &sent), 0);
+	ASSERT_EQ(magnet_acct_next(a, 1, 1, 0, 0), 0);
+	ASSERT_EQ(read(s, buf, sizeof(buf)), 3000);
+	ASSERT_EQ(magnet_acct_read(a, 1, &got), 0);
+	TH_LOG("3 writes: softirq %llu ns; the read: %llu B, %llu B and %llu ns before it",
+	       (unsigned long long)sent.softirq_ns,
+	       (unsigned long long)got.sock_rx_bytes,
+	       (unsigned long long)got.async_rx_bytes,
+	       (unsigned long long)got.async_rx_ns);
+	EXPECT_EQ(got.sock_rx_bytes, 3000);
+	EXPECT_EQ(got.async_rx_bytes, 3000);
+	EXPECT_GT(got.async_rx_ns, 0);
+	EXPECT_LE(got.async_rx_ns, sent.softirq_ns);
+	close(c);
+	close(s);
+	close(l);
+	magnet_acct_close(a);
+}
+
+/*
+ * A reader asleep on CPU 1, woken by a datagram whose softirq runs on
+ * CPU 0 (its sender's): it reads while that softirq may still be under
+ * way, and takes the packet's time up to its delivery all the same.
+ */
+struct rx_reader {
+	int fd;
+	volatile int ready;
+	ssize_t got;
+	struct magnet_acct_result r;
+	int err;
+};
+
+static void *rx_reader(void *arg)
+{
+	struct rx_reader *rr = arg;
+	struct magnet_acct *a;
+	char buf[2000];
+
+	pin(1);
+	a = magnet_acct_open();
+	if (!a) {
+		rr->err = errno;
+		rr->ready = 1;
+		return NULL;
+	}
+	magnet_acct_next(a, 1, 0, 0, 0);
+	rr->ready = 1;
+	rr->got = recv(rr->fd, buf, sizeof(buf), 0);
+	if (magnet_acct_read(a, 0, &rr->r))
+		rr->err = errno;
+	magnet_acct_close(a);
+	return NULL;
+}
+
+TEST(a_reader_on_another_cpu_takes_the_packet_it_was_woken_for)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rx_reader rr = { 0 };
+	socklen_t len = sizeof(to);
+	char buf[1000] = { 0 };
+	pthread_t t;
+	int tx;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP("needs two CPUs");
+	pin(0);
+	rr.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_EQ(bind(rr.fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	ASSERT_EQ(getsockname(rr.fd, (struct sockaddr *)&to, &len), 0);
+	ASSERT_EQ(pthread_create(&t, NULL, rx_reader, &rr), 0);
+	while (!rr.ready)
+		usleep(1000);
+	usleep(200000);		/* (asleep in its recv by now) */
+	ASSERT_EQ(sendto(tx, buf, sizeof(buf), 0, (struct sockaddr *)&to,
+			 sizeof(to)), (ssize_t)sizeof(buf));
+	pthread_join(t, NULL);
+	TH_LOG("the reader: %zd B, blocked %llu ns, %llu B and %llu ns before it",
+	       rr.got, (unsigned long long)blocked(&rr.r),
+	       (unsigned long long)rr.r.async_rx_bytes,
+	       (unsigned long long)rr.r.async_rx_ns);
+	ASSERT_EQ(rr.err, 0);
+	EXPECT_EQ(rr.got, (ssize_t)sizeof(buf));
+	EXPECT_EQ(rr.r.async_rx_bytes, sizeof(buf));
+	EXPECT_GT(rr.r.async_rx_ns, 0);
+	close(rr.fd);
+	close(tx);
 }
 
 /*

@@ -175,7 +175,7 @@ static struct acct_watch_row acct_rows[] = {
 	{ .nr = 1, .r = { .calls = 3, .wall_ns = 6500, .cpu_ns = 4000,
 			  .runq_ns = 1000, .blocked_ns = { 500, 0, 0 },
 			  .hardirq_ns = 1000, .sock_tx_bytes = 300,
-			  .async_tx_ns = 2000 },
+			  .async_tx_ns = 2000, .async_rx_ns = 3000 },
 	  .errors = 1, .max_ns = 3000, .hist = { [0] = 1, [2] = 2 } },
 	{ .nr = 0, .r = { .calls = 1, .wall_ns = 2000000000,
 			  .cpu_ns = 1000, .blocked_ns = { 0, 0, 1999999000 } },

@@ -273,6 +273,8 @@ def test_acct(text):
                 w + ',layer="socket",direction="out"') == 300 and
           value(text, "magnet_acct_async_seconds_total",
                 w + ',part="tx"') == 2e-06 and
+          value(text, "magnet_acct_async_seconds_total",
+                w + ',part="rx"') == 3e-06 and
           value(text, "magnet_acct_watched_threads",
                 'pid="4242",comm="web \\"1\\""') == 2 and
           value(text, "magnet_acct_missed_calls_total",

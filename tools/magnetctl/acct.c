@@ -28,8 +28,9 @@ const char help_acct[] =
 "      (as perf trace -s sums them): CALLS, ERRORS, WALL, CPU (interrupts\n"
 "      apart), RUNQ (waiting for a CPU), BLOCKED (asleep), IRQ (hardirqs\n"
 "      and softirqs that ran in the calls), FAULTS, BYTES (socket and\n"
-"      block), ASYNC (deferred work: the device's transmits and the block\n"
-"      writes of the data the calls dirtied), in ms; P50, P99 and MAX of\n"
+"      block), ASYNC (work on the calls' behalf outside them: the device's\n"
+"      transmits, the block writes of the data the calls dirtied, and the\n"
+"      receive processing of the data they read), in ms; P50, P99 and MAX of\n"
 "      the wall time, in us (quantiles to the histogram's power of two).\n"
 "      If PID is not watched, it is watched from now until SECONDS have\n"
 "      passed, the process exits, or magnetctl is interrupted (the watch\n"
@@ -116,6 +117,8 @@ static void print_row_json(const struct acct_watch_row *row)
 	print_u64(PRINT_JSON, "async_tx_ns", NULL, r->async_tx_ns);
 	print_u64(PRINT_JSON, "async_blk_bytes", NULL, r->async_blk_bytes);
 	print_u64(PRINT_JSON, "async_blk_ns", NULL, r->async_blk_ns);
+	print_u64(PRINT_JSON, "async_rx_bytes", NULL, r->async_rx_bytes);
+	print_u64(PRINT_JSON, "async_rx_ns", NULL, r->async_rx_ns);
 	print_u64(PRINT_JSON, "async_pending", NULL, r->async_pending);
 	print_u64(PRINT_JSON, "async_lost", NULL, r->async_lost);
 	print_u64(PRINT_JSON, "p50_ns", NULL, acct_watch_quantile(row, 0.5));
@@ -173,7 +176,8 @@ static void print_watch(struct acct_watch *w, size_t top)
 		print_u64(PRINT_TEXT, "bytes", NULL,
 			  r->sock_tx_bytes + r->sock_rx_bytes +
 			  r->blk_read_bytes + r->blk_write_bytes);
-		print_ms("async_ms", r->async_tx_ns + r->async_blk_ns);
+		print_ms("async_ms", r->async_tx_ns + r->async_blk_ns +
+			 r->async_rx_ns);
 		print_us("p50_us", acct_watch_quantile(row, 0.5));
 		print_us("p99_us", acct_watch_quantile(row, 0.99));
 		print_us("max_us", row->max_ns);

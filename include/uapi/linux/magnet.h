@@ -1384,6 +1384,20 @@ struct magnet_journey {
  *   its start to its completion in proportion to the bytes it wrote for
  *   the call. A request that writes pages dirtied by several calls is
  *   split among them in proportion to what each has yet to be written.
+ * - the receive processing of the data the call read, which ran before
+ *   it (or while it waited): each packet's NET_RX time, from its start
+ *   (netif_receive_skb) to the next packet's or the softirq's end, its
+ *   interrupts apart, as the ledger charges it, added to the pending
+ *   processing of the TCP or UDP socket it was delivered to with a
+ *   payload (its time up to the delivery then, before a reader can be
+ *   woken for it; the rest, its queueing and what it sends back, as it
+ *   ends: a read that comes first leaves that to the next); a call whose
+ *   sock_recvmsg() returns n bytes (not peeking, not the error queue)
+ *   takes n / pending of it: async_rx_bytes (at most n) and async_rx_ns.
+ *   Known at the call's return, it is never pending. A socket's pending
+ *   is kept in a table of 1024 places by socket, and goes with the
+ *   socket: one that takes the place of another, or is
+ *   MAGNET_ACCT_ASYNC_AGE_NS old, is dropped.
  * async_pending counts the parts not in yet (0 once all are); each that
  * comes in adds one to area.completions and makes the file readable for
  * poll() (once per poll that returned it). A part not followed to its
@@ -1489,7 +1503,9 @@ struct magnet_acct_result {
 	__u64 async_tx_ns;	/* device transmits after the call returned */
 	__u64 async_blk_bytes;	/* bytes of its dirty pages written */
 	__u64 async_blk_ns;	/* their share of their requests' time */
-	__u64 reserved[23];	/* zero; room for what comes */
+	__u64 async_rx_bytes;	/* bytes read whose receive processing */
+	__u64 async_rx_ns;	/* ran before the call: its share */
+	__u64 reserved[21];	/* zero; room for what comes */
 };
 
 struct magnet_acct_area {
