@@ -15,6 +15,8 @@
  *		limits of sessions (session.c).
  *   max_acct_threads=N
  *		most threads with a per-call accounting handle (acct.c).
+ *   acct_boundaries=FUNCTION:SUBSYSTEM,...
+ *		per-call accounting's boundaries added to the shipped (acct.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -79,8 +81,8 @@ fail_buffers:
 
 static void __exit magnet_exit(void)
 {
+	magnet_netlink_exit();		/* no more requests: no new watch */
 	magnet_acct_exit();		/* no handle is open: no hooks */
-	magnet_netlink_exit();		/* no more requests */
 	magnet_probes_destroy_all();	/* no more hits */
 	magnet_ledger_exit();
 	magnet_notify_exit();
