@@ -293,20 +293,9 @@ uint64_t magnet_acct_refused(const struct magnet_acct *a)
 	return a && acct_here(a) ? a->area->refused : 0;
 }
 
-static const char *const subsys_names[] = {
-	[MAGNET_ACCT_SUBSYS_OTHER] = "other",
-	[MAGNET_ACCT_SUBSYS_SOCKET] = "socket",
-	[MAGNET_ACCT_SUBSYS_TCP] = "tcp",
-	[MAGNET_ACCT_SUBSYS_UDP] = "udp",
-	[MAGNET_ACCT_SUBSYS_IP] = "ip",
-	[MAGNET_ACCT_SUBSYS_DEVQ] = "devq",
-	[MAGNET_ACCT_SUBSYS_VFS] = "vfs",
-	[MAGNET_ACCT_SUBSYS_FS] = "fs",
-	[MAGNET_ACCT_SUBSYS_PAGECACHE] = "pagecache",
-	[MAGNET_ACCT_SUBSYS_BLOCK] = "block",
-	[MAGNET_ACCT_SUBSYS_MM] = "mm",
-	[MAGNET_ACCT_SUBSYS_PIPE] = "pipe",
-};
+static const char *const subsys_names[] = { MAGNET_ACCT_SUBSYS_NAMES };
+_Static_assert(sizeof(subsys_names) / sizeof(subsys_names[0]) ==
+	       __MAGNET_ACCT_SUBSYS_MAX, "a name for each subsystem");
 
 static const char *const block_names[] = {
 	[MAGNET_ACCT_BLOCK_IO] = "io",

@@ -53,6 +53,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blk-mq.h>
+#include <linux/ctype.h>
 #include <linux/fs.h>
 #include <linux/hash.h>
 #include <linux/hashtable.h>
@@ -1509,6 +1510,136 @@ static const struct acct_boundary acct_boundaries[] = {
 
 #undef B
 
+/*
+ * Boundaries a configuration adds (acct_boundaries=FUNCTION:SUBSYSTEM,...
+ * in modprobe.d, or written to the parameter at run time), as
+ * Resourceful's subsystem lists do: taken at the next registration of the
+ * hooks. A list with a bad entry is refused whole, the one before kept.
+ */
+#define ACCT_EXTRA	32
+#define ACCT_FUNC_LEN	64
+
+struct acct_extra {
+	char func[ACCT_FUNC_LEN];
+	u8 subsys;
+};
+
+static struct acct_extra acct_extra[ACCT_EXTRA];	/* under acct_lock */
+static unsigned int acct_nextra;
+static const char *const acct_subsys_names[] = { MAGNET_ACCT_SUBSYS_NAMES };
+static_assert(ARRAY_SIZE(acct_subsys_names) == __MAGNET_ACCT_SUBSYS_MAX);
+
+static bool boundary_shipped(const char *func)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(acct_boundaries); i++)
+		if (!strcmp(acct_boundaries[i].func, func))
+			return true;
+	return false;
+}
+
+/* The entry FUNCTION:SUBSYSTEM at @val into @e, after @n in @before. */
+static int extra_parse(const char *val, struct acct_extra *e,
+		       const struct acct_extra *before, unsigned int n)
+{
+	size_t len = strcspn(val, ":,\n");
+	unsigned int i;
+	int sub;
+
+	if (!len || len >= ACCT_FUNC_LEN || val[len] != ':') {
+		pr_err("acct_boundaries: \"%.*s\": expected FUNCTION:SUBSYSTEM, the function's name 1 to %d characters\n",
+		       (int)strcspn(val, ",\n"), val, ACCT_FUNC_LEN - 1);
+		return -EINVAL;
+	}
+	memcpy(e->func, val, len);
+	e->func[len] = 0;
+	for (i = 0; i < len; i++)
+		if (!isalnum(e->func[i]) && e->func[i] != '_' &&
+		    e->func[i] != '.') {
+			pr_err("acct_boundaries: \"%s\": not a function's name\n",
+			       e->func);
+			return -EINVAL;
+		}
+	val += len + 1;
+	len = strcspn(val, ",\n");
+	for (sub = 1; sub < __MAGNET_ACCT_SUBSYS_MAX; sub++)
+		if (strlen(acct_subsys_names[sub]) == len &&
+		    !strncmp(acct_subsys_names[sub], val, len))
+			break;
+	if (sub == __MAGNET_ACCT_SUBSYS_MAX) {
+		pr_err("acct_boundaries: %s: \"%.*s\" is no subsystem (socket, tcp, udp, ip, devq, vfs, fs, pagecache, block, mm or pipe)\n",
+		       e->func, (int)len, val);
+		return -EINVAL;
+	}
+	e->subsys = sub;
+	for (i = 0; i < n; i++)
+		if (!strcmp(before[i].func, e->func))
+			break;
+	if (i < n || boundary_shipped(e->func)) {
+		pr_err("acct_boundaries: %s is a boundary already\n", e->func);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int extra_set(const char *val, const struct kernel_param *kp)
+{
+	struct acct_extra *list;
+	unsigned int n = 0;
+	int err = 0;
+
+	list = kcalloc(ACCT_EXTRA, sizeof(*list), GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	while (*val && *val != '\n') {
+		if (n == ACCT_EXTRA) {
+			pr_err("acct_boundaries: more than %d\n", ACCT_EXTRA);
+			err = -EINVAL;
+			break;
+		}
+		err = extra_parse(val, &list[n], list, n);
+		if (err)
+			break;
+		n++;
+		val += strcspn(val, ",\n");
+		if (*val == ',')
+			val++;
+	}
+	if (!err) {
+		mutex_lock(&acct_lock);
+		memcpy(acct_extra, list, sizeof(acct_extra));
+		acct_nextra = n;
+		mutex_unlock(&acct_lock);
+	}
+	kfree(list);
+	return err;
+}
+
+static int extra_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned int i;
+	int len = 0;
+
+	mutex_lock(&acct_lock);
+	for (i = 0; i < acct_nextra; i++)
+		len += scnprintf(buf + len, PAGE_SIZE - len, "%s%s:%s",
+				 i ? "," : "", acct_extra[i].func,
+				 acct_subsys_names[acct_extra[i].subsys]);
+	mutex_unlock(&acct_lock);
+	len += scnprintf(buf + len, PAGE_SIZE - len, "\n");
+	return len;
+}
+
+static const struct kernel_param_ops extra_ops = {
+	.set = extra_set,
+	.get = extra_get,
+};
+
+module_param_cb(acct_boundaries, &extra_ops, NULL, 0644);
+MODULE_PARM_DESC(acct_boundaries,
+		 "Boundary functions added to per-call accounting's, FUNCTION:SUBSYSTEM,... (taken when its hooks next go in)");
+
 /* What a boundary's entry leaves its return. */
 struct acct_ri {
 	const struct socket *sock;	/* RX: the socket read, unless peeked */
@@ -1517,11 +1648,12 @@ struct acct_ri {
 
 struct acct_probe {
 	struct kretprobe krp;
-	const struct acct_boundary *b;
+	struct acct_boundary b;
 	bool on;
 };
 
 static struct acct_probe *acct_probes;	/* one per boundary, or NULL */
+static unsigned int acct_nprobes;
 
 static int boundary_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -1529,7 +1661,7 @@ static int boundary_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 					    struct acct_probe, krp);
 	unsigned long arg = regs_get_kernel_argument(regs, 0);
 	struct acct_ri *saved = (struct acct_ri *)ri->data;
-	u8 what = p->b->what;
+	u8 what = p->b.what;
 	struct acct_handle *h;
 	unsigned long flags;
 	bool push;
@@ -1548,7 +1680,7 @@ static int boundary_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (what & ACCT_SKB)
 		async_add(h, ACCT_ASYNC_TX, (void *)arg,
 			  ((struct sk_buff *)arg)->len);
-	push = (h->mask & BIT(p->b->subsys)) && h->depth < ACCT_DEPTH;
+	push = (h->mask & BIT(p->b.subsys)) && h->depth < ACCT_DEPTH;
 	if (!push && !(what & (ACCT_TX | ACCT_RX)))
 		return 1;
 	saved->depth = h->depth;
@@ -1562,7 +1694,7 @@ static int boundary_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	local_irq_save(flags);
 	mark(h, acct_now());
 	local_irq_restore(flags);
-	h->stack[h->depth++] = p->b->subsys;
+	h->stack[h->depth++] = p->b.subsys;
 	return 0;
 }
 
@@ -1578,9 +1710,9 @@ static int boundary_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	if (!h || !h->in_call)
 		return 0;
-	if (ret > 0 && (p->b->what & ACCT_TX))
+	if (ret > 0 && (p->b.what & ACCT_TX))
 		h->sum.sock_tx += ret;
-	else if (ret > 0 && (p->b->what & ACCT_RX))
+	else if (ret > 0 && (p->b.what & ACCT_RX))
 		h->sum.sock_rx += ret;
 	if (ret > 0 && ri_saved->sock && ri_saved->sock->sk)
 		rx_take(h, ri_saved->sock->sk, ret);
@@ -1599,35 +1731,44 @@ static void probes_unregister(void)
 
 	if (!acct_probes)
 		return;
-	for (i = 0; i < ARRAY_SIZE(acct_boundaries); i++)
+	for (i = 0; i < acct_nprobes; i++)
 		if (acct_probes[i].on)
 			unregister_kretprobe(&acct_probes[i].krp);
 	kfree(acct_probes);
 	acct_probes = NULL;
 }
 
+/* The shipped boundaries and those added. Under acct_lock. */
 static int probes_register(void)
 {
-	unsigned int i, n = 0;
+	unsigned int i, n = 0, shipped = ARRAY_SIZE(acct_boundaries);
 
-	acct_probes = kcalloc(ARRAY_SIZE(acct_boundaries),
-			      sizeof(*acct_probes), GFP_KERNEL);
+	acct_nprobes = shipped + acct_nextra;
+	acct_probes = kcalloc(acct_nprobes, sizeof(*acct_probes), GFP_KERNEL);
 	if (!acct_probes)
 		return -ENOMEM;
-	for (i = 0; i < ARRAY_SIZE(acct_boundaries); i++) {
+	for (i = 0; i < acct_nprobes; i++) {
 		struct acct_probe *p = &acct_probes[i];
 
-		p->b = &acct_boundaries[i];
-		p->krp.kp.symbol_name = p->b->func;
+		if (i < shipped) {
+			p->b = acct_boundaries[i];
+		} else {
+			p->b.func = acct_extra[i - shipped].func;
+			p->b.subsys = acct_extra[i - shipped].subsys;
+		}
+		p->krp.kp.symbol_name = p->b.func;
 		p->krp.entry_handler = boundary_entry;
 		p->krp.handler = boundary_return;
 		p->krp.data_size = sizeof(struct acct_ri);
 		p->krp.maxactive = ACCT_MAXACTIVE;
 		p->on = !register_kretprobe(&p->krp);
 		n += p->on;
+		/* (a shipped one a kernel lacks is no news; an added one is) */
+		if (!p->on && i >= shipped)
+			pr_notice("acct_boundaries: %s: no such function to probe, left out\n",
+				  p->b.func);
 	}
-	pr_debug("acct: %u of %zu boundaries\n", n,
-		 ARRAY_SIZE(acct_boundaries));
+	pr_debug("acct: %u of %u boundaries\n", n, acct_nprobes);
 	return 0;
 }
 

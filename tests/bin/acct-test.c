@@ -654,6 +654,36 @@ TEST(a_reader_on_another_cpu_takes_the_packet_it_was_woken_for)
 }
 
 /*
+ * A boundary the module's acct_boundaries parameter added (the suite
+ * adds do_sys_poll as a vfs boundary, and says so in ACCT_POLL_IS_VFS):
+ * poll()'s time, which no shipped boundary claims, is then vfs time.
+ */
+TEST(an_added_boundary_takes_its_functions_time)
+{
+	struct magnet_acct_result r;
+	struct magnet_acct *a;
+
+	if (!getenv("ACCT_POLL_IS_VFS"))
+		SKIP("do_sys_poll not added as a boundary");
+	a = magnet_acct_open();
+	ASSERT_TRUE(a != NULL);
+	ASSERT_EQ(magnet_acct_next(a, 1, 0, MAGNET_ACCT_SUBSYS_ALL, 0), 0);
+	ASSERT_EQ(poll(NULL, 0, 0), 0);
+	ASSERT_EQ(magnet_acct_read(a, 0, &r), 0);
+	TH_LOG("poll: cpu %llu, vfs %llu, other %llu",
+	       (unsigned long long)r.cpu_ns,
+	       (unsigned long long)r.subsys_ns[MAGNET_ACCT_SUBSYS_VFS],
+	       (unsigned long long)r.subsys_ns[MAGNET_ACCT_SUBSYS_OTHER]);
+	EXPECT_GT(r.subsys_ns[MAGNET_ACCT_SUBSYS_VFS], 0);
+	/* (and without the subsystem in the mask, none) */
+	ASSERT_EQ(magnet_acct_next(a, 1, 1, 1U << MAGNET_ACCT_SUBSYS_FS, 0), 0);
+	ASSERT_EQ(poll(NULL, 0, 0), 0);
+	ASSERT_EQ(magnet_acct_read(a, 1, &r), 0);
+	EXPECT_EQ(r.subsys_ns[MAGNET_ACCT_SUBSYS_VFS], 0);
+	magnet_acct_close(a);
+}
+
+/*
  * The thread's run time, ns: the scheduler's sum_exec_runtime, which
  * /proc/thread-self/schedstat shows as of the thread's last tick or
  * switch, and CLOCK_THREAD_CPUTIME_ID as of now.

@@ -233,6 +233,39 @@ exec 3>&-
 check "unloads with no handle open" rmmod magnet
 other_cpus on
 check "loads again" load_magnet
+
+# Boundaries a configuration adds (the acct_boundaries parameter, as
+# modprobe.d's options or written at run time): a bad list is refused
+# whole and changes nothing; a good one is taken when the hooks next go
+# in. poll() with no descriptors passes no shipped boundary (its time is
+# "other"); do_sys_poll added as a vfs boundary makes it vfs time.
+P=/sys/module/magnet/parameters/acct_boundaries
+check "acct_boundaries: none added by default" [ -z "$(cat $P)" ]
+check_fails "... an unknown subsystem refused" sh -c "echo do_sys_poll:nosuch > $P"
+check_fails "... an entry without its subsystem refused" sh -c "echo do_sys_poll > $P"
+check_fails "... a shipped boundary again refused" sh -c "echo vfs_read:vfs > $P"
+check_fails "... one twice refused" sh -c "echo do_sys_poll:vfs,do_sys_poll:fs > $P"
+check_fails "... not a function's name refused" sh -c "echo 'do sys:vfs' > $P"
+check "... and saying why" sh -c "dmesg | tail -n 5 | grep -q 'acct_boundaries: .*not a function'"
+check "... the list unchanged" [ -z "$(cat $P)" ]
+check "... do_sys_poll:vfs and a function no kernel has taken" \
+	sh -c "echo do_sys_poll:vfs,magnet_no_such_function:fs > $P"
+check "... and shown" [ "$(cat $P)" = do_sys_poll:vfs,magnet_no_such_function:fs ]
+other_cpus off
+exec 3<> /dev/magnet-acct
+other_cpus on
+check "... the missing one left out, and said" \
+	sh -c "dmesg | grep -q 'acct_boundaries: magnet_no_such_function: no such function to probe, left out'"
+export ACCT_POLL_IS_VFS=1
+run_c acct-test an_added_boundary
+unset ACCT_POLL_IS_VFS
+other_cpus off
+exec 3>&-
+check "... the module unloads" rmmod magnet
+other_cpus on
+check_fails "... a bad option: the module does not load" insmod $M/magnet.ko acct_boundaries=x:nosuch
+check "... a good one: it loads with them" load_magnet acct_boundaries=do_sys_poll:vfs
+check "... shown" [ "$(cat $P)" = do_sys_poll:vfs ]
 [ -n "${ACCT_DELAYED_TO:-}" ] && ip link del acct0
 if [ -n "${ACCT_FILE:-}" ]; then
 	umount /mnt/acct

@@ -1348,8 +1348,10 @@ struct magnet_journey {
  *   subsystem it was in (subsys_ns[], which adds up to cpu_ns): a
  *   subsystem is entered by a call of one of its boundary functions and
  *   left by its return (the innermost one wins). The module's list of
- *   boundaries is in kmod/magnet/acct.c and libmagnet(3); a function
- *   a kernel lacks (inlined, renamed) is left out of it.
+ *   boundaries is in kmod/magnet/acct.c and libmagnet(3), with those its
+ *   acct_boundaries parameter adds (FUNCTION:SUBSYSTEM,..., the names of
+ *   MAGNET_ACCT_SUBSYS_NAMES); a function a kernel lacks (inlined,
+ *   renamed) is left out of it.
  * - runq_ns: waiting for a CPU, runnable (preempted, or woken and not
  *   yet running).
  * - blocked_ns[]: asleep, from going to sleep to being woken, by how it
@@ -1450,6 +1452,14 @@ enum magnet_acct_subsys {
 	MAGNET_ACCT_SUBSYS_PIPE,	/* pipes */
 	__MAGNET_ACCT_SUBSYS_MAX
 };
+
+/*
+ * Their names, in the enum's order: libmagnet's, magnetctl's, and those
+ * the module's acct_boundaries parameter takes.
+ */
+#define MAGNET_ACCT_SUBSYS_NAMES					\
+	"other", "socket", "tcp", "udp", "ip", "devq", "vfs", "fs",	\
+	"pagecache", "block", "mm", "pipe"
 
 #define MAGNET_ACCT_SUBSYS_SLOTS	16	/* subsys_ns[]'s room */
 #define MAGNET_ACCT_SUBSYS_ALL	((1U << __MAGNET_ACCT_SUBSYS_MAX) - 2)
