@@ -1070,7 +1070,11 @@ def sessions_section(doc, path):
 # --- 11. per-call accounting --------------------------------------------------------
 
 ACCT_CASES = (("plain", "lighttpd alone (the module loaded, no handle)"),
+              ("perf-trace", "lighttpd alone, perf trace -s counting its calls per type"),
+              ("syscount", "lighttpd alone, syscount -L's way in bpftrace counting them"),
               ("hooked", "lighttpd alone, while another process holds a handle"),
+              ("watch", "lighttpd watched: magnetctl acct watch, every call "
+                        "accounted and summed per type"),
               ("shim-none", "lighttpd accounting every accept, receive and send, "
                             "no subsystem split"),
               ("shim-all", "the same, CPU time split among every subsystem"))
@@ -1080,39 +1084,59 @@ ACCT_INTRO = (
     "file on CPU 0, wrk on CPU 1 fetching it one request at a time, each on a new "
     "connection, for a fixed time per run; the accounting through libmagnet by "
     "an LD_PRELOAD shim (bench/acct-shim.c), which arms each socket call, makes "
-    "it and reads its result. Each run takes every case in turn. A ratio is the "
-    "median of the same-numbered runs' ratios to lighttpd alone, with their range. "
-    "Targets: median latency ≤ +1 %, p99 ≤ +2 %, throughput ≥ 0.95×.\n")
+    "it and reads its result; beside it, what users pick today to count a "
+    "process's calls (perf trace -s; bcc's syscount, in bpftrace) and magnet's "
+    "answer to the same question (a watch). The server's time is lighttpd's own "
+    "run time (its schedstat) per request. Each run takes every case in turn. A "
+    "ratio is the median of the same-numbered runs' ratios to lighttpd alone, "
+    "with their range. Targets: median latency ≤ +1 %, p99 ≤ +2 %, throughput "
+    "≥ 0.95×; and a watch costs less than perf trace -s or syscount.\n")
+ACCT_INSNS_INTRO = (
+    "The same cases under QEMU's instruction counter (bench/run acct-cost with "
+    "BENCH_CLOCK=icount): one vCPU whose clock counts the instructions it runs, "
+    "one nanosecond each, wrk on it beside lighttpd. Requests are per thousand "
+    "million instructions (of both), latencies in thousands of instructions, and "
+    "the server's figure is lighttpd's own instructions per request, wrk's "
+    "apart: the closest to what accounting adds to a server. They repeat from "
+    "run to run where timed ones under TCG move by tens of per cent; what they "
+    "leave out is what an instruction costs on hardware (a trap, a clock read, "
+    "a cache miss).\n")
 
 
-def acct_section(doc, path):
+def acct_section(doc, path, icount=False):
     runs = doc["runs"]
-    out = ["## 11. What per-call accounting costs a server\n"] + provenance(doc, path)
-    base = {k: by_run(runs.get("plain-" + k)) for k in ("rps", "p50", "p99")}
+    out = ["## 12. Per-call accounting in instructions\n" if icount else
+           "## 11. What per-call accounting costs a server\n"] + provenance(doc, path)
+    keys = ("rps", "p50", "p99", "cpu")
+    base = {k: by_run(runs.get("plain-" + k)) for k in keys}
     if not base["rps"]:
         return out + ["_No figures: lighttpd alone did not run._\n"] + remarks(doc)
-    out += [ACCT_INTRO,
-            "| case | requests/s | × alone | median latency, µs | vs alone | "
-            "p99 latency, µs | vs alone |",
-            "|---|---|---|---|---|---|---|"]
+    unit = "thousand instructions" if icount else "µs"
+    out += [ACCT_INTRO] + ([ACCT_INSNS_INTRO] if icount else []) + [
+            "| case | requests/%s | × alone | median latency, %s | vs alone | "
+            "p99 latency, %s | vs alone | the server's, %s a request | vs alone |"
+            % ("10⁹ instructions" if icount else "s", unit, unit, unit),
+            "|---|---|---|---|---|---|---|---|---|"]
     for case, what in ACCT_CASES:
+        if not any(runs.get("%s-%s" % (case, k)) for k in keys):
+            continue
         cells = [what]
-        for k, scale, rel in (("rps", 1, "%.3f×"), ("p50", 1e-3, "%+.1f %%"),
-                              ("p99", 1e-3, "%+.1f %%")):
+        for k in keys:
             v = by_run(runs.get("%s-%s" % (case, k)))
             if not v:
                 cells += ["-", "-"]
                 continue
+            scale = 1 if k == "rps" else 1e-3
             cells.append(fmt_spread(spread(x * scale for x in v.values()),
                                     "%.0f" if k == "rps" else "%.1f"))
             common = [i for i in v if i in base[k] and base[k][i]]
             if case == "plain" or not common:
                 cells.append("")
             elif k == "rps":
-                cells.append(fmt_spread(spread(v[i] / base[k][i] for i in common), rel))
+                cells.append(fmt_spread(spread(v[i] / base[k][i] for i in common), "%.3f×"))
             else:
                 cells.append(fmt_spread(spread(100 * (v[i] / base[k][i] - 1)
-                                               for i in common), rel))
+                                               for i in common), "%+.1f %%"))
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
     return out + remarks(doc)
@@ -1330,6 +1354,8 @@ def render(results, plots):
         ("ledger-cost-icount", "## 10. The ledger's cost in instructions",
          lambda d, p: ledger_section(d, p, True)),
         ("acct-cost", "## 11. What per-call accounting costs a server", acct_section),
+        ("acct-cost-icount", "## 12. Per-call accounting in instructions",
+         lambda d, p: acct_section(d, p, True)),
     ]
     for name, title, make in sections:
         if name is None:
@@ -1339,7 +1365,7 @@ def render(results, plots):
         else:
             out += missing(title, name)
     known = {"cost", "throughput", "scaling", "session-cost", "ledger-cost", "acct-cost",
-             "ledger-cost-icount", "pfilter",
+             "ledger-cost-icount", "acct-cost-icount", "pfilter",
              "pfilter-icount",
              "stream-filter-icount", "stream-paper", "stream-filter", "stream-sampling"}
     for name in sorted(set(docs) - known):
