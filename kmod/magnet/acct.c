@@ -1038,6 +1038,17 @@ static void rx_commit(struct acct_cpu *c, u64 now, u32 bytes)
 	c->rx_irq = c->ns[0];
 	e = rx_slot(c->rx_sk);
 	raw_spin_lock(&e->lock);
+	/*
+	 * A UDP delivery finds its socket under RCU, with no reference: it
+	 * may come after the socket's close, and after sk_free() cleared its
+	 * entry. The socket was orphaned (SOCK_DEAD) before its sk_free(),
+	 * which takes this lock: seen here, it adds nothing that a socket
+	 * allocated where it was would inherit.
+	 */
+	if (sock_flag(c->rx_sk, SOCK_DEAD)) {
+		raw_spin_unlock(&e->lock);
+		return;
+	}
 	if (e->sk != c->rx_sk || now - e->stamp > MAGNET_ACCT_ASYNC_AGE_NS) {
 		e->sk = c->rx_sk;
 		e->bytes = 0;

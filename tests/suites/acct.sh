@@ -81,6 +81,8 @@ check_fails "magnet-callcost -r 0: refused" magnet-callcost -r 0
 # 100 datagrams of 500 bytes: within the socket's default buffer, had
 # the reader not kept up.
 CG=/sys/fs/cgroup
+mkdir -p $CG
+grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG
 mkdir -p $CG/acct-rx
 ledger_set on
 sh -c "echo \$\$ > $CG/acct-rx/cgroup.procs
@@ -88,11 +90,13 @@ sh -c "echo \$\$ > $CG/acct-rx/cgroup.procs
 	> /tmp/rx.txt 2> /tmp/rx.err &
 rxp=$!
 wait_for 20 grep -q listening /tmp/rx.err
-taskset 1 magnet-callcost -u 7171 -n 100 -s 500 > /dev/null
+taskset 1 magnet-callcost -u 7171 -n 100 -s 500 > /tmp/tx.txt
 wait $rxp
 magnetctl -j account per-cpu | tr '{' '\n' > /tmp/rx-led.txt
 ledger_set off
-head -n 3 /tmp/rx.txt
+sed -n '1p;2p;50p;100p' /tmp/rx.txt | cut -c 1-250
+head -n 3 /tmp/tx.txt | cut -c 1-250
+grep net_rx /tmp/rx-led.txt | cut -c 1-200
 # rxsum N: the sum of the Nth number of each read's receive part
 rxsum() {
 	sed -n 's/.*; \([0-9]*\) ns receiving its \([0-9]*\) B before it.*/\1 \2/p' /tmp/rx.txt |
@@ -106,7 +110,7 @@ ledns=$(grep '"cgroup":"/acct-rx"' /tmp/rx-led.txt | grep '"vector":"net_rx"' |
 	sed 's/.*"ns":\([0-9]*\).*/\1/' | awk '{ s += $1 } END { print s + 0 }')
 check "... their receive processing is the ledger's NET_RX time for the reader's cgroup within 10 % (reads $rxns ns, ledger $ledns ns)" \
 	awk -v a=$rxns -v l=$ledns 'BEGIN { d = (a - l) / l; exit !(l > 0 && d < 0.1 && d > -0.1) }'
-rmdir $CG/acct-rx
+wait_for 10 rmdir $CG/acct-rx
 
 # --- a process watched: magnetctl acct -----------------------------------------------
 # A shell that waits on a fifo (blocked in its open) to start, then on
