@@ -1023,6 +1023,13 @@ static struct acct_rx *rx_slot(const struct sock *sk)
 	return &acct_rx[hash_ptr(sk, ilog2(ACCT_RX_SLOTS))];
 }
 
+/* The packet under way's time, not yet added, runs from @now. */
+static void rx_restart(struct acct_cpu *c, u64 now)
+{
+	c->rx_since = now;
+	c->rx_irq = c->ns[0];
+}
+
 /*
  * Add the packet under way's time since it was last added, and @bytes,
  * to its socket's pending, if it has one and a payload. Interrupts off.
@@ -1034,8 +1041,7 @@ static void rx_commit(struct acct_cpu *c, u64 now, u32 bytes)
 
 	if (!c->rx_sk || !c->rx_payload)
 		return;
-	c->rx_since = now;
-	c->rx_irq = c->ns[0];
+	rx_restart(c, now);
 	e = rx_slot(c->rx_sk);
 	raw_spin_lock(&e->lock);
 	/*
@@ -1076,10 +1082,8 @@ static void rx_close(struct acct_cpu *c, u64 now)
 static void rx_open(struct acct_cpu *c, u64 now)
 {
 	rx_close(c, now);
-	if (!c->rx_first) {
-		c->rx_since = now;
-		c->rx_irq = c->ns[0];
-	}
+	if (!c->rx_first)
+		rx_restart(c, now);
 	c->rx_first = false;
 	c->rx_open = true;
 	c->rx_payload = false;
@@ -1112,8 +1116,7 @@ static void rx_softirq(struct acct_cpu *c, bool entry)
 	rx_close(c, now);
 	c->rx_in = entry;
 	c->rx_first = entry;
-	c->rx_since = now;
-	c->rx_irq = c->ns[0];
+	rx_restart(c, now);
 }
 
 /*
