@@ -467,7 +467,9 @@ magnet-read -b loadbuf -N -q 2> /tmp/loadpre.txt
 magnet-read -b loadbuf > /tmp/load.txt 2> /tmp/loadrd.txt &
 reader=$!
 prev=$(magnetctl -j filter list load | sed -n 's/.*"id":\([0-9]*\),.*/\1/p')
-for i in $(seq 100); do
+# (FILTER_CHURN rounds, default 100; kernel command line)
+churn=${FILTER_CHURN:-100}
+for i in $(seq "$churn"); do
 	case $((i % 3)) in
 	0) magnetctl filter add load exclude tgid 1,$spin,7 ;;
 	1) magnetctl filter add load include tgid 99999 ;;
@@ -482,7 +484,7 @@ magnetctl probe disable load
 sleep 0.2
 kill $reader; wait $reader
 magnet-read -b loadbuf -N >> /tmp/load.txt 2>> /tmp/loadrd.txt
-check_count "100 rule changes under load: one rule at the end" 1 "$(magnetctl filter list load | wc -l)"
+check_count "$churn rule changes under load: one rule at the end" 1 "$(magnetctl filter list load | wc -l)"
 check_count "not one record of the spinner got through" 0 "$(grep -c " ev [0-9]* $spin/" /tmp/load.txt)"
 h=$(stat_of load hits); l=$(stat_of load logged); f=$(stat_of load filtered)
 s=$(stat_of load sampled); x=$(stat_of load lost)

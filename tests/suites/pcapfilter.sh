@@ -100,9 +100,16 @@ check "magnet-read -i va sees every UDP and TCP packet tcpdump saw on va ($n)" \
 	same_lines "$all" "$mine"
 [ "$all" = "$mine" ] || { echo "$all" > /tmp/a; echo "$mine" > /tmp/b; diff /tmp/a /tmp/b | head -20; }
 
-# compare EXPRESSION: the same packets on both sides (and say how many)
+# compare EXPRESSION: the same packets on both sides (and say how many).
+# These compare two files, in user space only (magnet-read -r, tcpdump
+# -r): the same on every kernel. PCAP_OFFLINE=0 (kernel command line)
+# leaves them out; CI runs them on one kernel (tests/run).
+offline=${PCAP_OFFLINE:-1}
+[ "$offline" = 1 ] ||
+	echo "# PCAP_OFFLINE=$offline: the comparisons of the two captures left out"
 selected=0
 compare() {
+	[ "$offline" = 1 ] || return 0
 	if ! t=$(tcpdump_lines /tmp/pf-any.pcap "(udp or tcp) and ($1)"); then
 		fail "'$1'" "tcpdump refuses it: $(cat /tmp/pf-td.err)"
 		return
@@ -214,7 +221,8 @@ compare 'inbound'
 compare 'outbound'
 compare 'inbound and udp'
 compare "ifindex $VA and outbound and tcp"
-check "most expressions selected some packets, not none ($selected)" [ $selected -ge 60 ]
+[ "$offline" = 1 ] &&
+	check "most expressions selected some packets, not none ($selected)" [ $selected -ge 60 ]
 
 # magnet's options beside the expression
 magnet-read -r /tmp/pf.mtr -i vb -q -n udp port 5001 > /tmp/pf-vb.txt 2> /dev/null
