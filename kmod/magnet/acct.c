@@ -1164,7 +1164,7 @@ static void on_rx_start(void *data, struct sk_buff *skb)
  * starts here. TCP and UDP sockets only: raw and ICMP ones take clones
  * of what TCP and UDP will have.
  */
-static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
+static void on_deliver(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
@@ -1178,7 +1178,7 @@ static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6) ||
 	    (sk->sk_protocol != IPPROTO_TCP && sk->sk_protocol != IPPROTO_UDP &&
 	     sk->sk_protocol != IPPROTO_UDPLITE))
-		return 0;
+		return;
 	local_irq_save(flags);
 	c = this_cpu_ptr(&acct_cpus);
 	if (!c->rx_in || !c->rx_open || (c->rx_sk && skb == c->rx_skb))
@@ -1189,18 +1189,17 @@ static int on_deliver(struct kprobe *kp, struct pt_regs *regs)
 	rx_claim(c, sk, skb, bytes, now);
 out:
 	local_irq_restore(flags);
-	return 0;
 }
 
 /* sk_free(sk): a socket goes; what it had pending with it. */
-static int on_sk_free(struct kprobe *kp, struct pt_regs *regs)
+static void on_sk_free(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	struct acct_rx *e = rx_slot(sk);
 	unsigned long flags;
 
 	if (READ_ONCE(e->sk) != sk)
-		return 0;
+		return;
 	raw_spin_lock_irqsave(&e->lock, flags);
 	if (e->sk == sk) {
 		e->sk = NULL;
@@ -1208,15 +1207,75 @@ static int on_sk_free(struct kprobe *kp, struct pt_regs *regs)
 		e->ns = 0;
 	}
 	raw_spin_unlock_irqrestore(&e->lock, flags);
-	return 0;
 }
 
-static struct kprobe acct_kprobes[] = {
-	{ .symbol_name = "sk_filter_trim_cap", .pre_handler = on_deliver },
-	{ .symbol_name = "sk_free", .pre_handler = on_sk_free },
+/*
+ * Those two on function entry, through magnet's own ftrace_ops
+ * (fentry.c): no return needed, so no kprobe's full register save and
+ * table lookup on every packet delivered and every socket freed.
+ */
+static struct acct_fentry {
+	const char *func;
+	struct magnet_fentry_user u;
+	bool on;
+} acct_fentries[] = {
+	{ "sk_filter_trim_cap" },	/* [0]: on_deliver() */
+	{ "sk_free" },			/* [1]: on_sk_free() */
 };
 
-static bool acct_kprobes_on;
+void magnet_acct_fentry_hit(struct magnet_fentry_user *u,
+			    struct pt_regs *regs)
+{
+	if (u == &acct_fentries[0].u)
+		on_deliver(regs);
+	else
+		on_sk_free(regs);
+}
+
+/* Where kprobes would put a probe on @func: its ftrace call site, or 0. */
+static unsigned long fentry_site(const char *func)
+{
+	struct kprobe kp = {
+		.symbol_name = func,
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+	unsigned long ip = 0;
+
+	if (register_kprobe(&kp))
+		return 0;
+	if (!kp.offset && (kp.flags & KPROBE_FLAG_FTRACE))
+		ip = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	return ip;
+}
+
+/* (without them, no receive processing is charged: not an error) */
+static void fentries_attach(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(acct_fentries); i++) {
+		struct acct_fentry *f = &acct_fentries[i];
+		unsigned long ip = fentry_site(f->func);
+
+		f->u.to = MAGNET_FENTRY_ACCT;
+		f->on = ip && !magnet_fentry_attach(&f->u, ip);
+		if (!f->on)
+			pr_notice("acct: no ftrace hook on %s: receive processing is not charged\n",
+				  f->func);
+	}
+}
+
+static void fentries_detach(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(acct_fentries); i++) {
+		if (acct_fentries[i].on)
+			magnet_fentry_detach(&acct_fentries[i].u);
+		acct_fentries[i].on = false;
+	}
+}
 
 /*
  * @h's call read @n bytes from @sk: it takes their share of the socket's
@@ -1870,8 +1929,7 @@ fail:
 
 static int hooks_on(void)
 {
-	struct kprobe *kps[ARRAY_SIZE(acct_kprobes)];
-	unsigned int cpu, i;
+	unsigned int cpu;
 	int err;
 
 	for_each_possible_cpu(cpu)
@@ -1885,26 +1943,13 @@ static int hooks_on(void)
 		tps_unregister(ARRAY_SIZE(acct_tps));
 		return err;
 	}
-	/* (without them, no receive processing is charged: not an error) */
-	for (i = 0; i < ARRAY_SIZE(acct_kprobes); i++) {
-		acct_kprobes[i].addr = NULL;
-		acct_kprobes[i].flags = 0;
-		kps[i] = &acct_kprobes[i];
-	}
-	acct_kprobes_on = !register_kprobes(kps, ARRAY_SIZE(acct_kprobes));
+	fentries_attach();
 	return 0;
 }
 
 static void hooks_off(void)
 {
-	struct kprobe *kps[ARRAY_SIZE(acct_kprobes)];
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(acct_kprobes); i++)
-		kps[i] = &acct_kprobes[i];
-	if (acct_kprobes_on)
-		unregister_kprobes(kps, ARRAY_SIZE(acct_kprobes));
-	acct_kprobes_on = false;
+	fentries_detach();
 	probes_unregister();
 	tps_unregister(ARRAY_SIZE(acct_tps));
 }

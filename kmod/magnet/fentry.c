@@ -7,7 +7,8 @@
  * ftrace's register-saving trampoline (a full pt_regs, flags included) and
  * kprobes' handler, which looks the kprobe up in a hash and calls ours
  * indirectly. Here magnet registers an ftrace_ops of its own instead, one
- * per probed function, shared by every magnet probe there:
+ * per probed function, shared by every magnet hook there (probes, and
+ * per-call accounting's entry-only hooks, acct.c):
  *
  * - no FTRACE_OPS_FL_SAVE_REGS: the callback gets ftrace_regs, in which
  *   the argument registers, the stack pointer and the instruction pointer
@@ -17,17 +18,18 @@
  *   also disables preemption) and checks that RCU is watching, so that
  *   when it is a function's only ops, ftrace calls it straight from the
  *   function's own trampoline, with nothing in between;
- * - the callback walks the function's probes, an RCU list, and calls
- *   probe.c for each directly: an indirect call would go through a
- *   retpoline on Debian's kernels.
+ * - the callback walks the function's hooks, an RCU list, and calls
+ *   probe.c or acct.c for each directly, as its @to says: an indirect
+ *   call would go through a retpoline on Debian's kernels.
  *
  * Hits that cannot be taken (recursion on this CPU, or a function that
  * runs where RCU does not watch, such as parts of the idle loop) are
  * counted as missed, as kprobes counts its own.
  *
- * Lifetime, under magnet_events_lock: enabling a probe attaches it to its
- * function's ops (registered when the first probe attaches); disabling
- * detaches it. The last one out unregisters the ops, which waits until no
+ * Lifetime, under fentry_lock (taken inside magnet_events_lock and
+ * acct.c's acct_lock, never around them): enabling a probe attaches it
+ * to its function's ops (registered when the first hook attaches);
+ * disabling detaches it. The last one out unregisters the ops, which waits until no
  * CPU runs its callback (ftrace waits for every task for an ops in a
  * module's memory), and frees it. Otherwise a detach waits an RCU grace
  * period, after which no callback still walks the probe.
@@ -60,8 +62,9 @@ struct magnet_fentry {
 	atomic_long_t missed;
 };
 
-/* Every function magnet's probes are on; under magnet_events_lock. */
+/* Every function magnet's hooks are on. */
 static LIST_HEAD(fentries);
+static DEFINE_MUTEX(fentry_lock);
 
 static void notrace fentry_func(unsigned long ip, unsigned long parent_ip,
 				struct ftrace_ops *op,
@@ -79,8 +82,12 @@ static void notrace fentry_func(unsigned long ip, unsigned long parent_ip,
 	}
 	if (likely(rcu_is_watching())) {
 		regs = magnet_fregs_args(fregs);
-		list_for_each_entry_rcu(u, &fe->users, node)
-			magnet_probe_fentry_hit(u, regs);
+		list_for_each_entry_rcu(u, &fe->users, node) {
+			if (u->to == MAGNET_FENTRY_ACCT)
+				magnet_acct_fentry_hit(u, regs);
+			else
+				magnet_probe_fentry_hit(u, regs);
+		}
 	} else {
 		atomic_long_inc(&fe->missed);
 	}
@@ -98,12 +105,12 @@ static struct magnet_fentry *fentry_find(unsigned long ip)
 }
 
 /**
- * magnet_fentry_attach - call magnet_probe_fentry_hit() with @u on every
+ * magnet_fentry_attach - call @u's function (@u->to) with @u on every
  *	entry of a function
- * @u:		the probe's hook, @hit set, not attached
+ * @u:		the hook, @to set, not attached
  * @ip:		the function's ftrace call site (a kprobe's address there)
  *
- * Caller holds magnet_events_lock.
+ * Sleeps.
  * Return: 0, -ENOMEM, or ftrace's error (-EINVAL: no ftrace call site at
  * @ip; -EBUSY: a function another ftrace user holds exclusively).
  */
@@ -112,17 +119,19 @@ int magnet_fentry_attach(struct magnet_fentry_user *u, unsigned long ip)
 	struct magnet_fentry *fe;
 	int err;
 
-	lockdep_assert_held(&magnet_events_lock);
+	mutex_lock(&fentry_lock);
 	fe = fentry_find(ip);
 	if (fe) {
 		u->fe = fe;
 		u->missed_start = atomic_long_read(&fe->missed);
 		list_add_tail_rcu(&u->node, &fe->users);
+		mutex_unlock(&fentry_lock);
 		return 0;
 	}
+	err = -ENOMEM;
 	fe = kzalloc(sizeof(*fe), GFP_KERNEL);
 	if (!fe)
-		return -ENOMEM;
+		goto out;
 	fe->ip = ip;
 	fe->ops.func = fentry_func;
 	INIT_LIST_HEAD(&fe->users);
@@ -139,31 +148,35 @@ int magnet_fentry_attach(struct magnet_fentry_user *u, unsigned long ip)
 		goto free_filter;
 	}
 	list_add(&fe->node, &fentries);
+	mutex_unlock(&fentry_lock);
 	return 0;
 
 free_filter:
 	ftrace_free_filter(&fe->ops);
 free:
 	kfree(fe);
+out:
+	mutex_unlock(&fentry_lock);
 	return err;
 }
 
 /**
- * magnet_fentry_detach - stop calling magnet_probe_fentry_hit() with @u
- * @u:		an attached probe hook
+ * magnet_fentry_detach - stop calling @u's function with @u
+ * @u:		an attached hook
  *
- * Returns once no CPU runs magnet_probe_fentry_hit() with @u any more.
- * Caller holds magnet_events_lock; sleeps.
+ * Returns once no CPU runs @u's function with @u any more. Sleeps.
  */
 void magnet_fentry_detach(struct magnet_fentry_user *u)
 {
-	struct magnet_fentry *fe = u->fe;
+	struct magnet_fentry *fe;
 
-	lockdep_assert_held(&magnet_events_lock);
+	mutex_lock(&fentry_lock);
+	fe = u->fe;
 	u->missed += atomic_long_read(&fe->missed) - u->missed_start;
 	list_del_rcu(&u->node);
 	u->fe = NULL;
 	if (!list_empty(&fe->users)) {
+		mutex_unlock(&fentry_lock);
 		synchronize_rcu();
 		return;
 	}
@@ -171,14 +184,19 @@ void magnet_fentry_detach(struct magnet_fentry_user *u)
 	unregister_ftrace_function(&fe->ops);
 	ftrace_free_filter(&fe->ops);
 	list_del(&fe->node);
+	mutex_unlock(&fentry_lock);
 	kfree(fe);
 }
 
-/* Hits @u missed, attached or not. Caller holds magnet_events_lock. */
+/* Hits @u missed, attached or not. */
 u64 magnet_fentry_missed(const struct magnet_fentry_user *u)
 {
-	lockdep_assert_held(&magnet_events_lock);
-	if (!u->fe)
-		return u->missed;
-	return u->missed + atomic_long_read(&u->fe->missed) - u->missed_start;
+	u64 n;
+
+	mutex_lock(&fentry_lock);
+	n = u->missed;
+	if (u->fe)
+		n += atomic_long_read(&u->fe->missed) - u->missed_start;
+	mutex_unlock(&fentry_lock);
+	return n;
 }

@@ -462,19 +462,26 @@ int magnet_probe_dispatch(struct magnet_event *ev);
 /* fentry.c */
 struct magnet_fentry;
 
+/* Whose hook a struct magnet_fentry_user is: the function it calls. */
+enum magnet_fentry_to {
+	MAGNET_FENTRY_PROBE,	/* magnet_probe_fentry_hit() */
+	MAGNET_FENTRY_ACCT,	/* magnet_acct_fentry_hit() */
+};
+
 /*
- * struct magnet_fentry_user - a probe's hook on a function's ftrace_ops:
- *	while it is attached, every entry of the function calls
- *	magnet_probe_fentry_hit() with it and the argument registers
- *	(preemption off, RCU watching)
+ * struct magnet_fentry_user - a hook on a function's ftrace_ops: while it
+ *	is attached, every entry of the function calls @to's function with
+ *	it and the argument registers (preemption off, RCU watching)
  * @fe, @node:	the function's ops and the place in its list; @fe is NULL
  *		while detached
+ * @to:		enum magnet_fentry_to
  * @missed:	hits missed in earlier attachments
  * @missed_start: the function's missed count when this one attached
  */
 struct magnet_fentry_user {
 	struct magnet_fentry *fe;
 	struct list_head node;
+	u8 to;
 	u64 missed;
 	long missed_start;
 };
@@ -512,6 +519,8 @@ void magnet_acct_release(u32 portid);
 int magnet_acct_watch_dump(struct sk_buff *skb, struct netlink_callback *cb,
 			   const struct genl_family *family);
 int magnet_acct_watch_dump_done(struct netlink_callback *cb);
+void magnet_acct_fentry_hit(struct magnet_fentry_user *u,
+			    struct pt_regs *regs);
 
 /* ledger.c */
 int magnet_ledger_set(bool on, bool by_tgid, u32 owner,
