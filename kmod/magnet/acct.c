@@ -1239,12 +1239,11 @@ static unsigned long fentry_site(const char *func)
 		.symbol_name = func,
 		.flags = KPROBE_FLAG_DISABLED,
 	};
-	unsigned long ip = 0;
+	unsigned long ip;
 
 	if (register_kprobe(&kp))
 		return 0;
-	if (!kp.offset && (kp.flags & KPROBE_FLAG_FTRACE))
-		ip = (unsigned long)kp.addr;
+	ip = magnet_fentry_site(&kp);
 	unregister_kprobe(&kp);
 	return ip;
 }

@@ -29,8 +29,8 @@
  * Lifetime, under fentry_lock (taken inside magnet_events_lock and
  * acct.c's acct_lock, never around them): enabling a probe attaches it
  * to its function's ops (registered when the first hook attaches);
- * disabling detaches it. The last one out unregisters the ops, which waits until no
- * CPU runs its callback (ftrace waits for every task for an ops in a
+ * disabling detaches it. The last one out unregisters the ops, which
+ * waits until no CPU runs its callback (ftrace waits for every task for an ops in a
  * module's memory), and frees it. Otherwise a detach waits an RCU grace
  * period, after which no callback still walks the probe.
  */
@@ -38,6 +38,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ftrace.h>
+#include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
@@ -102,6 +103,20 @@ static struct magnet_fentry *fentry_find(unsigned long ip)
 		if (fe->ip == ip)
 			return fe;
 	return NULL;
+}
+
+/**
+ * magnet_fentry_site - where a registered kprobe is, if fentry.c can hook it
+ * @kp:		a registered kprobe (enabled or not)
+ *
+ * Return: its address, the function's ftrace call site, if kprobes put it
+ * there (a function's entry, no offset); otherwise 0.
+ */
+unsigned long magnet_fentry_site(const struct kprobe *kp)
+{
+	if (kp->offset || !(kp->flags & KPROBE_FLAG_FTRACE))
+		return 0;
+	return (unsigned long)kp->addr;
 }
 
 /**

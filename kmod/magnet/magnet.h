@@ -486,6 +486,8 @@ struct magnet_fentry_user {
 	long missed_start;
 };
 
+struct kprobe;
+unsigned long magnet_fentry_site(const struct kprobe *kp);
 int magnet_fentry_attach(struct magnet_fentry_user *u, unsigned long ip);
 void magnet_fentry_detach(struct magnet_fentry_user *u);
 u64 magnet_fentry_missed(const struct magnet_fentry_user *u);

@@ -820,7 +820,7 @@ static int kprobe_hook_register(struct magnet_probe *p, u8 dispatch,
 	if (err)
 		return err;
 	/* kprobes put it on the function's ftrace call site: our ops can. */
-	ftrace = !p->kp.offset && (p->kp.flags & KPROBE_FLAG_FTRACE);
+	ftrace = magnet_fentry_site(&p->kp);
 	if (dispatch == MAGNET_DISPATCH_FTRACE && !ftrace) {
 		NL_SET_ERR_MSG(extack,
 			       "ftrace dispatch needs a function's entry with an ftrace call site (no offset); use kprobe");
