@@ -204,6 +204,27 @@ int magnet_event_log_admitted(struct magnet_event *ev,
 			      const void *payload, u32 payload_size,
 			      const void *object)
 {
+	return magnet_event_log_flagged(ev, admit, id, payload, payload_size,
+					object, 0);
+}
+
+/**
+ * magnet_event_log_flagged - magnet_event_log_admitted(), and record flags
+ * @ev:		the event
+ * @admit:	what magnet_event_admit() said, not MAGNET_ADMIT_NO
+ * @id:		the record's abstract id
+ * @payload:	event data
+ * @payload_size: bytes at @payload, cut here to the event's snap length
+ * @object:	what the hit is about, for filter modules; or NULL
+ * @rflags:	MAGNET_RF_* saying what the payload is (MAGNET_RF_BLOCK)
+ *
+ * Probe context, preemption disabled. Return: as magnet_event_log_object().
+ */
+int magnet_event_log_flagged(struct magnet_event *ev,
+			     enum magnet_admit admit, u64 id,
+			     const void *payload, u32 payload_size,
+			     const void *object, u16 rflags)
+{
 	struct magnet_record *rec;
 	u32 keep = payload_size;
 	u32 snaplen;
@@ -216,6 +237,7 @@ int magnet_event_log_admitted(struct magnet_event *ev,
 		return PTR_ERR_OR_ZERO(rec);
 	keep = rec->size - sizeof(*rec);
 	magnet_payload_copy(rec->payload, payload, keep);
+	rec->flags |= rflags;
 	if (keep < payload_size)
 		rec->flags |= MAGNET_RF_TRUNCATED;
 	magnet_event_commit(ev, rec);

@@ -388,6 +388,10 @@ int magnet_event_log_admitted(struct magnet_event *ev,
 			      enum magnet_admit admit, u64 id,
 			      const void *payload, u32 payload_size,
 			      const void *object);
+int magnet_event_log_flagged(struct magnet_event *ev,
+			     enum magnet_admit admit, u64 id,
+			     const void *payload, u32 payload_size,
+			     const void *object, u16 rflags);
 extern struct mutex magnet_events_lock;
 int magnet_event_add(struct magnet_event *ev, const char *buffer);
 void magnet_event_del(struct magnet_event *ev);
@@ -419,6 +423,12 @@ void magnet_packet_hit(struct magnet_event *ev,
 		       const struct magnet_packet_point *pt,
 		       unsigned long a0, unsigned long a1, unsigned long a2);
 
+/* block.c */
+struct magnet_block_point;
+void magnet_block_hit(struct magnet_event *ev,
+		      const struct magnet_block_point *pt,
+		      unsigned long a0, unsigned long a1, unsigned long a2);
+
 /* probe.c */
 
 /*
@@ -428,6 +438,8 @@ void magnet_packet_hit(struct magnet_event *ev,
  *		kernel has is used
  * @packet:	a packet probe's point (packet.c); its handlers are then
  *		probe.c's packet handlers, not @tp_handler/@kp_handler
+ * @block:	a block probe's point (block.c), a tracepoint's; its handler
+ *		is then probe.c's block handler
  */
 struct magnet_predef {
 	const char *name;
@@ -438,10 +450,13 @@ struct magnet_predef {
 	int (*kp_handler)(struct kprobe *kp, struct pt_regs *regs);
 	enum magnet_object_type object_type;
 	const struct magnet_packet_point *packet;
+	const struct magnet_block_point *block;
 };
 
 extern const struct magnet_predef magnet_packet_predefs[];
 extern const unsigned int magnet_packet_predefs_count;
+extern const struct magnet_predef magnet_block_predefs[];
+extern const unsigned int magnet_block_predefs_count;
 const struct magnet_predef *magnet_predef_at(unsigned int i);
 int magnet_predef_resolve(const struct magnet_predef *p, char *used);
 struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,

@@ -348,6 +348,15 @@ static void predef_packet_tp(void *data, unsigned long a0, unsigned long a1)
 	magnet_packet_hit(&p->ev, p->predef->packet, a0, a1, 0);
 }
 
+/* Block tracepoints take the bio or the request first (block.c). */
+static void predef_block_tp(void *data, unsigned long a0, unsigned long a1,
+			    unsigned long a2)
+{
+	struct magnet_probe *p = data;
+
+	magnet_block_hit(&p->ev, p->predef->block, a0, a1, a2);
+}
+
 /*
  * Each handler tests the gate first; its *_log() builds the payload of a
  * hit that goes on.
@@ -611,14 +620,20 @@ static const struct magnet_predef magnet_predefs[] = {
 	  NULL, predef_tcp_send, .object_type = MAGNET_OBJECT_SOCK },
 };
 
-/* The catalog: the entries above, then the packet probes (packet.c). */
+/*
+ * The catalog: the entries above, then the packet probes (packet.c), then
+ * the block probes (block.c).
+ */
 const struct magnet_predef *magnet_predef_at(unsigned int i)
 {
 	if (i < ARRAY_SIZE(magnet_predefs))
 		return &magnet_predefs[i];
 	i -= ARRAY_SIZE(magnet_predefs);
-	return i < magnet_packet_predefs_count ? &magnet_packet_predefs[i] :
-						 NULL;
+	if (i < magnet_packet_predefs_count)
+		return &magnet_packet_predefs[i];
+	i -= magnet_packet_predefs_count;
+	return i < magnet_block_predefs_count ? &magnet_block_predefs[i] :
+						NULL;
 }
 
 static const struct magnet_predef *predef_find(const char *name)
@@ -651,7 +666,9 @@ static void *tracepoint_handler(struct magnet_probe *p)
 {
 	if (!p->predef)
 		return tracepoint_generic;
-	return p->predef->packet ? predef_packet_tp : p->predef->tp_handler;
+	if (p->predef->packet)
+		return predef_packet_tp;
+	return p->predef->block ? predef_block_tp : p->predef->tp_handler;
 }
 
 static int probe_enable(struct magnet_event *ev)

@@ -131,6 +131,8 @@ struct magnet_record {
 #define MAGNET_RF_SYNTHETIC	(1U << 4)
 /* The payload is a struct magnet_packet (a packet probe's record). */
 #define MAGNET_RF_PACKET	(1U << 5)
+/* The payload is a struct magnet_block (a block probe's record). */
+#define MAGNET_RF_BLOCK		(1U << 6)
 
 /*
  * struct magnet_loss - payload of a MAGNET_EVENT_LOSS record
@@ -506,6 +508,84 @@ struct magnet_packet {
 	char dev[16];
 	__u32 __reserved3;
 	__u8 data[];
+};
+
+/*
+ * Block probes: following block I/O from its submission to its completion.
+ *
+ * The catalog's entries "blk-io.LAYER" are the layers of probe set
+ * blk-io, each a tracepoint of the block layer (enum magnet_block_layer):
+ *
+ *   blk-io.bio       block_bio_queue: a bio submitted to a device
+ *   blk-io.queue     block_rq_insert: a request put on a queue (a
+ *		      scheduler's, or the dispatch list); a request that
+ *		      goes straight to the driver has no queue record
+ *   blk-io.issue     block_rq_issue: the request handed to the driver
+ *   blk-io.complete  block_rq_complete: the driver completed @bytes of it
+ *		      (a request may complete in parts, one record each)
+ *
+ * Every record's payload is a struct magnet_block, its header carries
+ * MAGNET_RF_BLOCK, and its record id is the bio's address at the bio
+ * layer and the request's at the others. Following one I/O: a request's
+ * records carry its first bio (@bio), the bio whose submission made the
+ * request; a bio merged into a request made earlier has no records after
+ * its bio layer (its bytes are in that request's). The thread and process
+ * of the header are those that submitted the bio at the bio layer, and
+ * whoever ran the layer after it (a completion is mostly an interrupt's).
+ * Requests without a bio (a driver's own, a flush) have @bio 0.
+ */
+enum magnet_block_layer {
+	MAGNET_BLOCK_NONE,
+	MAGNET_BLOCK_BIO,	/* submitted (block_bio_queue) */
+	MAGNET_BLOCK_QUEUE,	/* queued (block_rq_insert) */
+	MAGNET_BLOCK_ISSUE,	/* to the driver (block_rq_issue) */
+	MAGNET_BLOCK_COMPLETE,	/* completed (block_rq_complete) */
+	MAGNET_BLOCK_COUNT
+};
+
+/* struct magnet_block.flags: the request's, from its REQ_* flags */
+#define MAGNET_BLK_SYNC		0x0001	/* REQ_SYNC */
+#define MAGNET_BLK_FUA		0x0002	/* REQ_FUA: written through */
+#define MAGNET_BLK_PREFLUSH	0x0004	/* REQ_PREFLUSH: cache flushed first */
+#define MAGNET_BLK_META		0x0008	/* REQ_META: file system metadata */
+
+/* struct magnet_block.op: the kernel's REQ_OP_* (the same on 6.1, 6.12) */
+enum magnet_block_op {
+	MAGNET_BLK_READ = 0,
+	MAGNET_BLK_WRITE = 1,
+	MAGNET_BLK_FLUSH = 2,
+	MAGNET_BLK_DISCARD = 3,
+	MAGNET_BLK_SECURE_ERASE = 5,
+	MAGNET_BLK_WRITE_ZEROES = 9,
+};
+
+/**
+ * struct magnet_block - payload of a block probe's record
+ * @bio:	the bio (bio layer), or the request's first bio; 0 if none
+ * @rq:		the request, 0 at the bio layer
+ * @sector:	first sector (512 bytes) on the device
+ * @bytes:	bytes of the bio or request; at complete, the bytes this
+ *		completion covers
+ * @major:	the device's major number
+ * @minor:	and minor (the disk's, as /proc/partitions lists it; a
+ *		partition's I/O is its disk's, sectors from the disk's start)
+ * @layer:	enum magnet_block_layer
+ * @op:		enum magnet_block_op (other values: other REQ_OP_*)
+ * @flags:	MAGNET_BLK_*
+ * @error:	complete: 0 or a negative errno
+ */
+struct magnet_block {
+	__u64 bio;
+	__u64 rq;
+	__u64 sector;
+	__u32 bytes;
+	__u32 major;
+	__u32 minor;
+	__u8 layer;
+	__u8 op;
+	__u16 flags;
+	__s32 error;
+	__u32 __reserved;
 };
 
 /*
