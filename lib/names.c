@@ -18,6 +18,7 @@ const struct probe_set probe_sets[] = {
 			"app" } },
 	{ "tcp-recv", { "dev-recv", "ip", "ip6", "tcp", "tcp6", "sock-queue",
 			"app" } },
+	{ "blk-io", { "bio", "queue", "issue", "complete" } },
 	{ NULL, { NULL } },
 };
 
@@ -64,4 +65,17 @@ const char *layer_name(unsigned int layer, unsigned int proto)
 		return proto == IPPROTO_TCP ? "tcp" :
 		       proto == IPPROTO_UDP ? "udp" : "proto";
 	return layer < MAGNET_LAYER_COUNT && names[layer] ? names[layer] : "?";
+}
+
+const char *block_layer_name(unsigned int layer)
+{
+	static const char *const names[MAGNET_BLOCK_COUNT] = {
+		[MAGNET_BLOCK_NONE] = "none",
+		[MAGNET_BLOCK_BIO] = "bio",
+		[MAGNET_BLOCK_QUEUE] = "queue",
+		[MAGNET_BLOCK_ISSUE] = "issue",
+		[MAGNET_BLOCK_COMPLETE] = "complete",
+	};
+
+	return layer < MAGNET_BLOCK_COUNT && names[layer] ? names[layer] : "?";
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The names user space gives what the kernel numbers: the packet probe
- * sets and their layers ("Packet probes" in <linux/magnet.h>), for
+ * The names user space gives what the kernel numbers: the probe sets and
+ * their layers ("Packet probes" and "Block probes" in <linux/magnet.h>), for
  * programs that must know them without asking the module (magnetd
  * checking its configuration, magnet-read naming a record's layer).
  * tests/host/nl-attrs.py holds them against the kernel's catalog
- * (kmod/magnet/packet.c).
+ * (kmod/magnet/packet.c, kmod/magnet/block.c).
  */
 #ifndef MAGNET_NAMES_H
 #define MAGNET_NAMES_H
@@ -33,5 +33,8 @@ const struct probe_set *probe_set_of_layer(const char *name);
  * the protocol layers by @proto (IPPROTO_*): "udp", "tcp". "?" if unknown.
  */
 const char *layer_name(unsigned int layer, unsigned int proto);
+
+/* A block record's layer (enum magnet_block_layer): "issue"; "?" if unknown. */
+const char *block_layer_name(unsigned int layer);
 
 #endif /* MAGNET_NAMES_H */

@@ -51,7 +51,7 @@
  *		timeout = 100			# ms: read anyway after this long
  *	}
  *	probe-set SET {				# udp-send, tcp-send, udp-recv,
- *		buffer = NAME			# tcp-recv: one probe per layer,
+ *		buffer = NAME			# tcp-recv, blk-io: a probe a layer,
  *		snaplen = 0			# named "SET.LAYER"
  *	}
  *	probe NAME {				# any number

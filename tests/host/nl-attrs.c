@@ -45,5 +45,7 @@ int main(void)
 				printf("set %s %s\n", set->name, set->layers[i]);
 	for (type = 0; type < MAGNET_LAYER_COUNT; type++)
 		printf("layer %u %s\n", type, layer_name(type, 0));
+	for (type = 0; type < MAGNET_BLOCK_COUNT; type++)
+		printf("blayer %u %s\n", type, block_layer_name(type));
 	return 0;
 }

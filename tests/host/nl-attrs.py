@@ -57,7 +57,7 @@ def policies(top, files):
     return out
 
 
-def check_names(top, header, lib_sets, lib_layers):
+def check_names(top, header, lib_sets, lib_layers, lib_blayers):
     """lib/names.c against the kernel's catalog."""
     bad = []
     layers = {m: i for i, (m, _) in enumerate(uapi_enum(header, "magnet_layer"))}
@@ -75,6 +75,19 @@ def check_names(top, header, lib_sets, lib_layers):
                        (point, got, s, layer, want))
     if not kernel_sets:
         bad.append("no LAYER() entries found in kmod/magnet/packet.c")
+    blayers = {m: i for i, (m, _) in enumerate(uapi_enum(header, "magnet_block_layer"))}
+    block = open(top + "/kmod/magnet/block.c").read()
+    found = False
+    for m in re.finditer(r'LAYER\("([\w-]+)",\s*"\w+",\s*(\w+),', block):
+        layer, point = m.groups()
+        found = True
+        kernel_sets.setdefault("blk-io", set()).add(layer)
+        got = lib_blayers.get(blayers.get("MAGNET_BLOCK_" + point, -1))
+        if got != layer:
+            bad.append("layer MAGNET_BLOCK_%s: lib/names.c names it %s, the catalog's blk-io.%s %s" %
+                       (point, got, layer, layer))
+    if not found:
+        bad.append("no LAYER() entries found in kmod/magnet/block.c")
     for s in sorted(set(kernel_sets) | set(lib_sets)):
         if kernel_sets.get(s) != lib_sets.get(s):
             bad.append("probe set %s: lib/names.c has %s, the catalog %s" %
@@ -86,7 +99,7 @@ def main():
     top, dumper = sys.argv[1], sys.argv[2]
     header = open(top + "/include/uapi/linux/magnet.h").read()
     tables = {}
-    lib_sets, lib_layers = {}, {}
+    lib_sets, lib_layers, lib_blayers = {}, {}, {}
     for line in subprocess.run([dumper], check=True, capture_output=True,
                                text=True).stdout.splitlines():
         w = line.split()
@@ -94,9 +107,11 @@ def main():
             lib_sets.setdefault(w[1], set()).add(w[2])
         elif w[0] == "layer":
             lib_layers[int(w[1])] = w[2]
+        elif w[0] == "blayer":
+            lib_blayers[int(w[1])] = w[2]
         else:
             tables[(w[0], int(w[1]))] = (w[2], w[3])
-    bad = check_names(top, header, lib_sets, lib_layers)
+    bad = check_names(top, header, lib_sets, lib_layers, lib_blayers)
     for space, (enum, files) in SPACES.items():
         members = uapi_enum(header, enum)
         pol = policies(top, files)
