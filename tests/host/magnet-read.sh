@@ -828,6 +828,34 @@ if [ ! -e /sys/module/magnet ]; then
 		"1:magnet-read: the magnet module is not lo:" \
 		"no module, -P -w: said first, no file made"
 fi
+# --- block I/O journeys (the blk-io set's records) --------------------------------
+$GEN --block "$T/b.mtr"
+mr -r "$T/b.mtr"
+blocks() { grep -E '^([0-9]{2}:){2}[0-9]{2}\.[0-9]{9} BLOCK ' "$T/out" | cut -c20-; }
+same "$(blocks)" "BLOCK 254:0 write 65536 bytes at 0 [sync] by 300/300: bio queue +10.000 us issue +15.000 us complete +275.000 us
+BLOCK 254:0 write 8192 bytes at 120 by 300/300: bio queue +1.000 us issue +9.000 us complete +270.000 us
+BLOCK 254:0 write 4096 bytes at 128 by 300/300: bio, no request (merged into another's, or not seen)
+BLOCK 254:0 read 8192 bytes at 512 by 301/301: bio issue +2.000 us complete +278.000 us
+BLOCK 254:0 write 4096 bytes at 900 [fua] by 301/301: bio issue +5.000 us complete +95.000 us
+BLOCK 254:0 flush 0 bytes at 0 [preflush] by 302/302: issue complete +150.000 us, error -5" \
+	"block I/O: one line each, by first record, the CPUs' records merged; a merged bio alone; a reused request a new I/O; a flush with its error"
+same "$(grep -A4 ' BLOCK 254:0 write 65536 ' "$T/out" | sed 1d | awk '{ print $1, $5, $6, $7, $8 }' | tr '\n' ';')" \
+	"bio cpu 0 300/300 ;queue cpu 0 300/300 ;issue cpu 1 50/50 ;complete cpu 0 hardirq 0/0;" \
+	"block I/O: a line per layer, its CPU, context and thread"
+same "$(grep -c 'block I/Os$' "$T/err"):$(grep 'block I/Os$' "$T/err")" "1:magnet-read: 6 block I/Os" \
+	"block I/O: counted in the summary"
+mr -r "$T/b.mtr" -j
+same "$(grep '"type":"block"' "$T/out" | jq -c '[.op, .sector, .bytes, .completed_bytes, .completions, .error, .request, .flags, [.journey[].layer]]' 2> /dev/null | tr '\n' ';')" \
+	'["write",0,65536,65536,1,0,true,["sync"],["bio","queue","issue","complete"]];["write",120,8192,8192,1,0,true,[],["bio","queue","issue","complete"]];["write",128,4096,0,0,0,false,[],["bio"]];["read",512,8192,8192,2,0,true,[],["bio","issue","complete"]];["write",900,4096,4096,1,0,true,["fua"],["bio","issue","complete"]];["flush",0,0,0,1,-5,true,["preflush"],["issue","complete"]];' \
+	"block I/O, JSON: the fields, the parts completed, the layers"
+same "$(grep '"type":"summary"' "$T/out" | jq .block_ios 2> /dev/null)" 6 "block I/O, JSON: counted in the summary"
+mr -r "$T/b.mtr" --tgid 301 -q
+same "$(blocks | cut -c1-40)" "BLOCK 254:0 read 8192 bytes at 512 by 30
+BLOCK 254:0 write 4096 bytes at 900 [fua" "block I/O: --tgid selects by the submitter"
+same "$(grep -c '^    ' "$T/out")" 0 "block I/O: -q, the lines alone"
+mr -r "$T/b.mtr" udp
+same "$(blocks)" "" "block I/O: a packet expression selects none"
+
 if command -v groff > /dev/null; then
 	groff -man -Tutf8 -ww -z "$top/tools/magnet-read/magnet-read.1" > "$T/groff.txt" 2>&1
 	same "$(cat "$T/groff.txt")" "" "the man page formats without warnings"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write a magnet trace file (magnet-read --trace format) of made-up records.
 
-Usage: magnet-tracegen.py [--v1 | --truncate | --garbage] [--t0 NS]
-                          [--offset NS] FILE
+Usage: magnet-tracegen.py [--v1 | --truncate | --garbage | --block]
+                          [--t0 NS] [--offset NS] FILE
 
 --t0 sets the CLOCK_MONOTONIC time of the first record (default 1000 s),
 --offset the header's wall clock offset (default: the first record at
@@ -14,6 +14,9 @@ The records are those the packet probes would log for eight packets
 filter's JOURNEY record among them, in the order a reader gets them:
 each CPU's records in order, the CPUs' not. The layouts follow
 include/uapi/linux/magnet.h.
+
+--block writes the blk-io set's records of six block I/Os instead (see
+block_scenario below).
 """
 import socket
 import struct
@@ -238,6 +241,65 @@ def stream():
     return b"".join(cpu0[:10] + cpu1[:6] + cpu0[10:] + cpu1[6:])
 
 
+# struct magnet_block
+BLK = struct.Struct("<QQQIIIBBHiI")
+assert BLK.size == 48
+RF_BLOCK = 0x40
+BIO, QUEUE, ISSUE, COMPLETE = range(1, 5)
+READ, WRITE, FLUSH = 0, 1, 2
+SYNC, FUA, PREFLUSH = 0x1, 0x2, 0x4
+
+
+def block_scenario():
+    """Six I/Os on disk 254:0, on two CPUs:
+    A  write 64 KiB at 0 by 300: bio, queue, issue, complete (an interrupt)
+    B  write 4 KiB at 128 by 300, merged into C's request: bio only
+    C  write 8 KiB at 120 by 300: bio, queue, issue, complete of 8 KiB
+    D  read 8 KiB at 512 by 301, completed in two parts of 4 KiB
+    E  write 4 KiB at 900 by 301 on A's request, reused: bio, issue, complete
+    F  a flush without a bio: issue, complete, error -5
+    """
+    recs = []
+
+    def blk(ts_us, cpu, layer, bio, rq, sector, nbytes, op, flags=0, error=0,
+            tgid=0, rflags=0):
+        rid = bio if layer == BIO else rq
+        pl = BLK.pack(bio, rq, sector, nbytes, 254, 0, layer, op, flags,
+                      error, 0)
+        recs.append((cpu, record(ts_us, cpu, 7 + layer, pl, tgid=tgid,
+                                 flags=RF_BLOCK | rflags, rid=rid)))
+
+    BA, BB, BC, BD, BE = (0xffff888000100000 + i * 0x100 for i in range(5))
+    RA, RC, RD, RF = (0xffff888000200000 + i * 0x200 for i in range(4))
+    blk(0, 0, BIO, BA, 0, 0, 65536, WRITE, SYNC, tgid=300)
+    blk(10, 0, QUEUE, BA, RA, 0, 65536, WRITE, SYNC, tgid=300)
+    blk(25, 1, ISSUE, BA, RA, 0, 65536, WRITE, SYNC, tgid=50)
+    blk(30, 0, BIO, BC, 0, 120, 8192, WRITE, tgid=300)
+    blk(31, 0, QUEUE, BC, RC, 120, 8192, WRITE, tgid=300)
+    blk(32, 0, BIO, BB, 0, 128, 4096, WRITE, tgid=300)
+    blk(40, 0, ISSUE, BC, RC, 120, 8192, WRITE, tgid=300)
+    blk(50, 1, BIO, BD, 0, 512, 8192, READ, tgid=301)
+    blk(52, 1, ISSUE, BD, RD, 512, 8192, READ, tgid=301)
+    blk(300, 0, COMPLETE, BA, RA, 0, 65536, WRITE, SYNC, rflags=RF_HARDIRQ)
+    blk(310, 0, COMPLETE, BC, RC, 120, 8192, WRITE, rflags=RF_HARDIRQ)
+    blk(320, 1, COMPLETE, BD, RD, 512, 4096, READ, rflags=RF_HARDIRQ)
+    blk(330, 1, COMPLETE, BD, RD, 520, 4096, READ, rflags=RF_HARDIRQ)
+    blk(400, 1, BIO, BE, 0, 900, 4096, WRITE, FUA, tgid=301)
+    blk(405, 1, ISSUE, BE, RA, 900, 4096, WRITE, FUA, tgid=301)
+    blk(450, 0, ISSUE, 0, RF, 0, 0, FLUSH, PREFLUSH, tgid=302)
+    blk(500, 1, COMPLETE, BE, RA, 900, 4096, WRITE, FUA, rflags=RF_HARDIRQ)
+    blk(600, 0, COMPLETE, 0, RF, 0, 0, FLUSH, PREFLUSH, error=-5,
+        rflags=RF_HARDIRQ)
+    return recs
+
+
+def block_stream():
+    """As a reader gets them: CPU 1's records first, then CPU 0's."""
+    recs = block_scenario()
+    return b"".join([r for c, r in recs if c == 1] +
+                    [r for c, r in recs if c == 0])
+
+
 def header_v2():
     return struct.pack("<8sIIIIqII32s", b"MAGNETTR", 2, 72, 1, 40, OFFSET,
                        262144, 0, b"default")
@@ -255,7 +317,7 @@ def main():
             else:
                 offset = int(args[1])
             args = args[2:]
-        elif args[0] in ("--v1", "--truncate", "--garbage"):
+        elif args[0] in ("--v1", "--truncate", "--garbage", "--block"):
             mode, args = args[0], args[1:]
         else:
             sys.exit(__doc__)
@@ -263,7 +325,7 @@ def main():
         sys.exit(__doc__)
     path = args[0]
     OFFSET = WALL0 - T0 if offset is None else offset
-    data = stream()
+    data = block_stream() if mode == "--block" else stream()
     if mode == "--v1":
         out = struct.pack("<8sII", b"MAGNETTR", 1, 40) + data
     elif mode == "--truncate":

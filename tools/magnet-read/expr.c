@@ -219,6 +219,22 @@ bool expr_match_record(const struct expr *e, const struct magnet_record *r)
 	       (!e->sel.cpus || cpu_selected(e, r->cpu));
 }
 
+bool expr_match_block(const struct expr *e, const struct blockio *b)
+{
+	if (!e)
+		return true;
+	if (e->have_prog || e->by_dev)
+		return false;	/* not a packet */
+	if (e->sel.ntgids && !tgid_selected(e, b->tgid))
+		return false;
+	if (!e->sel.cpus)
+		return true;
+	for (unsigned int l = 0; l < MAGNET_BLOCK_COUNT; l++)
+		if (b->hop[l].ts && cpu_selected(e, b->hop[l].cpu))
+			return true;
+	return false;
+}
+
 const char *expr_kernel_why_not(const struct expr *e)
 {
 	if (!e || !e->have_prog)

@@ -2,7 +2,8 @@
 /*
  * Packet journeys: the records of the packet probes, one per layer a
  * packet passes, assembled into one journey per packet; the order things
- * are shown in; and per-hop latency statistics.
+ * are shown in (block I/O's journeys too, blockio.c's); and per-hop
+ * latency statistics.
  *
  * Records come in timestamp order (input.c merged the CPUs). Linking, as
  * "Packet probes" in <linux/magnet.h> describes:
@@ -33,6 +34,7 @@
 #define OPEN_MAX	(1U << 20)	/* journeys open at once */
 
 struct journeys {
+	struct blockios *blk;			/* block I/O (blockio.c) */
 	struct journey **skb_hash, **pend_hash;
 	struct journey *open_head, *open_tail;	/* by last record */
 	size_t nopen;
@@ -80,6 +82,7 @@ struct journeys *journeys_new(uint64_t timeout_ns, uint32_t snaplen)
 
 	js->skb_hash = zalloc(HASH_SIZE * sizeof(*js->skb_hash));
 	js->pend_hash = zalloc(HASH_SIZE * sizeof(*js->pend_hash));
+	js->blk = blockios_new();
 	js->timeout_ns = timeout_ns;
 	js->snaplen = snaplen;
 	return js;
@@ -346,12 +349,14 @@ void journeys_expire(struct journeys *js, uint64_t now)
 	       js->open_head->hop[js->open_head->nhops - 1].ts +
 	       js->timeout_ns < now)
 		journey_end(js, js->open_head);
+	blockios_expire(js->blk, now);
 }
 
 void journeys_end_all(struct journeys *js)
 {
 	while (js->open_head)
 		journey_end(js, js->open_head);
+	blockios_end_all(js->blk);
 }
 
 void journeys_add(struct journeys *js, struct item *it)
@@ -361,6 +366,14 @@ void journeys_add(struct journeys *js, struct item *it)
 	struct journey *j;
 
 	journeys_expire(js, it->ts);
+	if (it->kind == ITEM_RECORD && is_block_record(r)) {
+		struct blockio *b = blockios_add(js->blk, it);
+
+		if (b)
+			out_append(js, &b->item);
+		free(it);
+		return;
+	}
 	if (it->kind != ITEM_RECORD || !is_packet_record(r)) {
 		out_append(js, it);
 		return;
@@ -387,7 +400,8 @@ struct item *journeys_next(struct journeys *js)
 {
 	struct item *it = js->out_head;
 
-	if (!it || (it->kind == ITEM_PACKET && item_journey(it)->open))
+	if (!it || (it->kind == ITEM_PACKET && item_journey(it)->open) ||
+	    (it->kind == ITEM_BLOCK && item_blockio(it)->open))
 		return NULL;
 	js->out_head = it->next;
 	if (!js->out_head)
@@ -397,7 +411,7 @@ struct item *journeys_next(struct journeys *js)
 
 bool journeys_pending(const struct journeys *js)
 {
-	return js->out_head || js->open_head;
+	return js->out_head || js->open_head || blockios_pending(js->blk);
 }
 
 void journeys_free(struct journeys *js)
@@ -411,6 +425,7 @@ void journeys_free(struct journeys *js)
 		item_free(it);
 	free(js->skb_hash);
 	free(js->pend_hash);
+	blockios_free(js->blk);
 	free(js);
 }
 

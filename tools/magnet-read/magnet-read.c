@@ -44,6 +44,7 @@ struct state {
 
 	unsigned long long records, lost, shown;
 	unsigned long long packet_records, packets, filtered, no_data;
+	unsigned long long blockios;
 };
 
 static void count_shown(struct state *st)
@@ -118,6 +119,15 @@ static void show(struct state *st, struct item *it)
 		break;
 	case ITEM_PACKET:
 		show_packet(st, item_journey(it));
+		break;
+	case ITEM_BLOCK:
+		if (!expr_match_block(o->filter, item_blockio(it)))
+			break;
+		st->blockios++;
+		if (o->print)
+			(o->json ? json_block : print_block)(stdout,
+							     item_blockio(it));
+		count_shown(st);
 		break;
 	}
 }
@@ -237,6 +247,8 @@ static void summary(struct state *st)
 		json_u64(stdout, st->filtered);
 		fputs(",\"no_data\":", stdout);
 		json_u64(stdout, st->no_data);
+		fputs(",\"block_ios\":", stdout);
+		json_u64(stdout, st->blockios);
 		printf(",\"hop_samples_max\":%u,\"hops\":", HOP_SAMPLES_MAX);
 		hops_json(st->hops, stdout);
 		printf("}\n");
@@ -249,6 +261,8 @@ static void summary(struct state *st)
 	     o->pcapng_file || o->perfetto_file))
 		fprintf(stderr, PROG ": %llu packets captured, %llu filtered, %llu without packet data\n",
 			st->packets, st->filtered, st->no_data);
+	if (st->blockios)
+		fprintf(stderr, PROG ": %llu block I/Os\n", st->blockios);
 	if (kernel_filtered_records(&kernel_filtered))
 		fprintf(stderr, PROG ": %llu records filtered in the kernel\n",
 			kernel_filtered);

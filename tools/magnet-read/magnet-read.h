@@ -8,6 +8,7 @@
  *   devices.c      the devices -i names and -D lists
  *   input.c        the live buffer, trace files, merging CPUs by time
  *   journey.c      packet journeys, output order, per-hop statistics
+ *   blockio.c      block I/O journeys
  *   expr.c         the filter expression (libpcap's) and the selectors
  *   cooked.c       a packet as tcpdump -i any sees it (cooked header)
  *   output.c       text and JSON, names of hosts and ports
@@ -47,6 +48,8 @@
 
 #define SNAPLEN_DEFAULT		262144
 #define JOURNEY_TIMEOUT_MS	200	/* idle time (stream time) ending a journey */
+/* idle time (stream time) ending a block I/O's journey */
+#define BLOCK_TIMEOUT_NS	(10 * NSEC_PER_SEC)
 #define REORDER_WINDOW_NS	(50 * NSEC_PER_MSEC)
 #define HOP_SAMPLES_MAX		(1U << 20) /* exact statistics up to this */
 
@@ -117,7 +120,7 @@ static inline bool save_only(const struct options *o)
  * (the record follows the item in the same allocation), loss records,
  * and packets (an item inside a struct journey).
  */
-enum item_kind { ITEM_RECORD, ITEM_LOSS, ITEM_PACKET };
+enum item_kind { ITEM_RECORD, ITEM_LOSS, ITEM_PACKET, ITEM_BLOCK };
 
 struct item {
 	struct item *next;
@@ -176,6 +179,38 @@ _Static_assert(sizeof(struct item) % MAGNET_RECORD_ALIGN == 0, "item size");
 static inline struct journey *item_journey(struct item *it)
 {
 	return (struct journey *)it;
+}
+
+/* One layer a block I/O passed, from its record (at complete, the last). */
+struct block_hop {
+	uint64_t ts;			/* 0: not passed */
+	uint32_t cpu, tgid, tid;
+	uint16_t rflags;		/* MAGNET_RF_* */
+};
+
+/* One block I/O, from its bio's submission to its request's completion. */
+struct blockio {
+	struct item item;		/* first: items and journeys convert */
+	struct block_hop hop[MAGNET_BLOCK_COUNT]; /* by enum magnet_block_layer */
+	uint64_t bio, rq, sector;
+	uint32_t bytes;			/* the request's, else the bio's */
+	uint32_t bio_bytes;		/* the bio's, 0 if not seen */
+	uint32_t done_bytes;		/* completed */
+	uint32_t major, minor;
+	uint32_t tgid, tid;		/* of its first record: the submitter */
+	int32_t error;			/* the first completion's error */
+	uint16_t flags;			/* MAGNET_BLK_* */
+	uint8_t op;			/* enum magnet_block_op */
+	uint8_t completions;		/* parts completed (saturating at 255) */
+	unsigned int nlayers;		/* records joined */
+	uint64_t last_ts;
+	bool open, in_bio, in_rq;	/* blockio.c's */
+	struct blockio *bio_next, *rq_next, *prev, *next;
+};
+
+static inline struct blockio *item_blockio(struct item *it)
+{
+	return (struct blockio *)it;
 }
 
 /* options.c */
@@ -302,6 +337,19 @@ bool journeys_pending(const struct journeys *js);
 void item_free(struct item *it);
 bool is_packet_record(const struct magnet_record *r);
 
+/* blockio.c, for journey.c */
+struct blockios;
+struct blockios *blockios_new(void);
+void blockios_free(struct blockios *bs);
+bool is_block_record(const struct magnet_record *r);
+/* Join a block record's item (not owned): the new journey it starts, or NULL */
+struct blockio *blockios_add(struct blockios *bs, struct item *it);
+void blockios_expire(struct blockios *bs, uint64_t now);
+void blockios_end_all(struct blockios *bs);
+bool blockios_pending(const struct blockios *bs);
+/* "read", "write", ...; NULL for an operation without a name here */
+const char *block_op_name(unsigned int op);
+
 struct hops;
 struct hops *hops_new(void);
 void hops_free(struct hops *h);
@@ -336,6 +384,8 @@ struct sighting;
 bool expr_match_sighting(struct expr *e, const struct journey *j,
 			 const struct sighting *s);
 bool expr_match_record(const struct expr *e, const struct magnet_record *r);
+/* A block I/O: no packet expression; its submitter's --tgid, any layer's --cpu */
+bool expr_match_block(const struct expr *e, const struct blockio *b);
 /* -d, -dd, -ddd: print the compiled program as tcpdump does. */
 void expr_dump(const struct expr *e, int level);
 /*
@@ -389,6 +439,8 @@ char *journey_comment(const struct journey *j);
 void json_record(FILE *f, const struct magnet_record *r);
 void json_loss(FILE *f, const struct magnet_record *r);
 void json_packet(FILE *f, const struct journey *j);
+void print_block(FILE *f, const struct blockio *b);
+void json_block(FILE *f, const struct blockio *b);
 /* Addresses named in /etc/hosts: up to @max of @name's, or -1. */
 struct host_addr {
 	uint8_t family;		/* AF_INET or AF_INET6 */

@@ -784,6 +784,93 @@ void print_packet(FILE *f, const struct journey *j)
 		ascii_dump(f, j->data, j->caplen);
 }
 
+/* --- block I/O ------------------------------------------------------------------- */
+
+static void block_flag_names(FILE *f, uint16_t flags, bool json)
+{
+	static const struct { uint16_t bit; const char *name; } names[] = {
+		{ MAGNET_BLK_SYNC, "sync" },
+		{ MAGNET_BLK_FUA, "fua" },
+		{ MAGNET_BLK_PREFLUSH, "preflush" },
+		{ MAGNET_BLK_META, "meta" },
+	};
+	bool first = true;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(flags & names[i].bit))
+			continue;
+		if (json)
+			fprintf(f, "%s\"%s\"", first ? "" : ",", names[i].name);
+		else
+			fprintf(f, "%s%s", first ? " [" : ",", names[i].name);
+		first = false;
+	}
+	if (!json && !first)
+		fputc(']', f);
+}
+
+/*
+ * "TIME BLOCK MAJ:MIN OP BYTES bytes at SECTOR [flags] by TGID/TID: then
+ * each later layer and its time since the layer before", then with -v
+ * or not -q a line per layer, as a packet's journey.
+ */
+void print_block(FILE *f, const struct blockio *b)
+{
+	const struct block_hop *prev = NULL;
+	const char *op = block_op_name(b->op);
+	char tbuf[64], dbuf[32];
+
+	fputs(packet_time(tbuf, sizeof(tbuf), b->item.ts), f);
+	fprintf(f, "BLOCK %u:%u ", b->major, b->minor);
+	if (op)
+		fputs(op, f);
+	else
+		fprintf(f, "op %u", b->op);
+	fprintf(f, " %u bytes at %" PRIu64, b->bytes, b->sector);
+	block_flag_names(f, b->flags, false);
+	fprintf(f, " by %u/%u:", b->tgid, b->tid);
+	for (unsigned int l = MAGNET_BLOCK_BIO; l < MAGNET_BLOCK_COUNT; l++) {
+		const struct block_hop *h = &b->hop[l];
+
+		if (!h->ts)
+			continue;
+		if (prev)
+			fprintf(f, " %s +%" PRIu64 ".%03" PRIu64 " us",
+				block_layer_name(l), (h->ts - prev->ts) / 1000,
+				(h->ts - prev->ts) % 1000);
+		else
+			fprintf(f, " %s", block_layer_name(l));
+		prev = h;
+	}
+	if (b->error)
+		fprintf(f, ", error %d", b->error);
+	if (!b->rq)
+		fputs(", no request (merged into another's, or not seen)", f);
+	else if (b->done_bytes < b->bytes)
+		fprintf(f, ", %u of %u bytes completed", b->done_bytes, b->bytes);
+	fputc('\n', f);
+	if (out.quiet)
+		return;
+	prev = NULL;
+	for (unsigned int l = MAGNET_BLOCK_BIO; l < MAGNET_BLOCK_COUNT; l++) {
+		const struct block_hop *h = &b->hop[l];
+		uint64_t d;
+		const char *ctx;
+
+		if (!h->ts)
+			continue;
+		d = prev ? h->ts - prev->ts : 0;
+		ctx = context(h->rflags);
+		snprintf(dbuf, sizeof(dbuf), "+%" PRIu64 ".%03" PRIu64,
+			 d / 1000, d % 1000);
+		fmt_time(tbuf, sizeof(tbuf), h->ts);
+		fprintf(f, "    %-10s %s %10s us cpu %u%s%s %u/%u\n",
+			block_layer_name(l), tbuf, dbuf, h->cpu,
+			*ctx ? " " : "", ctx, h->tgid, h->tid);
+		prev = h;
+	}
+}
+
 /* --- JSON ----------------------------------------------------------------------- */
 
 static void json_hex(FILE *f, const char *key, const uint8_t *d, size_t len)
@@ -940,4 +1027,44 @@ void json_packet(FILE *f, const struct journey *j)
 		fputc(']', f);
 	}
 	fputs("}\n", f);
+}
+
+void json_block(FILE *f, const struct blockio *b)
+{
+	const struct block_hop *prev = NULL;
+	const char *op = block_op_name(b->op);
+	bool first = true;
+
+	fputs("{\"type\":\"block\",", f);
+	json_time(f, b->item.ts);
+	fprintf(f, ",\"major\":%u,\"minor\":%u,\"op\":", b->major, b->minor);
+	if (op)
+		fprintf(f, "\"%s\"", op);
+	else
+		fprintf(f, "%u", b->op);
+	fputs(",\"sector\":", f);
+	json_u64(f, b->sector);
+	fprintf(f, ",\"bytes\":%u,\"completed_bytes\":%u,\"completions\":%u,\"flags\":[",
+		b->bytes, b->done_bytes, b->completions);
+	block_flag_names(f, b->flags, true);
+	fprintf(f, "],\"error\":%d,\"tgid\":%u,\"tid\":%u,\"request\":%s",
+		b->error, b->tgid, b->tid, b->rq ? "true" : "false");
+	fputs(",\"journey\":[", f);
+	for (unsigned int l = MAGNET_BLOCK_BIO; l < MAGNET_BLOCK_COUNT; l++) {
+		const struct block_hop *h = &b->hop[l];
+
+		if (!h->ts)
+			continue;
+		fprintf(f, "%s{\"layer\":\"%s\",", first ? "" : ",",
+			block_layer_name(l));
+		json_time(f, h->ts);
+		fputs(",\"delta_ns\":", f);
+		json_u64(f, prev ? h->ts - prev->ts : 0);
+		fprintf(f, ",\"cpu\":%u", h->cpu);
+		json_context(f, h->rflags);
+		fprintf(f, ",\"tgid\":%u,\"tid\":%u}", h->tgid, h->tid);
+		prev = h;
+		first = false;
+	}
+	fputs("]}\n", f);
 }
