@@ -507,6 +507,26 @@ int magnet_fentry_attach(struct magnet_fentry_user *u, unsigned long ip);
 void magnet_fentry_detach(struct magnet_fentry_user *u);
 u64 magnet_fentry_missed(const struct magnet_fentry_user *u);
 
+/* span.c */
+
+/*
+ * struct magnet_span_user - an app.span probe's hook on the span device:
+ *	while it is attached, every well-formed write is logged into @ev
+ * @node:	in the device's list (RCU)
+ * @ev:		the probe's event
+ * @attached:	in the list
+ */
+struct magnet_span_user {
+	struct list_head node;
+	struct magnet_event *ev;
+	bool attached;
+};
+
+void magnet_span_attach(struct magnet_span_user *u, struct magnet_event *ev);
+void magnet_span_detach(struct magnet_span_user *u);
+int magnet_span_init(void);
+void magnet_span_exit(void);
+
 /* notify.c */
 int magnet_notify_init(void);
 void magnet_notify_exit(void);

@@ -65,9 +65,16 @@ static int __init magnet_init(void)
 		pr_err("cannot register the accounting device: %d\n", err);
 		goto fail_acct;
 	}
+	err = magnet_span_init();
+	if (err) {
+		pr_err("cannot register the span device: %d\n", err);
+		goto fail_span;
+	}
 	pr_info("loaded, record format %d\n", MAGNET_FORMAT_VERSION);
 	return 0;
 
+fail_span:
+	magnet_acct_exit();
 fail_acct:
 	magnet_netlink_exit();
 fail_netlink:
@@ -83,6 +90,7 @@ static void __exit magnet_exit(void)
 {
 	magnet_netlink_exit();		/* no more requests: no new watch */
 	magnet_acct_exit();		/* no handle is open: no hooks */
+	magnet_span_exit();		/* no writer is in */
 	magnet_probes_destroy_all();	/* no more hits */
 	magnet_ledger_exit();
 	magnet_notify_exit();

@@ -47,6 +47,7 @@ struct magnet_probe {
 	struct kprobe kp;
 	struct kretprobe rp;
 	struct magnet_fentry_user fentry;	/* FTRACE dispatch */
+	struct magnet_span_user span;		/* MAGNET_PROBE_USER */
 	u8 dispatch;			/* kprobes: KPROBE or FTRACE */
 	char target[MAGNET_TARGET_LEN];
 	char symbol[MAGNET_TARGET_LEN];	/* target without "+offset" */
@@ -618,6 +619,8 @@ static const struct magnet_predef magnet_predefs[] = {
 	{ "tcp_send", MAGNET_PROBE_KPROBE, "tcp_sendmsg",
 	  "TCP send call: socket and size (struct magnet_tcp_send)",
 	  NULL, predef_tcp_send, .object_type = MAGNET_OBJECT_SOCK },
+	{ "app.span", MAGNET_PROBE_USER, MAGNET_SPAN_DEVICE,
+	  "an application's span begun, ended or annotated (struct magnet_span)" },
 };
 
 /*
@@ -689,6 +692,9 @@ static int probe_enable(struct magnet_event *ev)
 		if (!err)
 			p->tp_registered = true;
 		return err;
+	case MAGNET_PROBE_USER:
+		magnet_span_attach(&p->span, &p->ev);
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -713,6 +719,9 @@ static void probe_disable(struct magnet_event *ev)
 			tracepoint_probe_unregister(p->tp,
 						    tracepoint_handler(p), p);
 		p->tp_registered = false;
+		break;
+	case MAGNET_PROBE_USER:
+		magnet_span_detach(&p->span);	/* waits for writers */
 		break;
 	default:
 		break;
@@ -893,6 +902,10 @@ int magnet_predef_resolve(const struct magnet_predef *p, char *used)
 		strscpy(used, p->target, MAGNET_TARGET_LEN);
 		return 0;
 	}
+	if (p->kind == MAGNET_PROBE_USER) {
+		strscpy(used, p->target, MAGNET_TARGET_LEN);
+		return 0;
+	}
 	while (err == -ENOENT && target_next(&next, used)) {
 		memset(&kp, 0, sizeof(kp));
 		kp.symbol_name = used;
@@ -946,6 +959,8 @@ static noinline int hook_register(struct magnet_probe *p, u8 dispatch,
 			NL_SET_ERR_MSG(extack,
 				       "the tracepoint refused the handler");
 		return err;
+	case MAGNET_PROBE_USER:
+		return enabled ? probe_enable(&p->ev) : 0;
 	default:
 		NL_SET_ERR_MSG(extack, "unknown probe kind");
 		return -EINVAL;
@@ -969,6 +984,9 @@ static void hook_unregister(struct magnet_probe *p)
 	case MAGNET_PROBE_TRACEPOINT:
 		probe_disable(&p->ev);
 		tracepoint_synchronize_unregister();
+		break;
+	case MAGNET_PROBE_USER:
+		probe_disable(&p->ev);
 		break;
 	default:
 		break;

@@ -133,6 +133,8 @@ struct magnet_record {
 #define MAGNET_RF_PACKET	(1U << 5)
 /* The payload is a struct magnet_block (a block probe's record). */
 #define MAGNET_RF_BLOCK		(1U << 6)
+/* The payload is a struct magnet_span (an app.span probe's record). */
+#define MAGNET_RF_SPAN		(1U << 7)
 
 /*
  * struct magnet_loss - payload of a MAGNET_EVENT_LOSS record
@@ -587,6 +589,73 @@ struct magnet_block {
 	__s32 error;
 	__u32 __reserved;
 };
+
+/*
+ * Application spans: an application's own spans, in the record stream
+ * beside the kernel's records, with the thread that made them.
+ *
+ * The catalog's entry "app.span" (probe set "app", kind MAGNET_PROBE_USER)
+ * is a probe like any other (buffer, filters, sessions), whose hits are
+ * the writes to MAGNET_SPAN_DEVICE, a character device anyone may open
+ * for writing. One write() is one struct magnet_span followed by its
+ * name and attributes; every app.span probe logs it as one record, its
+ * payload the same bytes, its header the writing thread's, its record id
+ * the span id (as a big-endian number). A write returns its length when
+ * it is well formed, whether or not a probe took it (tracing off costs a
+ * system call and the check), and fails, logging nothing, with EINVAL
+ * for a bad type, flags or reserved bytes, lengths that do not add up to
+ * the write's, a zero trace or span id, a begin or event without a name,
+ * a name or attribute with a byte below 0x20 or 0x7f, or attributes
+ * that are not "key=value" strings each ending in a NUL with a key of
+ * letters, digits and "._-"; with EMSGSIZE beyond MAGNET_SPAN_MAX bytes;
+ * EFAULT. Reading and seeking are not supported.
+ *
+ * The kernel keeps no span state: a begin and its end are two records of
+ * one span id, and which of a thread's kernel records fall inside a span
+ * is for the reader to say (magnet-read: those of the span's thread
+ * between its begin and its end). Ids are W3C Trace Context's (and
+ * OpenTelemetry's): a 16-byte trace id and 8-byte span ids, all-zero
+ * invalid; libmagnet makes them and keeps each thread's open spans.
+ */
+#define MAGNET_SPAN_DEVICE	"/dev/magnet-span"
+#define MAGNET_SPAN_MAX		512	/* bytes of one write, at most */
+#define MAGNET_SPAN_NAME_MAX	128	/* bytes of a name, at most */
+
+enum magnet_span_type {
+	MAGNET_SPAN_BEGIN = 1,	/* the span starts: its name, attributes */
+	MAGNET_SPAN_END,	/* it ends: attributes to add (name optional) */
+	MAGNET_SPAN_EVENT,	/* a named event in it, with attributes */
+};
+
+/**
+ * struct magnet_span - a span's begin, end or event, as written and logged
+ * @type:	enum magnet_span_type
+ * @flags:	MAGNET_SPAN_F_* (below)
+ * @name_len:	bytes of the name, at @data, without a NUL
+ * @attrs_len:	bytes of the attributes after the name: "key=value\0"...
+ * @__reserved:	0
+ * @trace_id:	the trace's id
+ * @span_id:	the span's id (an event's: the span it is in)
+ * @parent_id:	begin: the parent span's id, all zero for a root span
+ *		(whose parent, if any, is in another process or node: see
+ *		MAGNET_SPAN_F_REMOTE)
+ * @data:	the name, then the attributes
+ */
+struct magnet_span {
+	__u8 type;
+	__u8 flags;
+	__u16 name_len;
+	__u16 attrs_len;
+	__u16 __reserved;
+	__u8 trace_id[16];
+	__u8 span_id[8];
+	__u8 parent_id[8];
+	__u8 data[];
+};
+
+/* struct magnet_span.flags: begin: @parent_id is another process's span */
+#define MAGNET_SPAN_F_REMOTE	0x01
+#define MAGNET_SPAN_FLAGS	MAGNET_SPAN_F_REMOTE	/* every flag known */
 
 /*
  * Generic netlink family MAGNET_GENL_NAME: the control plane.
@@ -1131,6 +1200,9 @@ enum magnet_probe_kind {
 	MAGNET_PROBE_KRETPROBE,
 	MAGNET_PROBE_TRACEPOINT,
 	MAGNET_PROBE_EXTERNAL,	/* registered by another module; reply only */
+	MAGNET_PROBE_USER,	/* records applications write: the catalog's
+				 * "app.span" only (see "Application spans")
+				 */
 };
 
 /*
