@@ -19,6 +19,7 @@ const struct probe_set probe_sets[] = {
 	{ "tcp-recv", { "dev-recv", "ip", "ip6", "tcp", "tcp6", "sock-queue",
 			"app" } },
 	{ "blk-io", { "bio", "queue", "issue", "complete" } },
+	{ "app", { "span" } },
 	{ NULL, { NULL } },
 };
 
