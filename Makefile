@@ -59,7 +59,7 @@ HEADERS   := include/uapi/linux/magnet.h include/linux/magnet.h
 
 TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
-	     build/bin/magnet-adaptive build/bin/magnet-cputop build/bin/magnet-callcost build/lib/modmagnet.so \
+	     build/bin/magnet-adaptive build/bin/magnet-cputop build/bin/magnet-callcost build/bin/magnet-spans build/lib/modmagnet.so \
 	     build/bin/magnet-supermon
 STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
 	     build/test-bin/magnetd-client build/test-bin/pcap-diff \
@@ -154,7 +154,7 @@ build/bin/magnetd: $(MAGNETD_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h 
 # libmagnet: the client library, its pkg-config file and the example
 LIBMAGNET_SOVER := 1
 # (the client of magnetd; per-call accounting, straight to the module)
-LIBMAGNET_SRC := libmagnet/libmagnet.c libmagnet/acct.c
+LIBMAGNET_SRC := libmagnet/libmagnet.c libmagnet/acct.c libmagnet/span.c
 build/lib/libmagnet.so: $(LIBMAGNET_SRC) libmagnet/libmagnet.h include/uapi/linux/magnet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -fPIC -shared -Wl,-soname,libmagnet.so.$(LIBMAGNET_SOVER) \
@@ -165,8 +165,9 @@ build/lib/libmagnet.a: $(LIBMAGNET_SRC) libmagnet/libmagnet.h include/uapi/linux
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -c -o build/lib/libmagnet.o libmagnet/libmagnet.c
 	$(CC) $(USER_CFLAGS) -c -o build/lib/libmagnet-acct.o libmagnet/acct.c
+	$(CC) $(USER_CFLAGS) -c -o build/lib/libmagnet-span.o libmagnet/span.c
 	rm -f $@
-	ar rcs $@ build/lib/libmagnet.o build/lib/libmagnet-acct.o
+	ar rcs $@ build/lib/libmagnet.o build/lib/libmagnet-acct.o build/lib/libmagnet-span.o
 
 build/lib/libmagnet.pc: libmagnet/libmagnet.pc.in Makefile
 	@mkdir -p $(@D)
@@ -177,6 +178,10 @@ build/bin/magnet-adaptive: libmagnet/examples/adaptive-sender.c build/lib/libmag
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a -lm
 
 build/bin/magnet-callcost: libmagnet/examples/callcost.c build/lib/libmagnet.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a
+
+build/bin/magnet-spans: libmagnet/examples/spans.c build/lib/libmagnet.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Ilibmagnet -o $@ $< build/lib/libmagnet.a
 
@@ -225,9 +230,9 @@ build/test-bin/config-unit: tests/host/config-unit.c tests/harness.h magnetd/con
 	$(CC) $(MAGNETD_CFLAGS) $(UNIT_CFLAGS) -o $@ tests/host/config-unit.c magnetd/config.c $(LIB_A) \
 		-lconfuse -lmnl -lpcap
 
-build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libmagnet/libmagnet.c libmagnet/libmagnet.h
+build/test-bin/libmagnet-unit: tests/host/libmagnet-unit.c tests/harness.h libmagnet/libmagnet.c libmagnet/span.c libmagnet/libmagnet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -Ilibmagnet -Itests -o $@ tests/host/libmagnet-unit.c libmagnet/libmagnet.c -lpthread
+	$(CC) $(USER_CFLAGS) -Ilibmagnet -Itests -o $@ tests/host/libmagnet-unit.c libmagnet/libmagnet.c libmagnet/span.c -lpthread
 
 # The packet filter's interpreter, built from its own source in user
 # space, against libpcap's.
@@ -277,9 +282,9 @@ build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c tests/harness.h include/
 	$(CC) $(USER_CFLAGS) -Itests -o $@ $< -lmnl
 
 build/static/magnet-test: tests/bin/magnet-test.c tests/harness.h tests/bin/stress_format.h include/uapi/linux/magnet.h \
-		lib/mapped.c lib/mapped.h
+		lib/mapped.c lib/mapped.h libmagnet/span.c libmagnet/libmagnet.h
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) -Itests -static -o $@ $< lib/mapped.c -luring -lpthread
+	$(CC) $(TOOL_CFLAGS) -Itests -Ilibmagnet -static -o $@ $< lib/mapped.c libmagnet/span.c -luring -lpthread
 
 # --- checks ------------------------------------------------------------------
 
@@ -403,7 +408,7 @@ build/fuzz/san/config-unit: tests/host/config-unit.c magnetd/config.c $(LIB_SRC)
 build/fuzz/san/config-unit: SAN_LIBS := -lconfuse -lmnl -lpcap -lseccomp
 build/fuzz/san/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c
 build/fuzz/san/metrics-unit: SAN_LIBS := -lm
-build/fuzz/san/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c
+build/fuzz/san/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c libmagnet/span.c
 build/fuzz/san/libmagnet-unit: SAN_LIBS := -lpthread
 build/fuzz/san/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c \
 		$(LIB_SRC)
@@ -565,6 +570,7 @@ install-user: tools
 	install -D -m 755 build/bin/magnet-adaptive $(DESTDIR)$(PREFIX)/bin/magnet-adaptive
 	install -D -m 755 build/bin/magnet-cputop $(DESTDIR)$(PREFIX)/bin/magnet-cputop
 	install -D -m 755 build/bin/magnet-callcost $(DESTDIR)$(PREFIX)/bin/magnet-callcost
+	install -D -m 755 build/bin/magnet-spans $(DESTDIR)$(PREFIX)/bin/magnet-spans
 	install -D -m 644 build/lib/modmagnet.so $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so
 	install -D -m 644 gmond-plugin/modmagnet.7 $(DESTDIR)$(PREFIX)/share/man/man7/modmagnet.7
 	@if [ ! -e $(DESTDIR)/etc/ganglia/conf.d/magnet.conf ]; then \
@@ -626,6 +632,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/libmagnet.pc \
 	      $(DESTDIR)$(PREFIX)/include/libmagnet.h $(DESTDIR)$(PREFIX)/bin/magnet-adaptive \
 	      $(DESTDIR)$(PREFIX)/bin/magnet-cputop $(DESTDIR)$(PREFIX)/bin/magnet-callcost \
+	      $(DESTDIR)$(PREFIX)/bin/magnet-spans \
 	      $(DESTDIR)$(PREFIX)/share/man/man3/libmagnet.3 \
 	      $(DESTDIR)$(GANGLIA_MODDIR)/modmagnet.so \
 	      $(DESTDIR)$(PREFIX)/share/man/man7/modmagnet.7 \

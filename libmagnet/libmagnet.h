@@ -500,6 +500,66 @@ uint64_t magnet_acct_refused(const struct magnet_acct *a);
 const char *magnet_acct_subsys_name(unsigned int subsys);
 const char *magnet_acct_block_name(unsigned int how);
 
+/*
+ * Spans: an application's own spans in magnet's record stream, beside
+ * the kernel's records ("Application spans" in <linux/magnet.h>), for
+ * magnet-read to make one trace of the application's spans and what the
+ * kernel did for them in between (its system calls, the packets and
+ * block I/O they started) and to write it out for tracing systems.
+ *
+ * Each thread has its open spans, innermost last: magnet_span_begin()
+ * opens one inside the innermost (or a root span, in a new trace, or in
+ * the trace magnet_span_adopt() took), magnet_span_end() ends the
+ * innermost. Each call is one write() to MAGNET_SPAN_DEVICE, logged by
+ * every app.span probe (magnet-read -P app, magnetctl probe add-set app)
+ * and by none while there is none. Spans are kept the same whether or
+ * not the module is loaded, and calls fail only for the caller's
+ * mistakes.
+ *
+ * Attributes are "key=value" strings in an array ended by NULL (or a NULL
+ * array): keys of letters, digits and "._-", values of text without
+ * control characters; a span's name likewise, at most
+ * MAGNET_SPAN_NAME_MAX bytes. A call's name and attributes take at most
+ * MAGNET_SPAN_MAX bytes with a 40-byte header.
+ */
+#define MAGNET_SPAN_DEPTH	32	/* a thread's open spans, at most */
+#define MAGNET_TRACEPARENT_LEN	55	/* "00-" trace "-" span "-01" */
+
+/*
+ * Begin a span named @name. Returns 0, or -1 with errno EINVAL (no name,
+ * or the kernel found the name or an attribute malformed), EMSGSIZE (too
+ * long), ENOSPC (MAGNET_SPAN_DEPTH spans are open); the span is not
+ * opened then.
+ */
+int magnet_span_begin(const char *name, const char *const attrs[]);
+
+/* End the innermost span, adding @attrs. -1 with EINVAL if none is open. */
+int magnet_span_end(const char *const attrs[]);
+
+/* An event named @name in the innermost span. -1 with EINVAL if none. */
+int magnet_span_event(const char *name, const char *const attrs[]);
+
+/*
+ * The W3C traceparent of the innermost span (of the adopted parent while
+ * none is open), to send on with a request: "00-TRACE-SPAN-01" and a NUL.
+ * -1 with ESRCH if there is neither.
+ */
+int magnet_span_traceparent(char buf[MAGNET_TRACEPARENT_LEN + 1]);
+
+/*
+ * Take a request's W3C traceparent: the thread's next root span joins its
+ * trace, a child of its span. -1 with EINVAL if @traceparent is
+ * malformed (nothing changes then).
+ */
+int magnet_span_adopt(const char *traceparent);
+
+/* Parse a W3C traceparent into its ids; -1 with EINVAL if malformed. */
+int magnet_span_parse_traceparent(const char *traceparent,
+				  uint8_t trace_id[16], uint8_t parent_id[8]);
+
+/* The span device's descriptor, or -1 with ENOENT (no module loaded). */
+int magnet_span_fd(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1551,4 +1551,118 @@ TEST(libmagnet_per_cpu_metric_names)
 			TH_LOG("%s", no[i] ? no[i] : "NULL");
 }
 
+/* --- spans, without the module: the bookkeeping and the traceparent ---- */
+
+TEST(libmagnet_span_traceparent_parse)
+{
+	static const char *const bad[] = {
+		"", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",
+		"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+	};
+	uint8_t trace[16], parent[8];
+
+	ASSERT_EQ(magnet_span_parse_traceparent(
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		trace, parent), 0);
+	EXPECT_EQ(trace[0], 0x4b);
+	EXPECT_EQ(trace[15], 0x36);
+	EXPECT_EQ(parent[0], 0x00);
+	EXPECT_EQ(parent[7], 0xb7);
+	/* a later version may go on after a '-' */
+	EXPECT_EQ(magnet_span_parse_traceparent(
+		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-xyz",
+		trace, parent), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		EXPECT_EQ(magnet_span_parse_traceparent(bad[i], trace, parent), -1)
+			TH_LOG("accepted \"%s\"", bad[i]);
+		EXPECT_EQ(errno, EINVAL);
+	}
+	EXPECT_EQ(magnet_span_parse_traceparent(NULL, trace, parent), -1);
+}
+
+TEST(libmagnet_span_nesting_without_the_module)
+{
+	char root[MAGNET_TRACEPARENT_LEN + 1], child[MAGNET_TRACEPARENT_LEN + 1];
+	const char *attrs[] = { "k=v", NULL };
+	const char *noeq[] = { "kv", NULL };
+	char big[600];
+	const char *long_attrs[] = { big, NULL };
+
+	errno = 0;
+	EXPECT_EQ(magnet_span_fd(), -1);
+	EXPECT_EQ(errno, ENOENT);
+	EXPECT_EQ(magnet_span_traceparent(root), -1);
+	EXPECT_EQ(errno, ESRCH);
+	EXPECT_EQ(magnet_span_end(NULL), -1);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(magnet_span_event("x", NULL), -1);
+	EXPECT_EQ(magnet_span_begin("", NULL), -1);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(magnet_span_begin("a", noeq), -1);
+	EXPECT_EQ(errno, EINVAL);
+	memset(big, 'v', sizeof(big) - 1);
+	big[0] = 'k';
+	big[1] = '=';
+	big[sizeof(big) - 1] = 0;
+	EXPECT_EQ(magnet_span_begin("a", long_attrs), -1);
+	EXPECT_EQ(errno, EMSGSIZE);
+	EXPECT_EQ(magnet_span_traceparent(root), -1);	/* none opened */
+
+	ASSERT_EQ(magnet_span_begin("root", attrs), 0);
+	ASSERT_EQ(magnet_span_traceparent(root), 0);
+	EXPECT_EQ(strlen(root), (size_t)MAGNET_TRACEPARENT_LEN);
+	EXPECT_EQ(memcmp(root, "00-", 3), 0);
+	EXPECT_EQ(strcmp(root + 52, "-01"), 0);
+	ASSERT_EQ(magnet_span_begin("child", NULL), 0);
+	ASSERT_EQ(magnet_span_traceparent(child), 0);
+	EXPECT_EQ(memcmp(root, child, 36), 0) TH_LOG("%s vs %s", root, child);
+	EXPECT_NE(memcmp(root + 36, child + 36, 16), 0);
+	EXPECT_EQ(magnet_span_event("e", attrs), 0);
+	EXPECT_EQ(magnet_span_end(NULL), 0);
+	ASSERT_EQ(magnet_span_traceparent(child), 0);
+	EXPECT_STREQ(child, root);
+	EXPECT_EQ(magnet_span_end(NULL), 0);
+	EXPECT_EQ(magnet_span_end(NULL), -1);
+
+	/* MAGNET_SPAN_DEPTH at most */
+	for (int i = 0; i < MAGNET_SPAN_DEPTH; i++)
+		ASSERT_EQ(magnet_span_begin("deep", NULL), 0);
+	EXPECT_EQ(magnet_span_begin("deeper", NULL), -1);
+	EXPECT_EQ(errno, ENOSPC);
+	for (int i = 0; i < MAGNET_SPAN_DEPTH; i++)
+		ASSERT_EQ(magnet_span_end(NULL), 0);
+	EXPECT_EQ(magnet_span_end(NULL), -1);
+}
+
+TEST(libmagnet_span_adopted_parent)
+{
+	const char *tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+	char got[MAGNET_TRACEPARENT_LEN + 1];
+
+	EXPECT_EQ(magnet_span_adopt("nonsense"), -1);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(magnet_span_traceparent(got), -1);	/* nothing adopted */
+	ASSERT_EQ(magnet_span_adopt(tp), 0);
+	ASSERT_EQ(magnet_span_traceparent(got), 0);
+	EXPECT_STREQ(got, tp);
+	ASSERT_EQ(magnet_span_begin("server", NULL), 0);
+	ASSERT_EQ(magnet_span_traceparent(got), 0);
+	EXPECT_EQ(memcmp(got, tp, 36), 0) TH_LOG("%s", got);
+	EXPECT_NE(memcmp(got + 36, tp + 36, 16), 0);
+	EXPECT_EQ(magnet_span_end(NULL), 0);
+	/* one root per adoption: the next root starts a trace of its own */
+	EXPECT_EQ(magnet_span_traceparent(got), -1);
+	ASSERT_EQ(magnet_span_begin("next", NULL), 0);
+	ASSERT_EQ(magnet_span_traceparent(got), 0);
+	EXPECT_NE(memcmp(got + 3, tp + 3, 32), 0);
+	EXPECT_EQ(magnet_span_end(NULL), 0);
+}
+
 TEST_MAIN
