@@ -113,7 +113,9 @@ static void show(struct state *st, struct item *it)
 	case ITEM_RECORD:
 		if (!expr_match_record(o->filter, it->rec))
 			break;
-		if (print)
+		if (o->print && is_span_record(it->rec))
+			(o->json ? json_span : print_span)(stdout, it->rec);
+		else if (print)
 			(o->json ? json_record : print_record)(stdout, it->rec);
 		count_shown(st);
 		break;

@@ -441,6 +441,10 @@ void json_loss(FILE *f, const struct magnet_record *r);
 void json_packet(FILE *f, const struct journey *j);
 void print_block(FILE *f, const struct blockio *b);
 void json_block(FILE *f, const struct blockio *b);
+/* An app.span record, whole (its lengths add up, not cut) */
+bool is_span_record(const struct magnet_record *r);
+void print_span(FILE *f, const struct magnet_record *r);
+void json_span(FILE *f, const struct magnet_record *r);
 /* Addresses named in /etc/hosts: up to @max of @name's, or -1. */
 struct host_addr {
 	uint8_t family;		/* AF_INET or AF_INET6 */

@@ -871,6 +871,94 @@ void print_block(FILE *f, const struct blockio *b)
 	}
 }
 
+/* --- application spans ------------------------------------------------------------ */
+
+bool is_span_record(const struct magnet_record *r)
+{
+	const struct magnet_span *sp = (const void *)r->payload;
+
+	return r->event != MAGNET_EVENT_LOSS && (r->flags & MAGNET_RF_SPAN) &&
+	       !(r->flags & MAGNET_RF_TRUNCATED) &&
+	       r->size >= sizeof(*r) + sizeof(*sp) &&
+	       r->size == sizeof(*r) + sizeof(*sp) + sp->name_len + sp->attrs_len;
+}
+
+static const char *span_type_name(uint8_t type)
+{
+	switch (type) {
+	case MAGNET_SPAN_BEGIN:
+		return "begin";
+	case MAGNET_SPAN_END:
+		return "end";
+	case MAGNET_SPAN_EVENT:
+		return "event";
+	default:
+		return "?";
+	}
+}
+
+static void put_hex(FILE *f, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", b[i]);
+}
+
+/* The attributes, "key=value\0"...: each to @each(f, key, klen, value). */
+static void span_attrs(FILE *f, const struct magnet_span *sp,
+		       void (*each)(FILE *, const char *, size_t, const char *,
+				    bool))
+{
+	const char *a = (const char *)sp->data + sp->name_len;
+	const char *end = a + sp->attrs_len;
+	bool first = true;
+
+	while (a < end) {
+		size_t len = strnlen(a, end - a);
+		const char *eq = memchr(a, '=', len);
+
+		if (eq)
+			each(f, a, eq - a, eq + 1, first);
+		first = false;
+		a += len + 1;
+	}
+}
+
+static void text_attr(FILE *f, const char *key, size_t klen, const char *value,
+		      bool first)
+{
+	(void)first;
+	fprintf(f, " %.*s=%s", (int)klen, key, value);
+}
+
+/*
+ * "TIME SPAN begin NAME trace T span S [parent P [remote]] by TGID/TID
+ * key=value..."
+ */
+void print_span(FILE *f, const struct magnet_record *r)
+{
+	const struct magnet_span *sp = (const void *)r->payload;
+	char tbuf[64];
+
+	fputs(packet_time(tbuf, sizeof(tbuf), r->timestamp), f);
+	fprintf(f, "SPAN %s", span_type_name(sp->type));
+	if (sp->name_len)
+		fprintf(f, " %.*s", (int)sp->name_len, (const char *)sp->data);
+	fputs(" trace ", f);
+	put_hex(f, sp->trace_id, sizeof(sp->trace_id));
+	fputs(" span ", f);
+	put_hex(f, sp->span_id, sizeof(sp->span_id));
+	if (sp->type == MAGNET_SPAN_BEGIN &&
+	    memcmp(sp->parent_id, (const uint8_t[8]){ 0 }, 8)) {
+		fputs(" parent ", f);
+		put_hex(f, sp->parent_id, sizeof(sp->parent_id));
+		if (sp->flags & MAGNET_SPAN_F_REMOTE)
+			fputs(" remote", f);
+	}
+	fprintf(f, " by %u/%u", r->tgid, r->tid);
+	span_attrs(f, sp, text_attr);
+	fputc('\n', f);
+}
+
 /* --- JSON ----------------------------------------------------------------------- */
 
 static void json_hex(FILE *f, const char *key, const uint8_t *d, size_t len)
@@ -1067,4 +1155,50 @@ void json_block(FILE *f, const struct blockio *b)
 		first = false;
 	}
 	fputs("]}\n", f);
+}
+
+static void json_attr(FILE *f, const char *key, size_t klen, const char *value,
+		      bool first)
+{
+	char k[MAGNET_SPAN_MAX];
+
+	snprintf(k, sizeof(k), "%.*s", (int)klen, key);
+	if (!first)
+		fputc(',', f);
+	json_string(f, k);
+	fputc(':', f);
+	json_string(f, value);
+}
+
+static void json_hex_id(FILE *f, const char *key, const uint8_t *b, size_t n)
+{
+	fprintf(f, ",\"%s\":\"", key);
+	put_hex(f, b, n);
+	fputc('"', f);
+}
+
+void json_span(FILE *f, const struct magnet_record *r)
+{
+	const struct magnet_span *sp = (const void *)r->payload;
+	char name[MAGNET_SPAN_NAME_MAX + 1];
+
+	fputs("{\"type\":\"span\",", f);
+	json_time(f, r->timestamp);
+	fprintf(f, ",\"span_type\":\"%s\",\"name\":", span_type_name(sp->type));
+	snprintf(name, sizeof(name), "%.*s", (int)sp->name_len,
+		 (const char *)sp->data);
+	if (sp->name_len)
+		json_string(f, name);
+	else
+		fputs("null", f);
+	json_hex_id(f, "trace_id", sp->trace_id, sizeof(sp->trace_id));
+	json_hex_id(f, "span_id", sp->span_id, sizeof(sp->span_id));
+	if (sp->type == MAGNET_SPAN_BEGIN &&
+	    memcmp(sp->parent_id, (const uint8_t[8]){ 0 }, 8))
+		json_hex_id(f, "parent_id", sp->parent_id, sizeof(sp->parent_id));
+	fprintf(f, ",\"remote\":%s,\"cpu\":%u,\"tgid\":%u,\"tid\":%u,\"attributes\":{",
+		sp->flags & MAGNET_SPAN_F_REMOTE ? "true" : "false", r->cpu,
+		r->tgid, r->tid);
+	span_attrs(f, sp, json_attr);
+	fputs("}}\n", f);
 }
