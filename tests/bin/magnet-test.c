@@ -54,6 +54,7 @@
 
 #include <linux/magnet.h>
 #include "harness.h"
+#include "libmagnet.h"
 #include "stress_format.h"
 #include "mapped.h"
 
@@ -1125,6 +1126,26 @@ static int cmd_syscalls(int argc, char **argv)
 }
 
 /*
+ * spans N: N spans begun and ended through libmagnet (2N calls, each a
+ * write to the span device); prints ns per call as syscalls does.
+ */
+static int cmd_spans(int argc, char **argv)
+{
+	long i, n = argc > 1 ? atol(argv[1]) : 0;
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++)
+		if (magnet_span_begin("bench", NULL) || magnet_span_end(NULL)) {
+			perror("magnet-test spans");
+			return 1;
+		}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_ns_per_call(&t0, &t1, 2 * n);
+	return 0;
+}
+
+/*
  * udp ADDR PORT COUNT [SRCPORT]: send COUNT datagrams to ADDR:PORT (an
  * IPv4 or IPv6 address of this machine, e.g. 127.0.0.1 or ::1) from
  * SRCPORT (default: any), to a socket of our own bound there, and receive
@@ -2026,6 +2047,129 @@ static int consume_at(int fd, uint32_t slot, uint32_t flags, uint64_t pos,
  * data file and its bad input. The suite puts a probe on getppid() logging
  * into BUFFER; we make the calls on CPU 0.
  */
+/*
+ * span-writes: writes to MAGNET_SPAN_DEVICE, each malformed in one way
+ * and refused with its errno, and a well-formed one taken whole; a line
+ * per case, "ok"/"not ok" as the harness's. Status 0 if every case went
+ * as it should.
+ */
+struct span_case {
+	const char *what;
+	int err;		/* the errno expected, 0: accepted */
+	size_t len;		/* bytes written, 0: the span's own */
+	void (*make)(struct magnet_span *sp, uint8_t *data);
+};
+
+static void span_good(struct magnet_span *sp, uint8_t *data)
+{
+	static const char text[] = "request" "k=v\0" "service.name=x\0";
+
+	sp->type = MAGNET_SPAN_BEGIN;
+	memset(sp->trace_id, 0xab, sizeof(sp->trace_id));
+	memset(sp->span_id, 0xcd, sizeof(sp->span_id));
+	sp->name_len = 7;
+	sp->attrs_len = sizeof(text) - 1 - 7;
+	memcpy(data, text, sizeof(text) - 1);
+}
+
+static void span_bad_type(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); sp->type = 9; }
+static void span_bad_type0(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); sp->type = 0; }
+static void span_bad_flags(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); sp->flags = 0x80; }
+static void span_bad_reserved(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); sp->__reserved = 1; }
+static void span_bad_trace(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); memset(sp->trace_id, 0, 16); }
+static void span_bad_id(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); memset(sp->span_id, 0, 8); }
+static void span_bad_noname(struct magnet_span *sp, uint8_t *d)
+{
+	span_good(sp, d);
+	memmove(d, d + 7, sp->attrs_len);
+	sp->name_len = 0;
+}
+static void span_bad_ctl(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); d[2] = '\n'; }
+static void span_bad_key(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); d[7] = ' '; }
+static void span_bad_noeq(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); d[8] = 'x'; }
+static void span_bad_nonul(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); d[7 + sp->attrs_len - 1] = 'y'; }
+static void span_bad_lens(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); sp->attrs_len += 8; }
+static void span_bad_remote(struct magnet_span *sp, uint8_t *d) { span_good(sp, d); sp->flags = MAGNET_SPAN_F_REMOTE; }
+static void span_good_end(struct magnet_span *sp, uint8_t *d)
+{
+	span_good(sp, d);
+	sp->type = MAGNET_SPAN_END;
+	memmove(d, d + 7, sp->attrs_len);
+	sp->name_len = 0;
+}
+static void span_long_name(struct magnet_span *sp, uint8_t *d)
+{
+	span_good(sp, d);
+	sp->name_len = MAGNET_SPAN_NAME_MAX + 1;
+	sp->attrs_len = 0;
+	memset(d, 'n', sp->name_len);
+}
+
+static int cmd_span_writes(void)
+{
+	static const struct span_case cases[] = {
+		{ "a begin with a name and two attributes: taken", 0, 0, span_good },
+		{ "an end without a name: taken", 0, 0, span_good_end },
+		{ "type 9: EINVAL", EINVAL, 0, span_bad_type },
+		{ "type 0: EINVAL", EINVAL, 0, span_bad_type0 },
+		{ "unknown flags: EINVAL", EINVAL, 0, span_bad_flags },
+		{ "reserved bytes set: EINVAL", EINVAL, 0, span_bad_reserved },
+		{ "an all-zero trace id: EINVAL", EINVAL, 0, span_bad_trace },
+		{ "an all-zero span id: EINVAL", EINVAL, 0, span_bad_id },
+		{ "a begin without a name: EINVAL", EINVAL, 0, span_bad_noname },
+		{ "a control byte in the name: EINVAL", EINVAL, 0, span_bad_ctl },
+		{ "a space in a key: EINVAL", EINVAL, 0, span_bad_key },
+		{ "an attribute without '=': EINVAL", EINVAL, 0, span_bad_noeq },
+		{ "attributes not ending in a NUL: EINVAL", EINVAL, 0, span_bad_nonul },
+		{ "lengths beyond the write: EINVAL", EINVAL, 0, span_bad_lens },
+		{ "remote without a parent: EINVAL", EINVAL, 0, span_bad_remote },
+		{ "a name over MAGNET_SPAN_NAME_MAX: EINVAL", EINVAL, 0, span_long_name },
+		{ "shorter than the header: EINVAL", EINVAL, 8, span_good },
+		{ "over MAGNET_SPAN_MAX: EMSGSIZE", EMSGSIZE, MAGNET_SPAN_MAX + 8, span_good },
+	};
+	union {
+		struct magnet_span sp;
+		uint8_t b[MAGNET_SPAN_MAX + 64];
+	} u;
+	int fd = open(MAGNET_SPAN_DEVICE, O_WRONLY), bad = 0;
+
+	if (fd < 0) {
+		printf("not ok - open %s: %s\n", MAGNET_SPAN_DEVICE, strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct span_case *c = &cases[i];
+		size_t len;
+		ssize_t n;
+
+		memset(&u, 0, sizeof(u));
+		c->make(&u.sp, u.sp.data);
+		len = c->len ? c->len :
+		      sizeof(u.sp) + u.sp.name_len + u.sp.attrs_len;
+		if (len > sizeof(u))
+			len = sizeof(u);
+		n = write(fd, u.b, len);
+		if (c->err ? (n < 0 && errno == c->err) : n == (ssize_t)len) {
+			printf("ok - %s\n", c->what);
+		} else {
+			printf("not ok - %s: got %zd (%s)\n", c->what, n,
+			       n < 0 ? strerror(errno) : "taken");
+			bad = 1;
+		}
+	}
+	errno = 0;
+	if (read(fd, u.b, 8) < 0 && errno == EBADF)
+		printf("ok - reading the write-only descriptor: EBADF\n");
+	else
+		printf("not ok - reading: %s\n", strerror(errno)), bad = 1;
+	close(fd);
+	if (open(MAGNET_SPAN_DEVICE, O_RDWR) < 0 && errno == EINVAL)
+		printf("ok - opening it for reading: EINVAL\n");
+	else
+		printf("not ok - opening it for reading: %s\n", strerror(errno)), bad = 1;
+	return bad;
+}
+
 static int cmd_mapping(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE), calls = 100;
@@ -2206,6 +2350,10 @@ int main(int argc, char **argv)
 		return cmd_wakeups(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "mapping"))
 		return cmd_mapping(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "spans"))
+		return cmd_spans(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "span-writes"))
+		return cmd_span_writes();
 	fprintf(stderr,
 		"usage: magnet-test stream [--buffer B] [--run ARGS] [--io read|poll|epoll|sigio|uring|map]\n"
 		"                          [--size-wm N] [--count-wm N] [--timeout-us N] [--read-size N]\n"
