@@ -1067,6 +1067,48 @@ def sessions_section(doc, path):
     return out + remarks(doc)
 
 
+# --- 13, 14. application spans -------------------------------------------------------
+
+SPAN_CASES = (("getppid", "getppid(), for reference"),
+              ("devnull", "a write() of a span's 48 bytes to /dev/null"),
+              ("span-off", "a span's begin or end, no app.span probe"),
+              ("span-on", "a span's begin or end, app.span logging it"))
+
+
+def span_section(doc, path, icount=False):
+    title = ("## 14. What a span costs, in instructions\n" if icount else
+             "## 13. What an application's span costs\n")
+    out = [title] + provenance(doc, path)
+    runs = {c: by_run(doc["runs"].get(c)) for c, _ in SPAN_CASES}
+    if not runs["getppid"]:
+        return out + ["_No figures: the getppid() case did not run._\n"] + remarks(doc)
+    unit = "instructions" if icount else "ns"
+    out += ["Each call of libmagnet's magnet_span_begin() or magnet_span_end() is one "
+            "write() to /dev/magnet-span (bench/scripts/span-cost.sh): against getppid(), "
+            "a system call that does nothing, and a write() of as many bytes to /dev/null; "
+            "with no app.span probe, and with one "
+            "logging into a buffer with no reader. A run is the fastest of five chunks of "
+            "calls on CPU 0; a ratio is the median of the same-numbered runs' ratios, "
+            "with their range. The issue's bound: close to a system call or less.\n",
+            "| case | %s per call | × getppid() | × the write() to /dev/null |" % unit,
+            "|---|---|---|---|"]
+
+    def ratio(r, base):
+        ratios = [r[i] / runs[base][i] for i in r if i in runs[base]]
+        return fmt_spread(spread(ratios), "%.2f×") if ratios else ""
+
+    for c, what in SPAN_CASES:
+        r = runs[c]
+        if not r:
+            continue
+        out.append("| %s | %s | %s | %s |" % (
+            what, fmt_spread(spread(r.values()), "%.0f"),
+            "" if c == "getppid" else ratio(r, "getppid"),
+            "" if c in ("getppid", "devnull") else ratio(r, "devnull")))
+    out.append("")
+    return out + remarks(doc)
+
+
 # --- 11. per-call accounting --------------------------------------------------------
 
 ACCT_CASES = (("plain", "lighttpd alone (the module loaded, no handle)"),
@@ -1356,6 +1398,9 @@ def render(results, plots):
         ("acct-cost", "## 11. What per-call accounting costs a server", acct_section),
         ("acct-cost-icount", "## 12. Per-call accounting in instructions",
          lambda d, p: acct_section(d, p, True)),
+        ("span-cost", "## 13. What an application's span costs", span_section),
+        ("span-cost-icount", "## 14. What a span costs, in instructions",
+         lambda d, p: span_section(d, p, True)),
     ]
     for name, title, make in sections:
         if name is None:
@@ -1365,7 +1410,8 @@ def render(results, plots):
         else:
             out += missing(title, name)
     known = {"cost", "throughput", "scaling", "session-cost", "ledger-cost", "acct-cost",
-             "ledger-cost-icount", "acct-cost-icount", "pfilter",
+             "ledger-cost-icount", "acct-cost-icount", "pfilter", "span-cost",
+             "span-cost-icount",
              "pfilter-icount",
              "stream-filter-icount", "stream-paper", "stream-filter", "stream-sampling"}
     for name in sorted(set(docs) - known):

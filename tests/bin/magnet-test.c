@@ -1146,6 +1146,33 @@ static int cmd_spans(int argc, char **argv)
 }
 
 /*
+ * devnull N: N writes of 48 bytes (a span's begin, named "bench") to
+ * /dev/null; prints ns per call as syscalls does.
+ */
+static int cmd_devnull(int argc, char **argv)
+{
+	long i, n = argc > 1 ? atol(argv[1]) : 0;
+	int fd = open("/dev/null", O_WRONLY);
+	struct timespec t0, t1;
+	char buf[48] = "";
+
+	if (fd < 0) {
+		perror("magnet-test devnull");
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++)
+		if (write(fd, buf, sizeof(buf)) != sizeof(buf)) {
+			perror("magnet-test devnull");
+			return 1;
+		}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	close(fd);
+	print_ns_per_call(&t0, &t1, n);
+	return 0;
+}
+
+/*
  * udp ADDR PORT COUNT [SRCPORT]: send COUNT datagrams to ADDR:PORT (an
  * IPv4 or IPv6 address of this machine, e.g. 127.0.0.1 or ::1) from
  * SRCPORT (default: any), to a socket of our own bound there, and receive
@@ -2350,6 +2377,8 @@ int main(int argc, char **argv)
 		return cmd_wakeups(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "mapping"))
 		return cmd_mapping(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "devnull"))
+		return cmd_devnull(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "spans"))
 		return cmd_spans(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "span-writes"))
