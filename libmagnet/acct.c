@@ -231,12 +231,12 @@ int magnet_acct_read(const struct magnet_acct *a, unsigned int token,
 	}
 }
 
-static int64_t ms_now(void)
+static int64_t ns_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /*
@@ -249,7 +249,8 @@ static int64_t ms_now(void)
 int magnet_acct_wait(const struct magnet_acct *a, unsigned int token,
 		     struct magnet_acct_result *r, int timeout_ms)
 {
-	int64_t end = timeout_ms >= 0 ? ms_now() + timeout_ms : 0;
+	/* (in ns: a deadline in whole ms came up to 1 ms early) */
+	int64_t end = timeout_ms >= 0 ? ns_now() + timeout_ms * 1000000LL : 0;
 	struct pollfd pfd;
 
 	if (!a) {
@@ -266,11 +267,13 @@ int magnet_acct_wait(const struct magnet_acct *a, unsigned int token,
 		if (!r->async_pending)
 			return 0;
 		if (timeout_ms >= 0) {
-			left = end - ms_now();
+			left = end - ns_now();
 			if (left <= 0) {
 				errno = ETIMEDOUT;
 				return -1;
 			}
+			/* (rounded up: poll() waits whole ms) */
+			left = (left + 999999) / 1000000;
 			if (left > ACCT_WAIT_SLICE_MS)
 				left = ACCT_WAIT_SLICE_MS;
 		}
