@@ -873,6 +873,11 @@ void print_block(FILE *f, const struct blockio *b)
 
 /* --- application spans ------------------------------------------------------------ */
 
+/*
+ * The kernel checks what it logs, but a file's records can be anything:
+ * whole, a name without a NUL, attributes each ended by one (so that
+ * the last value is a string within the record).
+ */
 bool is_span_record(const struct magnet_record *r)
 {
 	const struct magnet_span *sp = (const void *)r->payload;
@@ -880,7 +885,9 @@ bool is_span_record(const struct magnet_record *r)
 	return r->event != MAGNET_EVENT_LOSS && (r->flags & MAGNET_RF_SPAN) &&
 	       !(r->flags & MAGNET_RF_TRUNCATED) &&
 	       r->size >= sizeof(*r) + sizeof(*sp) &&
-	       r->size == sizeof(*r) + sizeof(*sp) + sp->name_len + sp->attrs_len;
+	       r->size == sizeof(*r) + sizeof(*sp) + sp->name_len + sp->attrs_len &&
+	       !memchr(sp->data, 0, sp->name_len) &&
+	       (!sp->attrs_len || !sp->data[sp->name_len + sp->attrs_len - 1]);
 }
 
 static const char *span_type_name(uint8_t type)
