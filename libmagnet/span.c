@@ -27,6 +27,8 @@
 
 #include "libmagnet.h"
 
+#define SERVICE_NAME	"service.name"
+
 struct span_thread {
 	uint8_t trace_id[16];
 	uint8_t stack[MAGNET_SPAN_DEPTH][8];	/* open spans, innermost last */
@@ -103,7 +105,7 @@ static void span_id_new(struct span_thread *t, uint8_t *id, size_t len)
  */
 static int span_write(const struct span_thread *t, uint8_t type,
 		      uint8_t flags, const uint8_t *id, const uint8_t *parent,
-		      const char *name, const char *const attrs[])
+		      const char *name, const char *const attrs[], bool root)
 {
 	union {
 		struct magnet_span sp;
@@ -133,8 +135,22 @@ static int span_write(const struct span_thread *t, uint8_t type,
 			return errno = EINVAL, -1;
 		if (off + len > sizeof(u.bytes))
 			return errno = EMSGSIZE, -1;
+		if (!strncmp(attrs[i], SERVICE_NAME "=", sizeof(SERVICE_NAME)))
+			root = false;	/* the caller's own */
 		memcpy(u.bytes + off, attrs[i], len);
 		off += len;
+	}
+	/*
+	 * A thread's root span says which program it is (OpenTelemetry's
+	 * service.name, which a reader gives its kernel spans too), when it
+	 * fits.
+	 */
+	if (root) {
+		int len = snprintf((char *)u.bytes + off, sizeof(u.bytes) - off,
+				   SERVICE_NAME "=%s", program_invocation_short_name);
+
+		if (len > 0 && off + len + 1 <= sizeof(u.bytes))
+			off += len + 1;
 	}
 	u.sp.attrs_len = off - sizeof(u.sp) - name_len;
 	fd = magnet_span_fd();
@@ -168,7 +184,8 @@ int magnet_span_begin(const char *name, const char *const attrs[])
 		span_id_new(t, t->trace_id, sizeof(t->trace_id));
 	}
 	span_id_new(t, id, sizeof(id));
-	if (span_write(t, MAGNET_SPAN_BEGIN, flags, id, parent, name, attrs))
+	if (span_write(t, MAGNET_SPAN_BEGIN, flags, id, parent, name, attrs,
+		       !t->depth))
 		return -1;
 	memcpy(t->stack[t->depth++], id, sizeof(id));
 	if (t->depth == 1)
@@ -183,7 +200,7 @@ int magnet_span_end(const char *const attrs[])
 	if (!t->depth)
 		return errno = EINVAL, -1;
 	if (span_write(t, MAGNET_SPAN_END, 0, t->stack[t->depth - 1], NULL,
-		       NULL, attrs))
+		       NULL, attrs, false))
 		return -1;
 	t->depth--;
 	return 0;
@@ -196,7 +213,7 @@ int magnet_span_event(const char *name, const char *const attrs[])
 	if (!name || !*name || !t->depth)
 		return errno = EINVAL, -1;
 	return span_write(t, MAGNET_SPAN_EVENT, 0, t->stack[t->depth - 1],
-			  NULL, name, attrs);
+			  NULL, name, attrs, false);
 }
 
 static void hex(char *out, const uint8_t *b, size_t n)

@@ -79,7 +79,7 @@ static void step(int i, int port, const char *file)
 int main(int argc, char **argv)
 {
 	const char *parent = NULL, *file = NULL;
-	const char *attrs[] = { "service.name=magnet-spans", NULL };
+	const char *attrs[] = { "request.kind=example", NULL };
 	char tp[MAGNET_TRACEPARENT_LEN + 1], *end;
 	long port = 0, n = 1;
 	int opt;

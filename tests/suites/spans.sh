@@ -70,7 +70,7 @@ sed -n '1,3p' /tmp/three.txt | sed 's/^/# /'
 check "text, from the trace file: a SPAN line per record" \
 	sh -c "[ \$(grep -c ' SPAN ' /tmp/three.txt) -eq 11 ]"
 check "... the root's begin with its name, ids, thread and attribute" \
-	grep -q " SPAN begin request trace $trace span $root by $pid/$pid service.name=magnet-spans\$" /tmp/three.txt
+	grep -q " SPAN begin request trace $trace span $root by $pid/$pid request.kind=example service.name=magnet-spans\$" /tmp/three.txt
 check "... a step's with its parent" \
 	grep -q " SPAN begin step trace $trace span [0-9a-f]\{16\} parent $root by $pid/$pid step.number=0\$" /tmp/three.txt
 
