@@ -73,6 +73,9 @@ def seeds():
     yield "trace", "year-2608", b"\x01\x00" + trace(
         "--t0", "18446744000000000000", "--offset", "1703204123000000000")
     yield "trace", "udp-veth-head", b"\x00\x00" + capture_head(12)
+    yield "trace", "block", b"\x00\x00" + trace("--block")
+    yield "trace", "spans-host", b"\x01\x00" + trace("--spans", "--host",
+                                                     "nodeb")
     yield "trace", "pcapng", b"\x00\x00" + pcapng(t)
     yield "trace", "pcapng-json-filter", b"\x19\x00" + pcapng(t)
 

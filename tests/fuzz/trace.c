@@ -5,8 +5,11 @@
  * assembled into packet journeys (journey.c), matched against a filter
  * expression (expr.c), and printed as text or JSON with the hop statistics
  * (output.c) and as pcapng (pcapng.c), all into /dev/null; the pcapng
- * written is then read back (pcapng.c's reader). Or a pcapng (or pcap)
- * file, read as -r reads one: each packet a journey, printed.
+ * written is then read back (pcapng.c's reader); block I/O journeys
+ * (blockio.c) printed; application spans, packets and block I/O as spans
+ * (spans.c), written as OTLP/JSON and Zipkin JSON (lib/otel.c). Or a
+ * pcapng (or pcap) file, read as -r reads one: each packet a journey,
+ * printed.
  *
  * Input: two bytes of options (below), then the file. The loop is
  * magnet-read.c's for a file: take what source_next() hands out, release
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "magnet-read.h"
+#include "otel.h"
 
 /* options, first byte */
 #define O_JSON		0x01
@@ -75,6 +79,7 @@ struct run {
 	struct journeys *js;
 	struct hops *hops;
 	struct pcapng *pcap;
+	struct spans *spans;
 	int64_t offset;
 };
 
@@ -87,6 +92,8 @@ static void show_packet(struct run *r, struct journey *j)
 	if (!expr_match_journey(r->o.filter, j))
 		return;
 	hops_add(r->hops, j);
+	if (r->spans)
+		spans_packet(r->spans, j);
 	if (r->o.json)
 		json_packet(devnull, j);
 	else
@@ -124,11 +131,22 @@ static void show(struct run *r, struct item *it)
 			(r->o.json ? json_loss : print_loss)(devnull, it->rec);
 		break;
 	case ITEM_RECORD:
-		if (expr_match_record(r->o.filter, it->rec) && print)
+		if (!expr_match_record(r->o.filter, it->rec))
+			break;
+		spans_record(r->spans, it->rec);
+		if (is_span_record(it->rec))
+			(r->o.json ? json_span : print_span)(devnull, it->rec);
+		else if (print)
 			(r->o.json ? json_record : print_record)(devnull, it->rec);
 		break;
 	case ITEM_PACKET:
 		show_packet(r, item_journey(it));
+		break;
+	case ITEM_BLOCK:
+		if (!expr_match_block(r->o.filter, item_blockio(it)))
+			break;
+		spans_block(r->spans, item_blockio(it));
+		(r->o.json ? json_block : print_block)(devnull, item_blockio(it));
 		break;
 	}
 }
@@ -169,6 +187,7 @@ static void take(struct run *r, const char *data, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct run r = {};
+	struct otel_out *otlp, *zipkin;
 	struct source *src;
 	const char *chunk;
 	char path[64];
@@ -213,6 +232,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.merge = merge_new(REORDER_WINDOW_NS);
 	r.js = journeys_new(r.o.journey_timeout_ns, r.o.snaplen);
 	r.hops = hops_new();
+	r.spans = spans_new(r.offset, false);
+	otlp = otel_new(devnull, OTEL_OTLP_JSON, source_host(src), "fuzz", NULL, 4);
+	zipkin = otel_new(devnull, OTEL_ZIPKIN_JSON, source_host(src), "fuzz", NULL, 0);
+	spans_output(r.spans, otlp);
+	spans_output(r.spans, zipkin);
 	if (opt[0] & O_PCAPNG) {
 		out = memfd_create("pcapng", MFD_CLOEXEC);
 		if (out < 0)
@@ -230,6 +254,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	journeys_end_all(r.js);
 	emit(&r);
 	(r.o.json ? hops_json : hops_print)(r.hops, devnull);
+	spans_end(r.spans);
+	otel_close(otlp);
+	otel_close(zipkin);
+	spans_free(r.spans);
+	r.spans = NULL;
 
 	pcapng_close(r.pcap);
 	hops_free(r.hops);

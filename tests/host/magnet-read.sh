@@ -384,7 +384,12 @@ mr -r "$T/copy.mtr" -n 'udp or tcp'
 check "--trace FILE --print EXPR and -r FILE EXPR print the same" cmp "$T/live.txt" "$T/out"
 same "$(sed 1d "$T/live.err")" "$(sed 1d "$T/err")" \
 	"... and say the same on stderr, after the line naming the file read"
-check "--trace saves every record, unfiltered, as read" cmp "$T/t.mtr" "$T/copy.mtr"
+# (the copy's header is 136 bytes, the capturing host's name after the 72)
+tail -c +73 "$T/t.mtr" > "$T/t.records"
+tail -c +137 "$T/copy.mtr" > "$T/copy.records"
+check "--trace saves every record, unfiltered, as read" cmp "$T/t.records" "$T/copy.records"
+same "$(dd if="$T/copy.mtr" bs=1 skip=72 count=64 2> /dev/null | tr -d '\000')" "$(hostname)" \
+	"--trace: the header names the host (for the spans' host.name)"
 mr -r "$T/t.mtr" --trace "$T/copy2.mtr" tcp
 same "$(wc -c < "$T/out")" 0 "--trace without --print prints nothing"
 $GEN --v1 "$T/v1.mtr"
@@ -855,6 +860,79 @@ BLOCK 254:0 write 4096 bytes at 900 [fua" "block I/O: --tgid selects by the subm
 same "$(grep -c '^    ' "$T/out")" 0 "block I/O: -q, the lines alone"
 mr -r "$T/b.mtr" udp
 same "$(blocks)" "" "block I/O: a packet expression selects none"
+
+# --- spans: --otlp and --zipkin (an HTTP request's spans, packets, block I/O) -------
+$GEN --spans --host nodeb "$T/s.mtr"
+mr -r "$T/s.mtr" --otlp "$T/s.otlp" --zipkin "$T/s.zipkin"
+check "spans: --otlp and --zipkin written (status 0)" test "$rc" -eq 0
+same "$(grep 'spans written' "$T/err")" "magnet-read: 31 spans written, 1 of them still open at the end; 1 ends or events of no open span, 1 begins of one already open and 0 beyond the limits dropped; 1 traceparent headers not W3C's" \
+	"spans: counted in the summary: the one never ended, the end and begin of no span, the header not W3C's"
+# (each span flat: its resource's service, host and pid; ids; name; times; attributes)
+cat > "$T/flat.jq" << 'JQ'
+.resourceSpans[] | ([.resource.attributes[] | {(.key): (.value | to_entries[0].value)}] | add) as $r
+| .scopeSpans[].spans[]
+| {svc: $r["service.name"], host: $r["host.name"], pid: $r["process.pid"], t: .traceId, id: .spanId,
+   p: (.parentSpanId // ""), n: .name, k: .kind, s: .startTimeUnixNano, e: .endTimeUnixNano,
+   a: ([.attributes[] | {(.key): (.value | to_entries[0].value)}] | add), ev: [.events[]?.name]}
+JQ
+jq -c -f "$T/flat.jq" "$T/s.otlp" > "$T/flat" 2> "$T/jq.err"
+TR=4bf92f3577b34da6a3ce929d0e0e4736
+same "$(jq -c 'select(.a["magnet.layer"] == null) | [.n, .svc, .pid, .t == "'$TR'", .p, .s, .e, .ev]' "$T/flat" | head -3 | sort)" \
+'["fetch","client","400",true,"00f067aa0ba902b7","1704204123000002000","1704204123000150000",["connected"]]
+["request","client","400",true,"","1704204123000000000","1704204123000160000",[]]
+["tcp send","client","400",true,"00f067aa0ba902c8","1704204123000010000","1704204123000040000",[]]' \
+	"spans: the application's, begin to end, service.name from its root span; the request's packet a child of the span its traceparent names"
+Q=$(jq -r 'select(.a["magnet.traceparent"] == true) | .id' "$T/flat")
+same "$(jq -c 'select(.p == "'$Q'" and .a["magnet.layer"] == null) | [.n, .t == "'$TR'", .a["thread.id"], .a["magnet.block.bytes"]]' "$T/flat")" \
+'["block read",true,"501","4096"]
+["tcp send",true,"501",null]' \
+	"spans: the server's block read (by the thread that read the request) and its reply (on the connection) are the request's children"
+same "$(jq -r 'select(.p == "'$Q'") | .n' "$T/flat" | tr '\n' ' ')" \
+	"socket tcp ip dev-queue dev-xmit dev-recv ip tcp sock-queue app block read tcp send " \
+	"spans: a packet's layers are its children, each from its record to the next"
+same "$(jq -c 'select(.a["magnet.layer"] == null and .p == "") | [.n, .t == "'$TR'", .a["magnet.span.incomplete"]]' "$T/flat")" \
+'["request",true,null]
+["lost",false,true]
+["udp send",false,null]
+["tcp send",false,null]' \
+	"spans: roots: the request; a span never ended, as it stood; a packet of no span; one whose traceparent is not W3C's"
+same "$(jq -r '.p' "$T/flat" | sort -u | while read -r p; do [ -z "$p" ] || grep -q "\"id\":\"$p\"" "$T/flat" || echo "$p"; done)" "" \
+	"spans: every parent is a span of the file"
+same "$(jq -r '"\(.host) \((.s | tonumber) <= (.e | tonumber))"' "$T/flat" | sort | uniq -c | sed 's/^ *//')" "31 nodeb true" \
+	"spans: host.name from the trace file's header, none ending before it starts"
+same "$(jq -c 'select(.n == "block read") | [.a["magnet.block.device"], .a["magnet.block.sector"], .a["magnet.block.operation"]]' "$T/flat")" \
+	'["254:0","2048","read"]' "spans: a block I/O's attributes"
+same "$(jq -c 'select(.n == "tcp send" and .a["thread.id"] == "501") | [.a["source.address"], .a["source.port"], .a["destination.port"], .a["network.transport"], .k]' "$T/flat")" \
+	'["127.0.0.1","80","46000","tcp",4]' "spans: a packet's attributes (OpenTelemetry's names), kind PRODUCER"
+same "$(jq -r '.[].id' "$T/s.zipkin" 2> /dev/null | sort | tr '\n' ' ')" "$(jq -r '.id' "$T/flat" | sort | tr '\n' ' ')" \
+	"spans: --zipkin holds the same spans"
+same "$(jq -c '.[] | select(.name == "fetch") | [.parentId, .timestamp, .duration, .localEndpoint.serviceName, .annotations[0].value, .tags["http.status"]]' "$T/s.zipkin" 2> /dev/null)" \
+	'["00f067aa0ba902b7",1704204123000002,148,"client","connected net.peer=127.0.0.1","200"]' \
+	"spans, Zipkin: microseconds, the service, an event as an annotation, attributes as tags"
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import jsonschema, yaml' 2> /dev/null; then
+	same "$(/usr/bin/python3 "$top/tests/host/zipkin-check.py" "$top/tests/host/data/zipkin2-api.yaml" "$T/s.zipkin" 2>&1)" \
+		'{"spans": 31}' "spans, Zipkin: valid against Zipkin's schema (zipkin2-api.yaml, ListOfSpans)"
+else
+	skip "spans, Zipkin: no python3-jsonschema to validate with"
+fi
+if command -v node > /dev/null && [ -e "$top/build/otlp-proto/trace_service.proto" ] &&
+   [ -d "$top/build/viewer/node_modules/protobufjs" ]; then
+	same "$(node "$top/tests/host/otlp-decode.js" "$top/build/otlp-proto" "$T/s.otlp" 2>&1)" \
+		'{"requests":1,"resources":5,"spans":31}' \
+		"spans, OTLP: decodes with OpenTelemetry's .proto files, no unknown field, the same after protobuf's encoding"
+else
+	skip "spans, OTLP: no OTLP .proto files or protobufjs (scripts/install-deps)"
+fi
+mr -r "$T/s.mtr" --otlp - --zipkin -
+same "$rc:$(head -1 "$T/err")" "2:magnet-read: -w, --trace, --perfetto, --otlp and --zipkin cannot share standard output" \
+	"spans: --otlp - and --zipkin - refused together"
+mr -r "$T/s.mtr" --otlp /nonexistent/dir/x
+same "$rc:$(head -1 "$T/err")" "1:magnet-read: /nonexistent/dir/x: No such file or directory" "spans: a file that cannot be made: an error"
+# the old header (no host): no host.name
+$GEN --spans "$T/s2.mtr"
+mr -r "$T/s2.mtr" --otlp -
+same "$(jq -c '[.resourceSpans[].resource.attributes[].key] | unique' "$T/out" 2> /dev/null)" \
+	'["process.pid","service.name"]' "spans: a file without the host's name: no host.name"
 
 if command -v groff > /dev/null; then
 	groff -man -Tutf8 -ww -z "$top/tools/magnet-read/magnet-read.1" > "$T/groff.txt" 2>&1

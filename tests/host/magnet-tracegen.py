@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write a magnet trace file (magnet-read --trace format) of made-up records.
 
-Usage: magnet-tracegen.py [--v1 | --truncate | --garbage | --block]
-                          [--t0 NS] [--offset NS] FILE
+Usage: magnet-tracegen.py [--v1 | --truncate | --garbage | --block | --spans]
+                          [--t0 NS] [--offset NS] [--host NAME] FILE
 
 --t0 sets the CLOCK_MONOTONIC time of the first record (default 1000 s),
 --offset the header's wall clock offset (default: the first record at
@@ -16,7 +16,9 @@ each CPU's records in order, the CPUs' not. The layouts follow
 include/uapi/linux/magnet.h.
 
 --block writes the blk-io set's records of six block I/Os instead (see
-block_scenario below).
+block_scenario below); --spans, an HTTP request's application spans,
+packets and block I/O (span_scenario). --host NAME writes the capturing
+host's name in the header (a 136-byte header).
 """
 import socket
 import struct
@@ -300,24 +302,156 @@ def block_stream():
                     [r for c, r in recs if c == 0])
 
 
+# struct magnet_span up to its data
+SPAN = struct.Struct("<BBHHH16s8s8s")
+assert SPAN.size == 40
+RF_SPAN = 0x80
+BEGIN, END, EVENT = 1, 2, 3
+# the ids of span_scenario, as hex
+TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+ROOT, CHILD = "00f067aa0ba902b7", "00f067aa0ba902c8"
+OTHER_TRACE, OTHER = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+
+
+def span_rec(ts_us, cpu, typ, trace, sid, parent="0" * 16, name="",
+             attrs=(), tgid=400, tid=401, flags=0):
+    a = b"".join(x.encode() + b"\0" for x in attrs)
+    pl = SPAN.pack(typ, flags, len(name), len(a), 0, bytes.fromhex(trace),
+                   bytes.fromhex(sid), bytes.fromhex(parent)) + \
+        name.encode() + a
+    return record(ts_us, cpu, 90, pl, tgid, tid, RF_SPAN,
+                  int.from_bytes(bytes.fromhex(sid), "big"))
+
+
+def span_scenario():
+    """An HTTP request over loopback, in time order:
+    - the client, 400/401 ("client" by its root span's service.name):
+      root span "request" (ROOT in TRACE), in it span "fetch" (CHILD),
+      an event "connected", then a TCP send of a GET carrying
+      "traceparent: 00-TRACE-CHILD-01" (journey Q); "fetch" and
+      "request" end;
+    - the server, 500/501 (no spans of its own): Q received (its app
+      layer read by 501), then the reply (R, on the same connection, no
+      header) and a 4 KiB block read submitted by 501;
+    - a UDP datagram by 600 with no span: a trace of its own;
+    - a GET with a header in upper-case hex (not W3C's) by 700;
+    - span "lost" begun by 401 and never ended; an end of an unknown
+      span, a begin of "fetch" again (by 402).
+    """
+    recs = []
+
+    def add(cpu, r):
+        recs.append((cpu, r))
+
+    add(0, span_rec(0, 0, BEGIN, TRACE, ROOT, name="request",
+                    attrs=("service.name=client", "http.method=GET")))
+    add(0, span_rec(2, 0, BEGIN, TRACE, CHILD, ROOT, "fetch",
+                    ("url.path=/index.html",)))
+    add(0, span_rec(3, 0, EVENT, TRACE, CHILD, name="connected",
+                    attrs=("net.peer=127.0.0.1",)))
+    get = b"GET /index.html HTTP/1.1\r\nHost: b\r\ntraceparent: 00-" + \
+        TRACE.encode() + b"-" + CHILD.encode() + b"-01\r\n\r\n"
+    q = Packet(AF_INET, TCP, "127.0.0.1", 46000, "127.0.0.1", 80,
+               ip_packet(AF_INET, TCP, "127.0.0.1", "127.0.0.1",
+                         tcp(46000, 80, 1, 1, 0x18, 512, get)),
+               seq=1, tcp_flags=0x18, user_len=len(get))
+    CS, SS, KQ = 0xffff888005000000, 0xffff888006000000, 0xffff888100000900
+    add(0, q.rec(10, 0, SOCKET, 400, sock=CS, data="user", tid=401))
+    add(0, q.rec(12, 0, PROTO_SEND, 400, skb=KQ, sock=CS, tid=401))
+    add(0, q.rec(14, 0, IP_SEND, 400, skb=KQ, sock=CS, tid=401))
+    add(0, q.rec(16, 0, DEV_QUEUE, 400, skb=KQ, sock=CS, dev=b"lo", tid=401))
+    add(0, q.rec(17, 0, DEV_XMIT, 400, skb=KQ, sock=CS, dev=b"lo", tid=401))
+    add(0, q.rec(20, 0, DEV_RECV, 400, skb=KQ, dev=b"lo", rflags=RF_SOFTIRQ,
+                 tid=401))
+    add(0, q.rec(22, 0, IP_RECV, 400, skb=KQ, dev=b"lo", rflags=RF_SOFTIRQ,
+                 tid=401))
+    add(0, q.rec(24, 0, PROTO_RECV, 400, skb=KQ, dev=b"lo", rflags=RF_SOFTIRQ,
+                 tid=401))
+    add(0, q.rec(26, 0, SOCK_QUEUE, 400, skb=KQ, sock=SS, dev=b"lo",
+                 rflags=RF_SOFTIRQ, tid=401))
+    add(1, q.rec(40, 1, APP, 500, skb=KQ, sock=SS, dev=b"lo",
+                 length=len(get), tid=501))
+    # the reply, and the file read for it
+    body = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+    r = Packet(AF_INET, TCP, "127.0.0.1", 80, "127.0.0.1", 46000,
+               ip_packet(AF_INET, TCP, "127.0.0.1", "127.0.0.1",
+                         tcp(80, 46000, 1, 1 + len(get), 0x18, 512, body)),
+               seq=1, tcp_flags=0x18, user_len=len(body))
+    KR = 0xffff888100000a00
+    bio, rq = 0xffff888000300000, 0xffff888000400000
+    for ts, layer in ((50, BIO), (52, QUEUE), (54, ISSUE)):
+        add(1, record(ts, 1, 7 + layer,
+                      BLK.pack(bio, rq if layer > BIO else 0, 2048, 4096, 254,
+                               0, layer, READ, 0, 0, 0),
+                      500, 501, RF_BLOCK, bio if layer == BIO else rq))
+    add(1, record(90, 1, 7 + COMPLETE,
+                  BLK.pack(bio, rq, 2048, 4096, 254, 0, COMPLETE, READ, 0, 0,
+                           0), 0, 0, RF_BLOCK | RF_HARDIRQ, rq))
+    add(1, r.rec(100, 1, SOCKET, 500, sock=SS, data="user", tid=501))
+    add(1, r.rec(102, 1, PROTO_SEND, 500, skb=KR, sock=SS, tid=501))
+    add(1, r.rec(104, 1, IP_SEND, 500, skb=KR, sock=SS, tid=501))
+    add(1, r.rec(106, 1, DEV_QUEUE, 500, skb=KR, sock=SS, dev=b"lo", tid=501))
+    add(1, r.rec(107, 1, DEV_XMIT, 500, skb=KR, sock=SS, dev=b"lo", tid=501))
+    add(0, span_rec(150, 0, END, TRACE, CHILD, attrs=("http.status=200",)))
+    add(0, span_rec(160, 0, END, TRACE, ROOT))
+    # a datagram of no span; a header not W3C's
+    u = Packet(AF_INET, UDP, "10.0.0.1", 40010, "10.0.0.2", 5300,
+               ip_packet(AF_INET, UDP, "10.0.0.1", "10.0.0.2",
+                         udp(40010, 5300, b"x" * 20)), user_len=20)
+    KU = 0xffff888100000b00
+    add(1, u.rec(200, 1, IP_SEND, 600, skb=KU, tid=600))
+    add(1, u.rec(204, 1, DEV_XMIT, 600, skb=KU, dev=b"eth0", tid=600))
+    bad = b"GET / HTTP/1.1\r\ntraceparent: 00-" + TRACE.upper().encode() + \
+        b"-" + CHILD.encode() + b"-01\r\n\r\n"
+    w = Packet(AF_INET, TCP, "10.0.0.1", 46001, "10.0.0.2", 80,
+               ip_packet(AF_INET, TCP, "10.0.0.1", "10.0.0.2",
+                         tcp(46001, 80, 1, 1, 0x18, 512, bad)),
+               seq=1, tcp_flags=0x18)
+    KW = 0xffff888100000c00
+    add(0, w.rec(300, 0, IP_SEND, 700, skb=KW, tid=700))
+    add(0, w.rec(302, 0, DEV_XMIT, 700, skb=KW, dev=b"eth0", tid=700))
+    # never ended; an end of no span; begun twice
+    add(0, span_rec(400, 0, BEGIN, OTHER_TRACE, OTHER, name="lost"))
+    add(0, span_rec(410, 0, END, OTHER_TRACE, "1111111111111111"))
+    add(1, span_rec(420, 1, BEGIN, OTHER_TRACE, OTHER, name="again", tid=402))
+    add(0, record(500, 0, 101, b"", 400, 401, rid=1))
+    return recs
+
+
+def span_stream():
+    """As a reader gets them: CPU 0's records first, then CPU 1's."""
+    recs = span_scenario()
+    return b"".join([r for c, r in recs if c == 0] +
+                    [r for c, r in recs if c == 1])
+
+
+HOST = None
+
+
 def header_v2():
-    return struct.pack("<8sIIIIqII32s", b"MAGNETTR", 2, 72, 1, 40, OFFSET,
-                       262144, 0, b"default")
+    if HOST is None:
+        return struct.pack("<8sIIIIqII32s", b"MAGNETTR", 2, 72, 1, 40, OFFSET,
+                           262144, 0, b"default")
+    return struct.pack("<8sIIIIqII32s64s", b"MAGNETTR", 2, 136, 1, 40, OFFSET,
+                       262144, 0, b"default", HOST.encode())
 
 
 def main():
-    global T0, OFFSET
+    global T0, OFFSET, HOST
     args = sys.argv[1:]
     mode = ""
     offset = None
     while len(args) > 1:
-        if args[0] in ("--t0", "--offset") and len(args) > 2:
+        if args[0] in ("--t0", "--offset", "--host") and len(args) > 2:
             if args[0] == "--t0":
                 T0 = int(args[1])
+            elif args[0] == "--host":
+                HOST = args[1]
             else:
                 offset = int(args[1])
             args = args[2:]
-        elif args[0] in ("--v1", "--truncate", "--garbage", "--block"):
+        elif args[0] in ("--v1", "--truncate", "--garbage", "--block",
+                         "--spans"):
             mode, args = args[0], args[1:]
         else:
             sys.exit(__doc__)
@@ -325,7 +459,8 @@ def main():
         sys.exit(__doc__)
     path = args[0]
     OFFSET = WALL0 - T0 if offset is None else offset
-    data = block_stream() if mode == "--block" else stream()
+    data = block_stream() if mode == "--block" else \
+        span_stream() if mode == "--spans" else stream()
     if mode == "--v1":
         out = struct.pack("<8sII", b"MAGNETTR", 1, 40) + data
     elif mode == "--truncate":

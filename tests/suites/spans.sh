@@ -3,8 +3,10 @@
 # captured by magnet-read -P app: one trace, each step the root's child,
 # events in their steps, ends matching begins, the attributes and the
 # traceparents the program printed; a traceparent adopted as the root's
-# remote parent, a malformed one refused; malformed writes to the device
-# refused, each with its errno, and none of them logged.
+# remote parent, a malformed one refused; the spans written as OTLP and
+# Zipkin JSON, the kernel's packets children of the steps that sent them;
+# malformed writes to the device refused, each with its errno, and none of
+# them logged.
 # rig-programs: jq
 . /magnet/lib.sh
 
@@ -88,6 +90,39 @@ for bad in 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7 \
 	check "a malformed traceparent refused: $bad" \
 		sh -c "! magnet-spans -n 0 -p $bad > /dev/null 2> /tmp/tp.err && grep -q 'not a W3C traceparent' /tmp/tp.err"
 done
+
+# The spans as a tracing system reads them (magnet-read --otlp, --zipkin):
+# each step's datagram (udp-send's journey, in the step's system call) a
+# child of its step, the service the library named; the files are
+# checked on the host too (spans.host: OpenTelemetry's .proto files,
+# Zipkin's schema).
+magnet-read -P app,udp-send --otlp /tmp/otlp.json --zipkin /tmp/zipkin.json 2> /tmp/otlp.err &
+mr=$!
+wait_for 30 sh -c 'magnetctl probe list | grep -q "app\.span"'
+magnet-spans -n 3 -u 9999 > /tmp/otlp.out
+sleep 0.5
+interrupt $mr
+wait $mr
+cat /tmp/otlp.err
+# (flat: one line per span: name, service, trace, id, parent, thread)
+jq -c '.resourceSpans[] | ([.resource.attributes[] | {(.key): (.value | to_entries[0].value)}] | add) as $r
+	| .scopeSpans[].spans[] | [.name, $r["service.name"], .traceId, .spanId, (.parentSpanId // ""), $r["host.name"]]' \
+	/tmp/otlp.json > /tmp/otlp.flat
+head -n 3 /tmp/otlp.flat | sed 's/^/# /'
+check "--otlp: the root and its three steps, of magnet-spans' service (named by libmagnet)" \
+	sh -c "[ \"\$(jq -r 'select(.[1] == \"magnet-spans\" and (.[0] == \"request\" or .[0] == \"step\")) | .[0]' /tmp/otlp.flat | sort | uniq -c | tr -s ' ' | tr '\n' ';')\" = ' 1 request; 3 step;' ]"
+steps=$(jq -r 'select(.[0] == "step") | .[3]' /tmp/otlp.flat | sort | tr '\n' ' ')
+check "--otlp: each step's datagram a child of its step, in its trace, on this host" \
+	sh -c "[ \"\$(jq -r 'select(.[0] == \"udp send\") | .[4]' /tmp/otlp.flat | sort | tr '\n' ' ')\" = '$steps' ] &&
+		[ \$(jq -r '.[2]' /tmp/otlp.flat | sort -u | wc -l) -eq 1 ] &&
+		[ \"\$(jq -r '.[5]' /tmp/otlp.flat | sort -u)\" = \"\$(hostname)\" ]"
+check "--otlp: the datagrams' layers their children" \
+	sh -c "jq -r 'select(.[0] == \"udp send\") | .[3]' /tmp/otlp.flat | while read -r u; do
+		jq -r \"select(.[4] == \\\"\$u\\\") | .[0]\" /tmp/otlp.flat | grep -qx dev-xmit || exit 1; done"
+check "--zipkin: the same spans" \
+	sh -c "[ \"\$(jq -r '.[].id' /tmp/zipkin.json | sort)\" = \"\$(jq -r '.[3]' /tmp/otlp.flat | sort)\" ]"
+artifact /tmp/otlp.json
+artifact /tmp/zipkin.json
 
 # malformed writes: each refused with its errno, and none logged
 capture writes magnet-test span-writes

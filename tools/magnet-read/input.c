@@ -42,6 +42,13 @@ struct trace_header {
 };
 
 _Static_assert(sizeof(struct trace_header) == 72, "trace file header layout");
+/*
+ * Then, in a header of at least 136 bytes, the capturing host's name
+ * (NUL-padded; for the host.name of --otlp's and --zipkin's spans).
+ * Readers skip what they do not know of a longer header, so a file with
+ * it reads everywhere.
+ */
+#define TRACE_HOST_LEN	64
 
 #define TRACE_F_NO_OFFSET 0x1	/* realtime_offset_ns is not known */
 
@@ -62,11 +69,23 @@ struct source {
 	long long timeout_ms;		/* the read timeout: 0 = none */
 	bool have_offset;
 	int64_t offset;
+	char host[TRACE_HOST_LEN + 1];	/* "": not known */
 	struct mapped *map;		/* live, read through the mapping */
 	size_t have, used;		/* file: bytes in buf, handed out */
 	uint64_t file_pos;		/* file: offset of buf[0] */
 	char *buf;
 };
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	return p;
+}
 
 static uint64_t clock_ns(clockid_t clock)
 {
@@ -106,6 +125,8 @@ struct source *source_open_live(const struct options *o, const char *path)
 	s->name = o->buffer;
 	s->fd = fd;
 	s->live = true;
+	if (gethostname(s->host, TRACE_HOST_LEN))
+		s->host[0] = 0;
 	s->nonblock = o->nonblock;
 	s->size_wm = o->size_wm >= 0 ? o->size_wm : 0;
 	s->count_wm = o->count_wm >= 0 ? o->count_wm : 0;
@@ -162,9 +183,10 @@ struct source *source_open_live(const struct options *o, const char *path)
 struct source *source_open_file(FILE *f, const char *path,
 				const uint8_t *head, size_t n)
 {
+	char host[TRACE_HOST_LEN + 1] = "";
 	struct trace_header h = {};
 	struct source *s;
-	size_t got;
+	size_t got, skip;
 
 	memcpy(&h, head, n);
 	got = n + fread((char *)&h + n, 1, V1_HEADER_SIZE - n, f);
@@ -190,7 +212,15 @@ struct source *source_open_file(FILE *f, const char *path,
 			fprintf(stderr, PROG ": %s: damaged trace file header\n", path);
 			goto fail;
 		}
-		for (size_t skip = h.size - sizeof(h); skip; skip--)
+		skip = h.size - sizeof(h);
+		if (skip >= TRACE_HOST_LEN) {
+			if (fread(host, 1, TRACE_HOST_LEN, f) != TRACE_HOST_LEN) {
+				fprintf(stderr, PROG ": %s: damaged trace file header\n", path);
+				goto fail;
+			}
+			skip -= TRACE_HOST_LEN;
+		}
+		for (; skip; skip--)
 			if (fgetc(f) == EOF) {
 				fprintf(stderr, PROG ": %s: damaged trace file header\n", path);
 				goto fail;
@@ -213,6 +243,9 @@ struct source *source_open_file(FILE *f, const char *path,
 	}
 	s->name = path;
 	s->file = f;
+	/* (printable bytes only: it goes into JSON and messages) */
+	for (size_t i = 0; i < TRACE_HOST_LEN && host[i] >= 0x21 && host[i] < 0x7f; i++)
+		s->host[i] = host[i];
 	s->fd = -1;
 	s->have_offset = h.version >= 2 && !(h.flags & TRACE_F_NO_OFFSET);
 	s->offset = h.realtime_offset_ns;
@@ -254,6 +287,11 @@ int source_drain(struct source *s)
 uint64_t source_horizon(struct source *s)
 {
 	return s->map ? mapped_horizon(s->map) : UINT64_MAX;
+}
+
+const char *source_host(const struct source *s)
+{
+	return s->host[0] ? s->host : NULL;
 }
 
 bool source_have_offset(const struct source *s)
@@ -534,9 +572,10 @@ struct trace_out *trace_open(const char *path, const struct options *o)
 
 int trace_start(struct trace_out *t, bool have_offset, int64_t realtime_offset)
 {
+	char host[TRACE_HOST_LEN] = "";
 	struct trace_header h = {
 		.version = TRACE_VERSION,
-		.size = sizeof(h),
+		.size = sizeof(h) + sizeof(host),
 		.record_format = MAGNET_FORMAT_VERSION,
 		.record_header_size = sizeof(struct magnet_record),
 		.realtime_offset_ns = realtime_offset,
@@ -546,7 +585,10 @@ int trace_start(struct trace_out *t, bool have_offset, int64_t realtime_offset)
 
 	memcpy(h.magic, TRACE_MAGIC, sizeof(h.magic));
 	strncpy(h.buffer, t->buffer, sizeof(h.buffer) - 1);
-	if (fwrite(&h, sizeof(h), 1, t->f) != 1) {
+	if (gethostname(host, sizeof(host)) || !memchr(host, 0, sizeof(host)))
+		memset(host, 0, sizeof(host));
+	if (fwrite(&h, sizeof(h), 1, t->f) != 1 ||
+	    fwrite(host, sizeof(host), 1, t->f) != 1) {
 		fprintf(stderr, PROG ": %s: %s\n", t->path, strerror(errno));
 		return -1;
 	}

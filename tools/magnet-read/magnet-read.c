@@ -17,6 +17,7 @@
 
 #include "control.h"
 #include "magnet-read.h"
+#include "otel.h"
 
 static volatile sig_atomic_t stop;
 
@@ -36,6 +37,9 @@ struct state {
 	struct hops *hops;
 	struct pcapng *pcap;
 	struct timeline *timeline;	/* --perfetto */
+	FILE *otlp_f, *zipkin_f;	/* --otlp, --zipkin */
+	struct otel_out *otlp, *zipkin;
+	struct spans *spans;		/* either */
 	int64_t offset;
 	bool live, done, failed;
 	bool save_only;		/* --trace alone: count, do not assemble */
@@ -73,6 +77,8 @@ static void show_packet(struct state *st, struct journey *j)
 	}
 	if (st->timeline && timeline_packet(st->timeline, j, st->offset) < 0)
 		st->failed = st->done = true;
+	if (st->spans)
+		spans_packet(st->spans, j);
 	if (st->pcap) {
 		struct sighting s[MAGNET_LAYER_COUNT];
 		unsigned int n = cooked_sightings(j, s), k = 0;
@@ -113,6 +119,8 @@ static void show(struct state *st, struct item *it)
 	case ITEM_RECORD:
 		if (!expr_match_record(o->filter, it->rec))
 			break;
+		if (st->spans)
+			spans_record(st->spans, it->rec);
 		if (o->print && is_span_record(it->rec))
 			(o->json ? json_span : print_span)(stdout, it->rec);
 		else if (print)
@@ -126,6 +134,8 @@ static void show(struct state *st, struct item *it)
 		if (!expr_match_block(o->filter, item_blockio(it)))
 			break;
 		st->blockios++;
+		if (st->spans)
+			spans_block(st->spans, item_blockio(it));
 		if (o->print)
 			(o->json ? json_block : print_block)(stdout,
 							     item_blockio(it));
@@ -265,6 +275,13 @@ static void summary(struct state *st)
 			st->packets, st->filtered, st->no_data);
 	if (st->blockios)
 		fprintf(stderr, PROG ": %llu block I/Os\n", st->blockios);
+	if (st->spans) {
+		const struct spans_stats *ss = spans_stats(st->spans);
+
+		fprintf(stderr, PROG ": %llu spans written, %llu of them still open at the end; %llu ends or events of no open span, %llu begins of one already open and %llu beyond the limits dropped; %llu traceparent headers not W3C's\n",
+			ss->written, ss->incomplete, ss->unmatched_ends,
+			ss->unmatched_begins, ss->dropped, ss->bad_traceparent);
+	}
 	if (kernel_filtered_records(&kernel_filtered))
 		fprintf(stderr, PROG ": %llu records filtered in the kernel\n",
 			kernel_filtered);
@@ -345,6 +362,68 @@ static struct source *open_file(const char *path, struct pcapng_in **pin)
  * it is that user: the same owner, the same permission checks). -1 and
  * a message if one cannot be made; the caller closes what was.
  */
+static FILE *span_file(const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+
+	if (!f)
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+/*
+ * --otlp, --zipkin: once the input is open (its host and clock known),
+ * the spans' writers.
+ */
+static void start_spans(struct state *st)
+{
+	const char *host = st->src ? source_host(st->src) : NULL;
+
+	if (!st->otlp_f && !st->zipkin_f)
+		return;
+	st->spans = spans_new(st->offset, st->live);
+	if (st->otlp_f) {
+		st->otlp = otel_new(st->otlp_f, OTEL_OTLP_JSON, host, PROG,
+				    MAGNET_VERSION, 0);
+		spans_output(st->spans, st->otlp);
+	}
+	if (st->zipkin_f) {
+		st->zipkin = otel_new(st->zipkin_f, OTEL_ZIPKIN_JSON, host,
+				      PROG, MAGNET_VERSION, 0);
+		spans_output(st->spans, st->zipkin);
+	}
+}
+
+/* Close one span file: 0, or -1 (printed) */
+static int close_span_file(FILE *f, const char *path)
+{
+	if (!f)
+		return 0;
+	if (fflush(f) || ferror(f) || (f != stdout && fclose(f))) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
+
+/* End the spans: those still open written, the files closed; 0 or -1 */
+static int end_spans(struct state *st)
+{
+	const struct options *o = st->o;
+	int ret = 0;
+
+	if (st->spans && spans_end(st->spans))
+		ret = -1;
+	if (otel_close(st->otlp) | otel_close(st->zipkin))
+		ret = -1;
+	st->otlp = st->zipkin = NULL;
+	if (close_span_file(st->otlp_f, o->otlp_file) |
+	    close_span_file(st->zipkin_f, o->zipkin_file))
+		ret = -1;
+	st->otlp_f = st->zipkin_f = NULL;
+	return ret;
+}
+
 static int open_outputs(struct state *st, const struct options *o,
 			struct trace_out **trace)
 {
@@ -362,6 +441,10 @@ static int open_outputs(struct state *st, const struct options *o,
 		pcapng_flush_each(st->pcap);
 	if (o->perfetto_file &&
 	    !(st->timeline = timeline_create(o->perfetto_file)))
+		goto out;
+	if (o->otlp_file && !(st->otlp_f = span_file(o->otlp_file)))
+		goto out;
+	if (o->zipkin_file && !(st->zipkin_f = span_file(o->zipkin_file)))
 		goto out;
 	ret = 0;
 out:
@@ -408,17 +491,20 @@ int main(int argc, char **argv)
 				pcapng_close_read(in);
 				pcapng_close(st.pcap);
 				timeline_close(st.timeline);
+				end_spans(&st);
 				return 1;
 			}
 			st.hops = hops_new();
 			st.packets_in = true;
+			start_spans(&st);
 			started(&o);
 			ret = read_pcapng(&st, in);
 			pcapng_close_read(in);
-			if (pcapng_close(st.pcap) | timeline_close(st.timeline) ||
-			    ret < 0 || st.failed)
+			if (pcapng_close(st.pcap) | timeline_close(st.timeline) |
+			    end_spans(&st) || ret < 0 || st.failed)
 				return 1;
 			summary(&st);
+			spans_free(st.spans);
 			return 0;
 		}
 		if (!src || open_outputs(&st, &o, &trace))
@@ -464,6 +550,7 @@ int main(int argc, char **argv)
 	st.js = journeys_new(o.journey_timeout_ns, o.snaplen);
 	st.hops = hops_new();
 	st.save_only = save_only(&o);
+	start_spans(&st);
 	started(&o);
 
 	while (stop < 2 && !st.done && !end) {
@@ -510,13 +597,14 @@ int main(int argc, char **argv)
 	remove_probes();
 	source_close(src);
 	if (trace_close(trace) | pcapng_close(st.pcap) |
-	    timeline_close(st.timeline))
+	    timeline_close(st.timeline) | end_spans(&st))
 		st.failed = true;
 	if (st.failed) {
 		fflush(stdout);
 		return 1;
 	}
 	summary(&st);
+	spans_free(st.spans);
 	return 0;
 fail:
 	remove_probes();
@@ -524,5 +612,6 @@ fail:
 	trace_close(trace);
 	pcapng_close(st.pcap);
 	timeline_close(st.timeline);
+	end_spans(&st);
 	return 1;
 }

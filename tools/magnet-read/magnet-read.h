@@ -14,6 +14,7 @@
  *   output.c       text and JSON, names of hosts and ports
  *   pcapng.c       pcapng files
  *   perfetto.c     the timeline (--perfetto): Chrome's trace-event JSON
+ *   spans.c        spans (--otlp, --zipkin): application and kernel spans
  */
 #ifndef MAGNET_READ_H
 #define MAGNET_READ_H
@@ -71,6 +72,8 @@ struct options {
 	const char *read_file;		/* -r */
 	const char *pcapng_file;	/* -w */
 	const char *perfetto_file;	/* --perfetto */
+	const char *otlp_file;		/* --otlp */
+	const char *zipkin_file;	/* --zipkin */
 	struct rotation rot;		/* -C, -G, -W, -z */
 	const char *probe_sets;		/* -P */
 	unsigned long buffer_kib;	/* -B: the size of the buffer -P makes */
@@ -111,7 +114,7 @@ struct options {
 static inline bool save_only(const struct options *o)
 {
 	return o->trace_file && !o->print && !o->pcapng_file &&
-	       !o->perfetto_file &&
+	       !o->perfetto_file && !o->otlp_file && !o->zipkin_file &&
 	       !expr_selects(o->filter) && !o->count;
 }
 
@@ -302,6 +305,8 @@ uint64_t source_horizon(struct source *s);
  */
 int source_drain(struct source *s);
 bool source_have_offset(const struct source *s);
+/* The capturing host's name: live, this one's; a file's, if it says; or NULL */
+const char *source_host(const struct source *s);
 int64_t source_realtime_offset(const struct source *s);
 /* Check a chunk: -1 (and a message) if it is not a record stream. */
 int records_check(const char *data, size_t len, const char *what);
@@ -317,6 +322,8 @@ int trace_start(struct trace_out *t, bool have_offset, int64_t realtime_offset);
 int trace_write(struct trace_out *t, const char *data, size_t len);
 int trace_close(struct trace_out *t);
 
+/* calloc(), exiting with a message when out of memory */
+void *xcalloc(size_t n, size_t size);
 /* A record's item, the record copied after it (exits when out of memory). */
 struct item *item_new(const struct magnet_record *r);
 
@@ -497,5 +504,29 @@ int timeline_packet(struct timeline *t, const struct journey *j,
 		    int64_t offset);
 /* End the file; -1 (printed) on an error. */
 int timeline_close(struct timeline *t);
+
+/* spans.c */
+struct spans;
+struct otel_out;
+struct spans_stats {
+	unsigned long long written;	/* spans, each output */
+	unsigned long long incomplete;	/* open at the end: written as they stood */
+	unsigned long long unmatched_ends; /* ends and events of no open span */
+	unsigned long long unmatched_begins; /* begins of one already open */
+	unsigned long long dropped;	/* beyond the limits */
+	unsigned long long bad_traceparent; /* headers not W3C's */
+};
+/* @offset: Unix time minus the records'; @live: /proc names processes */
+struct spans *spans_new(int64_t offset, bool live);
+/* Write the spans to @out too (at most two: OTLP and Zipkin) */
+void spans_output(struct spans *sp, struct otel_out *out);
+/* Each record shown, in order (app.span's are joined into spans) */
+void spans_record(struct spans *sp, const struct magnet_record *r);
+void spans_packet(struct spans *sp, const struct journey *j);
+void spans_block(struct spans *sp, const struct blockio *b);
+/* The input ended: spans still open written; -1 if writing failed */
+int spans_end(struct spans *sp);
+const struct spans_stats *spans_stats(const struct spans *sp);
+void spans_free(struct spans *sp);
 
 #endif /* MAGNET_READ_H */

@@ -41,13 +41,19 @@ static void usage(FILE *f)
 	      "\t\t[ -P probe_sets ] [ -r file ] [ -s snaplen ] [ -w file ]\n"
 	      "\t\t[ -W filecount ] [ -z postrotate-command ] [ -Z user ]\n"
 	      "\t\t[ --tgid pid[,pid...] ] [ --cpu list ] [ --trace file ]\n"
-	      "\t\t[ --perfetto file ] [ --print ] [ --journey-timeout ms ]\n"
+	      "\t\t[ --perfetto file ] [ --otlp file ] [ --zipkin file ]\n"
+	      "\t\t[ --print ] [ --journey-timeout ms ]\n"
 	      "\t\t[ --size-wm bytes ] [ --count-wm count ] [ --timeout ms ]\n"
 	      "\t\t[ --no-kernel-filter ] [ --no-map ]\n"
 	      "\t\t[ --time-stamp-precision micro|nano ] [ --version ]\n"
 	      "\t\t[ expression ]\n"
 	      "See magnet-read(1) for what each does, the expression (pcap-filter(7))\n"
 	      "and the output.\n", f);
+}
+
+static int is_stdout(const char *file)
+{
+	return file && !strcmp(file, "-");
 }
 
 void bad_usage(const char *why)
@@ -97,7 +103,8 @@ static uint64_t file_size(const char *s)
 
 enum { OPT_PRINT = 256, OPT_TRACE, OPT_PERFETTO, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
        OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP, OPT_TGID, OPT_CPU,
-       OPT_VERSION, OPT_PRECISION, OPT_NO_KERNEL_FILTER };
+       OPT_VERSION, OPT_PRECISION, OPT_NO_KERNEL_FILTER,
+       OPT_OTLP, OPT_ZIPKIN };
 
 /*
  * tcpdump's options magnet-read does not honour: refused, with why,
@@ -240,6 +247,8 @@ void parse_args(int argc, char **argv, struct options *o)
 		{ "print", no_argument, NULL, OPT_PRINT },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
+		{ "otlp", required_argument, NULL, OPT_OTLP },
+		{ "zipkin", required_argument, NULL, OPT_ZIPKIN },
 		{ "journey-timeout", required_argument, NULL, OPT_JOURNEY_TIMEOUT },
 		{ "size-wm", required_argument, NULL, OPT_SIZE_WM },
 		{ "count-wm", required_argument, NULL, OPT_COUNT_WM },
@@ -350,6 +359,8 @@ void parse_args(int argc, char **argv, struct options *o)
 		case OPT_PRINT: print = true; break;
 		case OPT_TRACE: o->trace_file = optarg; break;
 		case OPT_PERFETTO: o->perfetto_file = optarg; break;
+		case OPT_OTLP: o->otlp_file = optarg; break;
+		case OPT_ZIPKIN: o->zipkin_file = optarg; break;
 		case 'c':
 			o->count = number(optarg, "--count", LLONG_MAX);
 			break;
@@ -415,15 +426,16 @@ void parse_args(int argc, char **argv, struct options *o)
 	if (o->trace_file && o->pcapng_file && !strcmp(o->trace_file, "-") &&
 	    !strcmp(o->pcapng_file, "-"))
 		bad_usage("-w - and --trace - both want standard output");
-	if ((o->perfetto_file && !strcmp(o->perfetto_file, "-")) +
-	    (o->pcapng_file && !strcmp(o->pcapng_file, "-")) +
-	    (o->trace_file && !strcmp(o->trace_file, "-")) > 1)
-		bad_usage("-w, --trace and --perfetto cannot share standard output");
+	if (is_stdout(o->perfetto_file) + is_stdout(o->pcapng_file) +
+	    is_stdout(o->trace_file) + is_stdout(o->otlp_file) +
+	    is_stdout(o->zipkin_file) > 1)
+		bad_usage("-w, --trace, --perfetto, --otlp and --zipkin cannot share standard output");
 	o->print = print || (!o->trace_file && !o->pcapng_file &&
-			     !o->perfetto_file);
-	if (o->print && ((o->perfetto_file && !strcmp(o->perfetto_file, "-")) ||
-			 (o->trace_file && !strcmp(o->trace_file, "-")) ||
-			 (o->pcapng_file && !strcmp(o->pcapng_file, "-"))))
+			     !o->perfetto_file && !o->otlp_file &&
+			     !o->zipkin_file);
+	if (o->print && (is_stdout(o->perfetto_file) || is_stdout(o->trace_file) ||
+			 is_stdout(o->pcapng_file) || is_stdout(o->otlp_file) ||
+			 is_stdout(o->zipkin_file)))
 		bad_usage("standard output carries the file written: --print does not go with it");
 	compile_filter(o, argc - optind, argv + optind);
 	if (dump_level) {

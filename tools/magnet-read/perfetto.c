@@ -53,17 +53,6 @@ struct timeline {
 	unsigned int ncpus;
 };
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-
-	if (!p) {
-		fprintf(stderr, PROG ": out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
 struct timeline *timeline_create(const char *path)
 {
 	struct timeline *t = xcalloc(1, sizeof(*t));
