@@ -125,7 +125,7 @@ $(LIB_A): $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 # then its parts
 MR_MAIN         := $(addprefix tools/magnet-read/,magnet-read.c options.c probes.c devices.c)
 MAGNET_READ_SRC := $(MR_MAIN) $(addprefix tools/magnet-read/,input.c journey.c \
-		   blockio.c expr.c cooked.c output.c pcapng.c perfetto.c spans.c)
+		   blockio.c expr.c cooked.c output.c pcapng.c perfetto.c spans.c nodes.c)
 
 build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)

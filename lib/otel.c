@@ -23,6 +23,7 @@
 /* OTLP: the spans of one resource (a process of the host), serialised */
 struct otel_group {
 	char *service;			/* NULL: unknown_service */
+	char *host;			/* NULL: the writer's */
 	uint32_t pid;
 	FILE *mem;
 	char *buf;
@@ -193,7 +194,8 @@ static struct otel_group *group_of(struct otel_out *o, const struct otel_span *s
 
 	for (unsigned int i = 0; i < o->ngroups; i++)
 		if (o->groups[i]->pid == s->pid &&
-		    same(o->groups[i]->service, s->service))
+		    same(o->groups[i]->service, s->service) &&
+		    same(o->groups[i]->host, s->host))
 			return o->groups[i];
 	gs = realloc(o->groups, (o->ngroups + 1) * sizeof(*gs));
 	if (!gs) {
@@ -204,6 +206,7 @@ static struct otel_group *group_of(struct otel_out *o, const struct otel_span *s
 	g = xcalloc(1, sizeof(*g));
 	o->groups[o->ngroups++] = g;
 	g->service = xstrdup(s->service);
+	g->host = xstrdup(s->host);
 	g->pid = s->pid;
 	g->mem = open_memstream(&g->buf, &g->len);
 	if (!g->mem) {
@@ -222,6 +225,7 @@ static void groups_free(struct otel_out *o)
 			fclose(g->mem);
 		free(g->buf);
 		free(g->service);
+		free(g->host);
 		free(g);
 	}
 	free(o->groups);
@@ -236,10 +240,11 @@ static void otlp_resource(struct otel_out *o, const struct otel_group *g)
 	struct otel_attr a[3] = {
 		{ "service.name", OTEL_STRING, g->service ? g->service : "unknown_service", 0 },
 	};
+	const char *host = g->host ? g->host : o->host;
 	unsigned int n = 1;
 
-	if (o->host)
-		a[n++] = (struct otel_attr){ "host.name", OTEL_STRING, o->host, 0 };
+	if (host)
+		a[n++] = (struct otel_attr){ "host.name", OTEL_STRING, host, 0 };
 	if (g->pid)
 		a[n++] = (struct otel_attr){ "process.pid", OTEL_INT, NULL, g->pid };
 	fputs("{\"resource\":{", f);
@@ -373,8 +378,9 @@ static void zipkin_span(struct otel_out *o, const struct otel_span *s)
 	fputs(",\"tags\":{", f);
 	for (unsigned int i = 0; i < s->nattrs; i++, first = false)
 		zipkin_tag(f, &s->attrs[i], first);
-	if (o->host) {
-		struct otel_attr h = { "host.name", OTEL_STRING, o->host, 0 };
+	if (s->host || o->host) {
+		struct otel_attr h = { "host.name", OTEL_STRING,
+				       s->host ? s->host : o->host, 0 };
 
 		zipkin_tag(f, &h, first);
 		first = false;

@@ -68,6 +68,7 @@ struct otel_span {
 	uint64_t start_ns, end_ns;	/* Unix time; end >= start */
 	const char *service;		/* service.name; NULL: "unknown_service" */
 	uint32_t pid;			/* process.pid; 0: none */
+	const char *host;		/* host.name; NULL: otel_new()'s */
 	bool error;			/* status ERROR, with @status_message */
 	const char *status_message;
 	const struct otel_attr *attrs;

@@ -934,6 +934,70 @@ mr -r "$T/s2.mtr" --otlp -
 same "$(jq -c '[.resourceSpans[].resource.attributes[].key] | unique' "$T/out" 2> /dev/null)" \
 	'["process.pid","service.name"]' "spans: a file without the host's name: no host.name"
 
+# --- several nodes' files: one clock, packets joined across nodes ------------------
+# (node b's clock 3 s ahead; the wire 80 us going and 120 us back: the
+# estimate 20 us off, within its bound of 100 us)
+$GEN --node a "$T/na.mtr"
+$GEN --node b "$T/nb.mtr"
+mr -r "$T/na.mtr" -r "$T/nb.mtr" -n
+check "nodes: two files read as one (status 0)" test "$rc" -eq 0
+same "$(sed -n 3p "$T/err")" "magnet-read: nodeb ($T/nb.mtr): its clock 2.999980000 s ahead of nodea ($T/na.mtr)'s, within 0.000100000 s (from 3 packets to it, 3 back)" \
+	"nodes: the second node's clock estimated from the packets both ways, with its bound"
+same "$(packets | cut -c20-60 | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')" \
+	"3 IP 10.9.1.1.47000 > 10.9.1.2.80: Flags [P;3 IP 10.9.1.2.80 > 10.9.1.1.47000: Flags [P;" \
+	"nodes: each request and reply once: the sender's journey and the receiver's one"
+same "$(grep -A10 '^[0-9:.]* IP 10.9.1.1.47000 > 10.9.1.2.80: Flags \[P.\], seq 1:90' "$T/out" | sed -n '2,11p' | awk '{ print $1, $NF }' | tr '\n' ';')" \
+	"socket @nodea;tcp @nodea;ip @nodea;dev-queue @nodea;dev-xmit @nodea;dev-recv @nodeb;ip @nodeb;tcp @nodeb;sock-queue @nodeb;app @nodeb;" \
+	"nodes: a request's journey: node a's layers, then node b's, each named by its node"
+same "$(grep '^    ' "$T/out" | awk '{ print $2 }' | awk 'NR > 1 && $1 < p { bad++ } { p = $1 } END { print bad + 0 }')" 0 \
+	"nodes: after the correction no layer before the one it follows (across the wire too)"
+same "$(grep 'joined' "$T/err")" "magnet-read: 6 packets joined across nodes, 0 sent that no other node's file saw arrive" \
+	"nodes: the packets joined, counted"
+mr -r "$T/na.mtr" -r "$T/nb.mtr" -j
+same "$(grep '"type":"summary"' "$T/out" | jq -c '[.joined, .not_joined, [.nodes[] | [.host, .offset_ns, .error_ns, .packets_to, .packets_back]]]' 2> /dev/null)" \
+	'[6,0,[["nodea",null,null,0,0],["nodeb",2999980000,100000,3,3]]]' \
+	"nodes, JSON: the clocks and the joined packets in the summary"
+same "$(grep '"type":"packet"' "$T/out" | head -1 | jq -c '[.journey[] | .node] | unique' 2> /dev/null)" '["nodea","nodeb"]' \
+	"nodes, JSON: each layer names its node"
+# the skew's sign, and a node whose clock is behind
+$GEN --node b --skew -2500000000 "$T/nb2.mtr"
+mr -r "$T/na.mtr" -r "$T/nb2.mtr" -n -q
+same "$(sed -n 3p "$T/err" | sed 's/(from.*//')" "magnet-read: nodeb ($T/nb2.mtr): its clock 2.500020000 s behind nodea ($T/na.mtr)'s, within 0.000100000 s " \
+	"nodes: a clock behind"
+# a peer that went away: only its first request's files
+$GEN --node b --requests 1 "$T/nb1.mtr"
+mr -r "$T/na.mtr" -r "$T/nb1.mtr" -n -q
+same "$rc:$(grep 'joined' "$T/err")" "0:magnet-read: 2 packets joined across nodes, 2 sent that no other node's file saw arrive" \
+	"nodes: a peer that vanished: what it saw joined, the rest shown alone and counted"
+same "$(sed -n 3p "$T/err" | sed 's/.*(from/(from/')" "(from 1 packets to it, 1 back)" \
+	"nodes: ... and the clock from what both saw"
+# no packets between them: each clock as it is
+$GEN --spans --host nodec "$T/nc.mtr"
+mr -r "$T/na.mtr" -r "$T/nc.mtr" -n -q
+same "$(sed -n 3p "$T/err")" "magnet-read: nodec ($T/nc.mtr): no packet seen between it and the first file's node: its clock taken as it is" \
+	"nodes: no packet between two nodes: the clock taken as it is, said"
+# spans across the nodes: one trace, node b's reply the request's child
+mr -r "$T/na.mtr" -r "$T/nb.mtr" --otlp "$T/n.otlp"
+jq -c -f "$T/flat.jq" "$T/n.otlp" > "$T/nflat" 2> /dev/null
+same "$(jq -r '.p' "$T/nflat" | sort -u | while read -r p; do [ -z "$p" ] || grep -q "\"id\":\"$p\"" "$T/nflat" || echo "$p"; done; jq -r '.t' "$T/nflat" | sort -u)" \
+	"4bf92f3577b34da6a3ce929d0e0e4736" "nodes, spans: one trace, every parent in it"
+same "$(jq -c 'select(.a["magnet.layer"] == null and .n == "tcp send") | [.host, .svc]' "$T/nflat" | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')" \
+	'3 ["nodea","client"];3 ["nodeb","unknown_service"];' \
+	"nodes, spans: the requests node a's, the replies node b's (host.name)"
+same "$(jq -r '[.id, .s] | @tsv' "$T/nflat" | sort > "$T/starts"; jq -r 'select(.p != "") | [.p, .s] | @tsv' "$T/nflat" | while read -r p s; do
+		ps=$(awk -v p="$p" '$1 == p { print $2 }' "$T/starts"); [ "$s" -ge "$ps" ] || echo "$p"; done)" "" \
+	"nodes, spans: no span starts before its parent"
+mr -r "$T/na.mtr" -r "$T/nb.mtr" --perfetto "$T/n.json"
+same "$(jq -c '[.traceEvents[] | select(.name == "process_name") | .args.name] | .[1:]' "$T/n.json" 2> /dev/null):$(jq '[.traceEvents[] | select(.ph == "f") | .pid] | unique | length' "$T/n.json" 2> /dev/null)" \
+	'["nodea","nodeb"]:2' "nodes, --perfetto: a process per node, flows from one to the other"
+# bad usage
+mr -r "$T/na.mtr" -r -
+same "$rc:$(head -1 "$T/err")" "2:magnet-read: -r -: standard input is one node's file; several -r read files" "nodes: -r - refused among several"
+mr -r "$T/na.mtr" -r "$T/nb.mtr" -w "$T/x.pcapng"
+same "$rc" 2 "nodes: -w refused with several -r"
+mr -r "$T/na.mtr" -r "$T/u.pcapng"
+same "$rc" 1 "nodes: a pcapng file among several -r: an error"
+
 if command -v groff > /dev/null; then
 	groff -man -Tutf8 -ww -z "$top/tools/magnet-read/magnet-read.1" > "$T/groff.txt" 2>&1
 	same "$(cat "$T/groff.txt")" "" "the man page formats without warnings"

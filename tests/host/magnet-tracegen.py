@@ -4,6 +4,7 @@
 
 Usage: magnet-tracegen.py [--v1 | --truncate | --garbage | --block | --spans]
                           [--t0 NS] [--offset NS] [--host NAME] FILE
+       magnet-tracegen.py --node a|b [--skew NS] [--requests N] FILE
 
 --t0 sets the CLOCK_MONOTONIC time of the first record (default 1000 s),
 --offset the header's wall clock offset (default: the first record at
@@ -19,6 +20,10 @@ include/uapi/linux/magnet.h.
 block_scenario below); --spans, an HTTP request's application spans,
 packets and block I/O (span_scenario). --host NAME writes the capturing
 host's name in the header (a 136-byte header).
+
+--node a and --node b write one node's file each of two nodes' exchange
+(node_scenario): node b's wall clock --skew NS ahead of node a's (default
+3 s), its first N requests (--requests, default 3) on node b's side.
 """
 import socket
 import struct
@@ -64,9 +69,9 @@ def csum(b):
     return ~s & 0xFFFF
 
 
-def ip_packet(fam, proto, src, dst, l4):
+def ip_packet(fam, proto, src, dst, l4, ident=0x1234):
     if fam == AF_INET:
-        h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(l4), 0x1234, 0x4000,
+        h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(l4), ident, 0x4000,
                         64, proto, 0, socket.inet_pton(socket.AF_INET, src),
                         socket.inet_pton(socket.AF_INET, dst))
         h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
@@ -425,6 +430,78 @@ def span_stream():
                     [r for c, r in recs if c == 1])
 
 
+NODE_T0 = {"a": 1000 * 10**9, "b": 7000 * 10**9}   # the nodes' boot times
+OUT_US, BACK_US = 80, 120                         # the wire's delays
+
+
+def node_scenario(node, requests):
+    """Node a (10.9.1.1, "nodea") asks node b (10.9.1.2, "nodeb") three
+    times over one TCP connection, inside span "request" (TRACE, ROOT) of
+    thread 401 (service "client"), each request carrying a traceparent;
+    node b's 501 reads each and answers. Each packet leaves one node at
+    eth1 and arrives at the other's eth1, OUT_US later going and BACK_US
+    coming back: journeys with the sender's layers on one node, the
+    receiver's on the other. Times are microseconds of the real clock;
+    each node's records are on its own (node_stream)."""
+    recs = []
+
+    def add(n, cpu, r):
+        if n == node:
+            recs.append((cpu, r))
+
+    def send(n, p, t, skb, sock, tgid, tid):
+        for dt, layer, dev in ((0, SOCKET, b""), (2, PROTO_SEND, b""),
+                               (4, IP_SEND, b""), (6, DEV_QUEUE, b"eth1"),
+                               (7, DEV_XMIT, b"eth1")):
+            add(n, 0, p.rec(t + dt, 0, layer, tgid, skb=skb, sock=sock,
+                            dev=dev, tid=tid,
+                            data="user" if layer == SOCKET else "net"))
+        return t + 7
+
+    def receive(n, p, t, skb, sock, tgid, tid):
+        for dt, layer in ((0, DEV_RECV), (2, IP_RECV), (4, PROTO_RECV),
+                          (6, SOCK_QUEUE)):
+            add(n, 1, p.rec(t + dt, 1, layer, 0, skb=skb, dev=b"eth1",
+                            rflags=RF_SOFTIRQ, tid=0))
+        add(n, 1, p.rec(t + 20, 1, APP, tgid, skb=skb, sock=sock,
+                        dev=b"eth1", tid=tid, length=p.user_len))
+
+    T = NODE_T0[node]
+    global T0
+    T0 = T
+    add("a", 0, span_rec(0, 0, BEGIN, TRACE, ROOT, name="request",
+                         attrs=("service.name=client",)))
+    CA, CB = 0xffff888007000000, 0xffff888008000000
+    seq_a, seq_b = 1, 1
+    for i in range(3):
+        s = 1000 * i
+        get = b"GET /%d HTTP/1.1\r\ntraceparent: 00-" % i + TRACE.encode() + \
+            b"-" + ROOT.encode() + b"-01\r\n\r\n"
+        q = Packet(AF_INET, TCP, "10.9.1.1", 47000, "10.9.1.2", 80,
+                   ip_packet(AF_INET, TCP, "10.9.1.1", "10.9.1.2",
+                             tcp(47000, 80, seq_a, seq_b, 0x18, 512, get),
+                             ident=0x100 + i),
+                   seq=seq_a, tcp_flags=0x18, user_len=len(get))
+        body = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        r = Packet(AF_INET, TCP, "10.9.1.2", 80, "10.9.1.1", 47000,
+                   ip_packet(AF_INET, TCP, "10.9.1.2", "10.9.1.1",
+                             tcp(80, 47000, seq_b, seq_a + len(get), 0x18,
+                                 512, body), ident=0x200 + i),
+                   seq=seq_b, tcp_flags=0x18, user_len=len(body))
+        seq_a += len(get)
+        seq_b += len(body)
+        x = send("a", q, s + 10, 0xffff888100001000 + i * 0x100, CA, 400, 401)
+        if i < requests:
+            receive("b", q, x + OUT_US, 0xffff888200001000 + i * 0x100, CB,
+                    500, 501)
+            x = send("b", r, s + 200, 0xffff888200002000 + i * 0x100, CB,
+                     500, 501)
+            receive("a", r, x + BACK_US, 0xffff888100002000 + i * 0x100, CA,
+                    400, 401)
+    add("a", 0, span_rec(3000, 0, END, TRACE, ROOT))
+    return recs
+
+
 HOST = None
 
 
@@ -439,6 +516,7 @@ def header_v2():
 def main():
     global T0, OFFSET, HOST
     args = sys.argv[1:]
+    opts = {}
     mode = ""
     offset = None
     while len(args) > 1:
@@ -450,6 +528,9 @@ def main():
             else:
                 offset = int(args[1])
             args = args[2:]
+        elif args[0] in ("--node", "--skew", "--requests") and len(args) > 2:
+            opts[args[0]] = args[1]
+            args = args[2:]
         elif args[0] in ("--v1", "--truncate", "--garbage", "--block",
                          "--spans"):
             mode, args = args[0], args[1:]
@@ -458,6 +539,19 @@ def main():
     if len(args) != 1:
         sys.exit(__doc__)
     path = args[0]
+    if "--node" in opts:
+        node = opts["--node"]
+        if node not in ("a", "b"):
+            sys.exit(__doc__)
+        recs = node_scenario(node, int(opts.get("--requests", 3)))
+        skew = int(opts.get("--skew", 3 * 10**9)) if node == "b" else 0
+        OFFSET = WALL0 - NODE_T0[node] + skew
+        HOST = "node" + node
+        data = b"".join([r for c, r in recs if c == 0] +
+                        [r for c, r in recs if c == 1])
+        with open(path, "wb") as f:
+            f.write(header_v2() + data)
+        return
     OFFSET = WALL0 - T0 if offset is None else offset
     data = block_stream() if mode == "--block" else \
         span_stream() if mode == "--spans" else stream()

@@ -206,6 +206,7 @@ static void join(struct blockios *bs, struct blockio *b,
 		b->op = p->op;
 		b->tgid = r->tgid;
 		b->tid = r->tid;
+		b->node = record_node(r);
 	}
 	b->flags |= p->flags;
 	if (p->layer == MAGNET_BLOCK_BIO) {

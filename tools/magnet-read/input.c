@@ -660,5 +660,6 @@ struct item *item_new(const struct magnet_record *r)
 			ITEM_LOSS : ITEM_RECORD,
 	};
 	memcpy(it->rec, r, r->size);
+	it->rec->__reserved = 0;	/* record_node(): this node's */
 	return it;
 }

@@ -281,6 +281,7 @@ static void journey_join(struct journeys *js, struct journey *j,
 	*h = (struct hop){
 		.ts = r->timestamp, .cpu = r->cpu, .tgid = r->tgid,
 		.tid = r->tid, .len = p->len, .ifindex = p->ifindex,
+		.node = record_node(r),
 		.layer = p->layer, .rflags = r->flags, .pflags = p->flags,
 		.caplen = caplen, .skb = p->skb, .sock = p->sock,
 	};

@@ -40,6 +40,7 @@ struct state {
 	FILE *otlp_f, *zipkin_f;	/* --otlp, --zipkin */
 	struct otel_out *otlp, *zipkin;
 	struct spans *spans;		/* either */
+	struct nodes *nodes;		/* several -r files */
 	int64_t offset;
 	bool live, done, failed;
 	bool save_only;		/* --trace alone: count, do not assemble */
@@ -261,6 +262,8 @@ static void summary(struct state *st)
 		json_u64(stdout, st->no_data);
 		fputs(",\"block_ios\":", stdout);
 		json_u64(stdout, st->blockios);
+		if (st->nodes)
+			nodes_summary(st->nodes, stdout, true);
 		printf(",\"hop_samples_max\":%u,\"hops\":", HOP_SAMPLES_MAX);
 		hops_json(st->hops, stdout);
 		printf("}\n");
@@ -275,6 +278,8 @@ static void summary(struct state *st)
 			st->packets, st->filtered, st->no_data);
 	if (st->blockios)
 		fprintf(stderr, PROG ": %llu block I/Os\n", st->blockios);
+	if (st->nodes)
+		nodes_summary(st->nodes, stderr, false);
 	if (st->spans) {
 		const struct spans_stats *ss = spans_stats(st->spans);
 
@@ -452,6 +457,62 @@ out:
 	return ret;
 }
 
+/*
+ * Several -r files, each a node's: one stream (nodes.c), shown as one
+ * file's is. The exit status.
+ */
+static int read_nodes(struct state *st, const struct options *o)
+{
+	const char *names[NODES_MAX];
+	struct trace_out *none = NULL;
+	struct item *it;
+	int ret = 0;
+
+	if (open_outputs(st, o, &none) || drop_privileges(o->user))
+		goto fail;
+	st->nodes = nodes_open(o);
+	if (!st->nodes)
+		goto fail;
+	for (unsigned int k = 0; k < o->nread_files; k++) {
+		names[k] = nodes_host(st->nodes, k);
+		if (!names[k])
+			names[k] = o->read_files[k];
+	}
+	/* (the records' times are the first node's wall clock time) */
+	output_init(o, true, 0);
+	output_nodes(names, o->nread_files);
+	if (st->timeline)
+		timeline_nodes(st->timeline, names, o->nread_files);
+	st->hops = hops_new();
+	start_spans(st);
+	for (unsigned int k = 0; st->spans && k < o->nread_files; k++)
+		spans_node(st->spans, k, nodes_host(st->nodes, k));
+	while (!stop && !st->done && (it = nodes_next(st->nodes))) {
+		if (it->kind == ITEM_PACKET)
+			st->packet_records++;
+		show(st, it);
+		item_free(it);
+	}
+	nodes_counts(st->nodes, &st->records, &st->lost);
+	if (nodes_failed(st->nodes))
+		st->failed = true;
+	if (pcapng_close(st->pcap) | timeline_close(st->timeline) |
+	    end_spans(st) || st->failed) {
+		ret = 1;
+	} else {
+		summary(st);
+	}
+	spans_free(st->spans);
+	nodes_close(st->nodes);
+	return ret;
+fail:
+	pcapng_close(st->pcap);
+	timeline_close(st->timeline);
+	end_spans(st);
+	nodes_close(st->nodes);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -472,6 +533,8 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
 
+	if (o.nread_files > 1)
+		return read_nodes(&st, &o);
 	if (o.read_file) {
 		struct pcapng_in *in;
 

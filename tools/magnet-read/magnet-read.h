@@ -15,6 +15,7 @@
  *   pcapng.c       pcapng files
  *   perfetto.c     the timeline (--perfetto): Chrome's trace-event JSON
  *   spans.c        spans (--otlp, --zipkin): application and kernel spans
+ *   nodes.c        several nodes' files (-r, -r): one clock, joined journeys
  */
 #ifndef MAGNET_READ_H
 #define MAGNET_READ_H
@@ -69,7 +70,9 @@ struct rotation {
 struct options {
 	const char *buffer;
 	const char *trace_file;		/* --trace */
-	const char *read_file;		/* -r */
+	const char *read_file;		/* -r, the first */
+	const char **read_files;	/* -r, each given: several nodes' */
+	unsigned int nread_files;
 	const char *pcapng_file;	/* -w */
 	const char *perfetto_file;	/* --perfetto */
 	const char *otlp_file;		/* --otlp */
@@ -141,6 +144,7 @@ struct hop {
 	uint32_t len, ifindex;
 	uint16_t layer, rflags;		/* enum magnet_layer, MAGNET_RF_* */
 	uint16_t pflags;		/* MAGNET_PKT_* */
+	uint16_t node;			/* of several -r files: its file's index */
 	uint32_t caplen;		/* bytes the record kept */
 	uint64_t skb, sock;		/* the record's, for -vv */
 	char dev[16];
@@ -179,6 +183,16 @@ struct journey {
 /* A record follows its item: the item keeps it 8-byte aligned. */
 _Static_assert(sizeof(struct item) % MAGNET_RECORD_ALIGN == 0, "item size");
 
+/*
+ * The node a record was read from: of several -r files (nodes.c), the
+ * file's index, which the reader keeps in its copy's __reserved field
+ * (zero in what the kernel logs); 0 otherwise.
+ */
+static inline unsigned int record_node(const struct magnet_record *r)
+{
+	return r->__reserved;
+}
+
 static inline struct journey *item_journey(struct item *it)
 {
 	return (struct journey *)it;
@@ -201,6 +215,7 @@ struct blockio {
 	uint32_t done_bytes;		/* completed */
 	uint32_t major, minor;
 	uint32_t tgid, tid;		/* of its first record: the submitter */
+	uint32_t node;			/* of several -r files: its file's index */
 	int32_t error;			/* the first completion's error */
 	uint16_t flags;			/* MAGNET_BLK_* */
 	uint8_t op;			/* enum magnet_block_op */
@@ -324,7 +339,10 @@ int trace_close(struct trace_out *t);
 
 /* calloc(), exiting with a message when out of memory */
 void *xcalloc(size_t n, size_t size);
-/* A record's item, the record copied after it (exits when out of memory). */
+/*
+ * A record's item, the record copied after it (exits when out of memory).
+ * The copy's __reserved holds the node it came from (record_node()).
+ */
 struct item *item_new(const struct magnet_record *r);
 
 /* journey.c */
@@ -433,6 +451,8 @@ enum cooked_bytes cooked_packet(uint8_t *ip, const struct journey *j,
 
 /* output.c */
 void output_init(const struct options *o, bool have_offset, int64_t offset);
+/* Of several -r files: each node's name (its host, else its file) */
+void output_nodes(const char *const *names, unsigned int n);
 void print_record(FILE *f, const struct magnet_record *r);
 void print_loss(FILE *f, const struct magnet_record *r);
 void print_packet(FILE *f, const struct journey *j);
@@ -502,8 +522,36 @@ struct timeline *timeline_create(const char *path);
 /* The journey @j: a slice per layer, a flow from the first to the last. */
 int timeline_packet(struct timeline *t, const struct journey *j,
 		    int64_t offset);
+/* Of several -r files: a process per node, named @names[node] */
+void timeline_nodes(struct timeline *t, const char *const *names,
+		    unsigned int n);
 /* End the file; -1 (printed) on an error. */
 int timeline_close(struct timeline *t);
+
+/* nodes.c */
+#define NODES_MAX	16		/* -r files merged, at most */
+#define NODES_MAX_TEXT	"16"
+struct nodes;
+/*
+ * Several -r files, each a node's: their clocks estimated (said on
+ * stderr) and the files opened to be read as one stream; NULL and a
+ * message on an error.
+ */
+struct nodes *nodes_open(const struct options *o);
+/*
+ * The next item of all the files in time order, on the first file's wall
+ * clock (the records' times are wall clock time: offset 0); a packet sent
+ * by one node and received by another one journey. NULL at the end.
+ */
+struct item *nodes_next(struct nodes *ns);
+/* The host a node's file names, or NULL */
+const char *nodes_host(const struct nodes *ns, unsigned int node);
+void nodes_counts(const struct nodes *ns, unsigned long long *records,
+		  unsigned long long *lost);
+bool nodes_failed(const struct nodes *ns);
+/* Joined and lone packets, the clocks: text, or JSON summary fields */
+void nodes_summary(const struct nodes *ns, FILE *f, bool json);
+void nodes_close(struct nodes *ns);
 
 /* spans.c */
 struct spans;
@@ -518,6 +566,8 @@ struct spans_stats {
 };
 /* @offset: Unix time minus the records'; @live: /proc names processes */
 struct spans *spans_new(int64_t offset, bool live);
+/* Of several -r files: node @node's host.name */
+void spans_node(struct spans *sp, unsigned int node, const char *host);
 /* Write the spans to @out too (at most two: OTLP and Zipkin) */
 void spans_output(struct spans *sp, struct otel_out *out);
 /* Each record shown, in order (app.span's are joined into spans) */

@@ -288,7 +288,17 @@ void parse_args(int argc, char **argv, struct options *o)
 				bad_usage("bad -B 0: the buffer's size in KiB, at least 4");
 			break;
 		case 'w': o->pcapng_file = optarg; break;
-		case 'r': o->read_file = optarg; break;
+		case 'r':
+			o->read_files = realloc(o->read_files,
+						(o->nread_files + 1) * sizeof(*o->read_files));
+			if (!o->read_files) {
+				fprintf(stderr, PROG ": out of memory\n");
+				exit(1);
+			}
+			o->read_files[o->nread_files++] = optarg;
+			if (!o->read_file)
+				o->read_file = optarg;
+			break;
 		case 'N': o->nonblock = true; break;
 		case OPT_NO_MAP: o->no_map = true; break;
 		case OPT_NO_KERNEL_FILTER: o->no_kernel_filter = true; break;
@@ -411,6 +421,15 @@ void parse_args(int argc, char **argv, struct options *o)
 			usage(stderr);
 			exit(2);
 		}
+	}
+	if (o->nread_files > 1) {
+		for (unsigned int i = 0; i < o->nread_files; i++)
+			if (!strcmp(o->read_files[i], "-"))
+				bad_usage("-r -: standard input is one node's file; several -r read files");
+		if (o->trace_file || o->pcapng_file)
+			bad_usage("several -r: the nodes' records merge, with no one trace or pcapng file to save them in (-w, --trace)");
+		if (o->nread_files > NODES_MAX)
+			bad_usage("several -r: " NODES_MAX_TEXT " files at most");
 	}
 	if (o->read_file && o->probe_sets)
 		bad_usage("-P adds probes for a live capture: not with --read");

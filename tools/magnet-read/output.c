@@ -24,6 +24,8 @@ static struct {
 	int64_t offset;
 	bool have_first;
 	uint64_t first, prev;		/* packets' times, for -ttt, -ttttt */
+	const char *const *nodes;	/* several -r files: each one's name */
+	unsigned int nnodes;
 } out;
 
 void output_init(const struct options *o, bool have_offset, int64_t offset)
@@ -38,6 +40,19 @@ void output_init(const struct options *o, bool have_offset, int64_t offset)
 	out.micro = o->micro;
 	out.have_offset = have_offset;
 	out.offset = offset;
+}
+
+void output_nodes(const char *const *names, unsigned int n)
+{
+	out.nodes = names;
+	out.nnodes = n;
+}
+
+/* " @NAME": the node a layer was seen on, of several -r files */
+static void put_node(FILE *f, unsigned int node)
+{
+	if (out.nnodes > 1 && node < out.nnodes)
+		fprintf(f, " @%s", out.nodes[node]);
 }
 
 /* --- names ------------------------------------------------------------------ */
@@ -607,10 +622,12 @@ static void journey_lines(FILE *f, const struct journey *j, const char *indent,
 		} else {
 			fmt_time(tbuf, sizeof(tbuf), h->ts);
 		}
-		fprintf(f, "%s%-10s %s %10s us cpu %u%s%s %u/%u%s%s\n", indent,
+		fprintf(f, "%s%-10s %s %10s us cpu %u%s%s %u/%u%s%s", indent,
 			layer_name(h->layer, j->proto), tbuf, dbuf, h->cpu,
 			*ctx ? " " : "", ctx, h->tgid, h->tid,
 			h->dev[0] ? " " : "", h->dev);
+		put_node(f, h->node);
+		fputc('\n', f);
 		if (detail)
 			print_hop_detail(f, h, indent);
 	}
@@ -1117,6 +1134,10 @@ void json_packet(FILE *f, const struct journey *j)
 				json_string(f, h->dev);
 			else
 				fputs("null", f);
+			if (out.nnodes > 1 && h->node < out.nnodes) {
+				fputs(",\"node\":", f);
+				json_string(f, out.nodes[h->node]);
+			}
 			fputc('}', f);
 		}
 		fputc(']', f);

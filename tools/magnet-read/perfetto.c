@@ -5,7 +5,8 @@
  * Perfetto (ui.perfetto.dev), chrome://tracing and speedscope open.
  *
  * - One process, "magnet packet journeys"; one track (a "thread") per CPU,
- *   named "CPU N". A layer's slice ("X", complete event) lasts from its
+ *   named "CPU N". Of several -r files (nodes.c), a process per node,
+ *   named by its host, and a packet's flow goes from one to the other. A layer's slice ("X", complete event) lasts from its
  *   record to the next layer's, on the CPU its record was logged on, but
  *   for the last nanosecond: viewers add ts and dur as doubles, and a sum
  *   a rounding past the next slice's start nests that slice in this one
@@ -35,8 +36,9 @@
 
 #include "magnet-read.h"
 
-#define PID		1
+#define PID		1		/* + the node */
 #define LANES_MAX	64		/* per CPU; beyond: the last lane */
+#define NODE_CPUS	4096		/* lanes: node * NODE_CPUS + CPU */
 
 struct lane {
 	uint64_t free_from;		/* ns: the end of its last slice */
@@ -51,7 +53,30 @@ struct timeline {
 	unsigned long long packets;
 	struct lane *lanes;		/* [cpu * LANES_MAX + lane] */
 	unsigned int ncpus;
+	const char *const *nodes;	/* several -r files: their names */
+	unsigned int nnodes;
+	bool named[NODES_MAX];		/* its process_name written */
 };
+
+void timeline_nodes(struct timeline *t, const char *const *names,
+		    unsigned int n)
+{
+	t->nodes = names;
+	t->nnodes = n;
+}
+
+/* The process of node @node's tracks, named once */
+static int node_pid(struct timeline *t, unsigned int node)
+{
+	if (t->nnodes > 1 && node < t->nnodes && !t->named[node]) {
+		fprintf(t->f, ",\n{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":",
+			PID + node);
+		json_string(t->f, t->nodes[node]);
+		fputs("}}", t->f);
+		t->named[node] = true;
+	}
+	return t->nnodes > 1 && node < t->nnodes ? PID + (int)node : PID;
+}
 
 struct timeline *timeline_create(const char *path)
 {
@@ -76,12 +101,19 @@ static void put_us(FILE *f, uint64_t ns)
 	fprintf(f, "%" PRIu64 ".%03u", ns / 1000, (unsigned int)(ns % 1000));
 }
 
-/* The lane (a track id) of CPU @cpu free from @from, taken until @to. */
-static unsigned int lane(struct timeline *t, unsigned int cpu, uint64_t from,
-			 uint64_t to)
+/*
+ * The lane (a track id) of CPU @cpu of node @node (its process @pid) free
+ * from @from, taken until @to.
+ */
+static unsigned int lane(struct timeline *t, unsigned int node, int pid,
+			 unsigned int cpu, uint64_t from, uint64_t to)
 {
+	unsigned int name = cpu;
 	struct lane *l;
 	unsigned int i;
+
+	if (t->nnodes > 1)
+		cpu = node * NODE_CPUS + cpu % NODE_CPUS;
 
 	if (cpu >= t->ncpus) {
 		unsigned int n = cpu + 1;
@@ -101,11 +133,11 @@ static unsigned int lane(struct timeline *t, unsigned int cpu, uint64_t from,
 	if (!l[i].named) {
 		/* track ids: CPU N's lanes N * LANES_MAX + i, sorted so */
 		fprintf(t->f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"CPU %u",
-			PID, cpu * LANES_MAX + i, cpu);
+			pid, cpu * LANES_MAX + i, name);
 		if (i)
 			fprintf(t->f, " (%u)", i + 1);
 		fprintf(t->f, "\"}},\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%u}}",
-			PID, cpu * LANES_MAX + i, cpu * LANES_MAX + i);
+			pid, cpu * LANES_MAX + i, cpu * LANES_MAX + i);
 		l[i].named = true;
 	}
 	if (l[i].free_from < to)
@@ -117,6 +149,7 @@ int timeline_packet(struct timeline *t, const struct journey *j,
 		    int64_t offset)
 {
 	unsigned int tids[MAGNET_LAYER_COUNT];
+	int pids[MAGNET_LAYER_COUNT];
 	char *summary;
 	uint64_t id;
 
@@ -137,10 +170,11 @@ int timeline_packet(struct timeline *t, const struct journey *j,
 
 		if (h->ts + offset < t->origin)
 			ts = end = 0;	/* before the first packet: clamp */
-		tids[i] = lane(t, h->cpu, ts, end);
+		pids[i] = node_pid(t, h->node);
+		tids[i] = lane(t, h->node, pids[i], h->cpu, ts, end);
 		fprintf(t->f, ",\n{\"ph\":\"X\",\"cat\":\"packet\",\"name\":");
 		json_string(t->f, layer_name(h->layer, j->proto));
-		fprintf(t->f, ",\"pid\":%d,\"tid\":%u,\"ts\":", PID, tids[i]);
+		fprintf(t->f, ",\"pid\":%d,\"tid\":%u,\"ts\":", pids[i], tids[i]);
 		put_us(t->f, ts);
 		fputs(",\"dur\":", t->f);
 		put_us(t->f, dur);
@@ -168,10 +202,10 @@ int timeline_packet(struct timeline *t, const struct journey *j,
 		uint64_t tb = b->ts + offset >= t->origin ? b->ts + offset - t->origin : 0;
 
 		fprintf(t->f, ",\n{\"ph\":\"s\",\"cat\":\"journey\",\"name\":\"journey\",\"id\":%llu,\"pid\":%d,\"tid\":%u,\"ts\":",
-			(unsigned long long)id, PID, tids[0]);
+			(unsigned long long)id, pids[0], tids[0]);
 		put_us(t->f, ta);
 		fprintf(t->f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"journey\",\"name\":\"journey\",\"id\":%llu,\"pid\":%d,\"tid\":%u,\"ts\":",
-			(unsigned long long)id, PID, tids[j->nhops - 1]);
+			(unsigned long long)id, pids[j->nhops - 1], tids[j->nhops - 1]);
 		put_us(t->f, tb);
 		fputc('}', t->f);
 	}

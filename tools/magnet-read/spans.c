@@ -78,7 +78,7 @@ struct app_span {
 
 struct sthread {
 	struct sthread *hnext;
-	uint32_t tid, tgid;
+	uint32_t tid, tgid, node;
 	struct app_span *stack[SPAN_DEPTH];	/* open, innermost last */
 	unsigned int depth;
 	bool adopted;
@@ -88,7 +88,7 @@ struct sthread {
 
 struct service {
 	struct service *hnext;
-	uint32_t tgid;
+	uint32_t tgid, node;
 	char *name;			/* NULL: not known */
 };
 
@@ -110,6 +110,7 @@ struct spans {
 	struct sthread *threads[1 << HASH_BITS];
 	struct service *services[1 << HASH_BITS];
 	struct flow flows[FLOWS];
+	char *hosts[NODES_MAX];		/* host.name of each node; NULL: the writers' */
 	unsigned int nopen, nthreads;
 	struct spans_stats st;
 };
@@ -187,6 +188,19 @@ struct spans *spans_new(int64_t offset, bool live)
 	return sp;
 }
 
+void spans_node(struct spans *sp, unsigned int node, const char *host)
+{
+	if (node < NODES_MAX && host) {
+		free(sp->hosts[node]);
+		sp->hosts[node] = xmemdup(host, strlen(host));
+	}
+}
+
+static const char *node_host(const struct spans *sp, unsigned int node)
+{
+	return node < NODES_MAX ? sp->hosts[node] : NULL;
+}
+
 void spans_output(struct spans *sp, struct otel_out *out)
 {
 	if (sp->nout < 2)
@@ -203,13 +217,14 @@ static void emit(struct spans *sp, const struct otel_span *s)
 
 /* --- threads and processes ---------------------------------------------------- */
 
-static struct sthread *thread_get(struct spans *sp, uint32_t tid, uint32_t tgid,
-				  bool make)
+/* (threads and processes are a node's: several -r files, nodes.c) */
+static struct sthread *thread_get(struct spans *sp, unsigned int node,
+				  uint32_t tid, uint32_t tgid, bool make)
 {
-	struct sthread **b = &sp->threads[hash32(tid)], *t;
+	struct sthread **b = &sp->threads[hash32(tid ^ node)], *t;
 
 	for (t = *b; t; t = t->hnext)
-		if (t->tid == tid)
+		if (t->tid == tid && t->node == node)
 			return t;
 	if (!make)
 		return NULL;
@@ -220,28 +235,32 @@ static struct sthread *thread_get(struct spans *sp, uint32_t tid, uint32_t tgid,
 	t = xcalloc(1, sizeof(*t));
 	t->tid = tid;
 	t->tgid = tgid;
+	t->node = node;
 	t->hnext = *b;
 	*b = t;
 	sp->nthreads++;
 	return t;
 }
 
-static struct service *service_get(struct spans *sp, uint32_t tgid)
+static struct service *service_get(struct spans *sp, unsigned int node,
+				   uint32_t tgid)
 {
-	struct service **b = &sp->services[hash32(tgid)], *s;
+	struct service **b = &sp->services[hash32(tgid ^ node)], *s;
 
 	for (s = *b; s; s = s->hnext)
-		if (s->tgid == tgid)
+		if (s->tgid == tgid && s->node == node)
 			return s;
 	s = xcalloc(1, sizeof(*s));
 	s->tgid = tgid;
+	s->node = node;
 	s->hnext = *b;
 	*b = s;
 	return s;
 }
 
 /* The process's service.name, NULL if not known (see the top) */
-static const char *service_name(struct spans *sp, uint32_t tgid)
+static const char *service_name(struct spans *sp, unsigned int node,
+				uint32_t tgid)
 {
 	struct service *s;
 	char path[64], comm[64];
@@ -249,7 +268,7 @@ static const char *service_name(struct spans *sp, uint32_t tgid)
 
 	if (!tgid)
 		return NULL;
-	s = service_get(sp, tgid);
+	s = service_get(sp, node, tgid);
 	if (s->name || !sp->live)
 		return s->name;
 	snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
@@ -266,9 +285,10 @@ static const char *service_name(struct spans *sp, uint32_t tgid)
 }
 
 /* A span of process @tgid names its service */
-static void service_set(struct spans *sp, uint32_t tgid, const char *name)
+static void service_set(struct spans *sp, unsigned int node, uint32_t tgid,
+			const char *name)
 {
-	struct service *sv = service_get(sp, tgid);
+	struct service *sv = service_get(sp, node, tgid);
 
 	if (!sv->name || strcmp(sv->name, name)) {
 		free(sv->name);
@@ -354,7 +374,7 @@ static void write_app_span(struct spans *sp, struct app_span *a, uint64_t end,
 
 	n = parse_attrs(a->attrs, a->attrs_len, attrs, ATTRS_MAX, &service);
 	if (service)
-		service_set(sp, a->thread->tgid, service);
+		service_set(sp, a->thread->node, a->thread->tgid, service);
 	split_kv(a->attrs, a->attrs_len);
 	attrs[n++] = (struct otel_attr){ "thread.id", OTEL_INT, NULL, a->thread->tid };
 	if (incomplete)
@@ -378,8 +398,9 @@ static void write_app_span(struct spans *sp, struct app_span *a, uint64_t end,
 	s.kind = OTEL_KIND_INTERNAL;
 	s.start_ns = a->start + sp->offset;
 	s.end_ns = end + sp->offset;
-	s.service = service_name(sp, a->thread->tgid);
+	s.service = service_name(sp, a->thread->node, a->thread->tgid);
 	s.pid = a->thread->tgid;
+	s.host = node_host(sp, a->thread->node);
 	s.attrs = attrs;
 	s.nattrs = n;
 	s.events = ev;
@@ -430,7 +451,7 @@ static void span_begin(struct spans *sp, const struct magnet_record *r,
 		sp->st.unmatched_begins++;
 		return;
 	}
-	t = thread_get(sp, r->tid, r->tgid, true);
+	t = thread_get(sp, record_node(r), r->tid, r->tgid, true);
 	if (!t)
 		return;
 	if (sp->nopen >= SPANS_OPEN_MAX || t->depth >= SPAN_DEPTH) {
@@ -448,7 +469,7 @@ static void span_begin(struct spans *sp, const struct magnet_record *r,
 	for (const char *kv = a->attrs, *end = a->attrs + a->attrs_len; kv < end;
 	     kv += strlen(kv) + 1)
 		if (!strncmp(kv, "service.name=", 13))
-			service_set(sp, r->tgid, kv + 13);
+			service_set(sp, record_node(r), r->tgid, kv + 13);
 	*p = a;
 	t->stack[t->depth++] = a;
 	sp->nopen++;
@@ -521,10 +542,10 @@ void spans_record(struct spans *sp, const struct magnet_record *r)
 /* --- the kernel's spans ------------------------------------------------------------ */
 
 /* The innermost span open on thread @tid, or what it adopted */
-static struct ctx thread_ctx(struct spans *sp, uint32_t tid, uint64_t ts,
-			     bool adopted)
+static struct ctx thread_ctx(struct spans *sp, unsigned int node, uint32_t tid,
+			     uint64_t ts, bool adopted)
 {
-	struct sthread *t = thread_get(sp, tid, 0, false);
+	struct sthread *t = thread_get(sp, node, tid, 0, false);
 	struct ctx c = { .valid = false };
 
 	if (!t)
@@ -669,8 +690,9 @@ static const char *proto_name(uint8_t proto)
 /* A layer's child span: from its record to the next layer's */
 static void layer_span(struct spans *sp, const uint8_t *trace,
 		       const uint8_t *parent, const char *name, uint64_t start,
-		       uint64_t end, uint32_t cpu, uint32_t tgid, uint32_t tid,
-		       uint16_t rflags, const char *dev)
+		       uint64_t end, unsigned int node, uint32_t cpu,
+		       uint32_t tgid, uint32_t tid, uint16_t rflags,
+		       const char *dev)
 {
 	struct otel_attr a[6];
 	struct otel_span s = { 0 };
@@ -695,9 +717,10 @@ static void layer_span(struct spans *sp, const uint8_t *trace,
 	s.attrs = a;
 	s.nattrs = n;
 	if (!*ctx && tgid) {
-		s.service = service_name(sp, tgid);
+		s.service = service_name(sp, node, tgid);
 		s.pid = tgid;
 	}
+	s.host = node_host(sp, node);
 	emit(sp, &s);
 }
 
@@ -727,14 +750,14 @@ void spans_packet(struct spans *sp, const struct journey *j)
 	if (find_traceparent(sp, j, &c))
 		header = true;
 	if (!c.valid && tid)
-		c = thread_ctx(sp, tid, j->hop[0].ts, false);
+		c = thread_ctx(sp, first->node, tid, j->hop[0].ts, false);
 	if (!c.valid && fl && fl->used && !memcmp(fl->key, key, 36)) {
 		memcpy(c.trace, fl->trace, 16);
 		memcpy(c.span, fl->span, 8);
 		c.valid = true;
 	}
 	if (!c.valid && tid)
-		c = thread_ctx(sp, tid, j->hop[0].ts, true);
+		c = thread_ctx(sp, first->node, tid, j->hop[0].ts, true);
 	place(sp, &s, &c);
 	if (header) {
 		/* the connection carries it; the thread that read it adopts it */
@@ -746,7 +769,7 @@ void spans_packet(struct spans *sp, const struct journey *j)
 			fl->used = true;
 		}
 		if (reader && !layer_sends(reader->layer)) {
-			struct sthread *t = thread_get(sp, reader->tid,
+			struct sthread *t = thread_get(sp, reader->node, reader->tid,
 						       reader->tgid, true);
 
 			if (t) {
@@ -788,9 +811,10 @@ void spans_packet(struct spans *sp, const struct journey *j)
 	s.attrs = a;
 	s.nattrs = n;
 	if (tgid) {
-		s.service = service_name(sp, tgid);
+		s.service = service_name(sp, first->node, tgid);
 		s.pid = tgid;
 	}
+	s.host = node_host(sp, j->hop[0].node);
 	emit(sp, &s);
 	for (unsigned int i = 0; i < j->nhops; i++) {
 		const struct hop *h = &j->hop[i];
@@ -798,7 +822,7 @@ void spans_packet(struct spans *sp, const struct journey *j)
 		layer_span(sp, s.trace_id, s.span_id,
 			   layer_name(h->layer, j->proto), h->ts,
 			   i + 1 < j->nhops ? j->hop[i + 1].ts : h->ts,
-			   h->cpu, h->tgid, h->tid, h->rflags, h->dev);
+			   h->node, h->cpu, h->tgid, h->tid, h->rflags, h->dev);
 	}
 	free(summary);
 }
@@ -826,7 +850,7 @@ void spans_block(struct spans *sp, const struct blockio *b)
 	if (end > sp->last_ts)
 		sp->last_ts = end;
 	if (b->tid)
-		c = thread_ctx(sp, b->tid, start, true);
+		c = thread_ctx(sp, b->node, b->tid, start, true);
 	place(sp, &s, &c);
 	snprintf(name, sizeof(name), "block %s", op ? op : "io");
 	snprintf(dev, sizeof(dev), "%u:%u", b->major, b->minor);
@@ -848,9 +872,10 @@ void spans_block(struct spans *sp, const struct blockio *b)
 	s.attrs = a;
 	s.nattrs = n;
 	if (b->tgid) {
-		s.service = service_name(sp, b->tgid);
+		s.service = service_name(sp, b->node, b->tgid);
 		s.pid = b->tgid;
 	}
+	s.host = node_host(sp, b->node);
 	emit(sp, &s);
 	for (unsigned int i = 0; i < MAGNET_BLOCK_COUNT; i++) {
 		const struct block_hop *h = &b->hop[i];
@@ -864,7 +889,7 @@ void spans_block(struct spans *sp, const struct blockio *b)
 				break;
 			}
 		layer_span(sp, s.trace_id, s.span_id, block_layer_name(i), h->ts,
-			   next, h->cpu, h->tgid, h->tid, h->rflags, NULL);
+			   next, b->node, h->cpu, h->tgid, h->tid, h->rflags, NULL);
 	}
 }
 
@@ -892,6 +917,8 @@ void spans_free(struct spans *sp)
 {
 	if (!sp)
 		return;
+	for (unsigned int i = 0; i < NODES_MAX; i++)
+		free(sp->hosts[i]);
 	for (unsigned int i = 0; i < (1U << HASH_BITS); i++) {
 		while (sp->by_id[i])
 			app_span_close(sp, sp->by_id[i]);
