@@ -17,14 +17,16 @@
  * - A kernel span's parent, the first that applies:
  *   1. a W3C traceparent in the packet's bytes (an HTTP request's
  *      "traceparent:" header): its trace, its parent span; the
- *      connection then carries this span's context (3.), and the thread
- *      that received it adopts it (4.);
+ *      connection then carries this span's context (3.);
  *   2. the innermost application span open on the thread of the packet's
  *      first layer run by a thread (not in an interrupt), or of the block
  *      I/O's submitter;
  *   3. the context the packet's connection carries, both ways (the
  *      reply to a request with a traceparent);
- *   4. the context the thread adopted from a packet it received;
+ *   4. the context the thread adopted from a packet it received: a
+ *      packet with a parent (any of these) makes the thread that read it
+ *      (its last layer run by a thread, on the receiving side) work for
+ *      its span, for ADOPT_NS at most, until it reads another;
  *   5. none: a root span, in a trace of its own.
  *   The parent is looked up when the journey is shown, in start order,
  *   so the thread's spans are those open at the journey's start.
@@ -759,25 +761,24 @@ void spans_packet(struct spans *sp, const struct journey *j)
 	if (!c.valid && tid)
 		c = thread_ctx(sp, first->node, tid, j->hop[0].ts, true);
 	place(sp, &s, &c);
-	if (header) {
-		/* the connection carries it; the thread that read it adopts it */
-		if (fl) {
-			memcpy(fl->key, key, 36);
-			memcpy(fl->trace, s.trace_id, 16);
-			memcpy(fl->span, s.span_id, 8);
-			fl->ts = j->hop[0].ts;
-			fl->used = true;
-		}
-		if (reader && !layer_sends(reader->layer)) {
-			struct sthread *t = thread_get(sp, reader->node, reader->tid,
-						       reader->tgid, true);
+	/* a request's header: the connection carries its context */
+	if (header && fl) {
+		memcpy(fl->key, key, 36);
+		memcpy(fl->trace, s.trace_id, 16);
+		memcpy(fl->span, s.span_id, 8);
+		fl->ts = j->hop[0].ts;
+		fl->used = true;
+	}
+	/* a packet of a trace: the thread that read it works for it now */
+	if (c.valid && reader && !layer_sends(reader->layer)) {
+		struct sthread *t = thread_get(sp, reader->node, reader->tid,
+					       reader->tgid, true);
 
-			if (t) {
-				memcpy(t->ad_trace, s.trace_id, 16);
-				memcpy(t->ad_span, s.span_id, 8);
-				t->ad_ts = j->hop[0].ts;
-				t->adopted = true;
-			}
+		if (t) {
+			memcpy(t->ad_trace, s.trace_id, 16);
+			memcpy(t->ad_span, s.span_id, 8);
+			t->ad_ts = j->hop[0].ts;
+			t->adopted = true;
 		}
 	}
 	snprintf(name, sizeof(name), "%s %s", proto_name(j->proto),
