@@ -123,6 +123,15 @@ check "--zipkin: the same spans" \
 	sh -c "[ \"\$(jq -r '.[].id' /tmp/zipkin.json | sort)\" = \"\$(jq -r '.[3]' /tmp/otlp.flat | sort)\" ]"
 artifact /tmp/otlp.json
 artifact /tmp/zipkin.json
+# live, a line comes while the capture goes on (not only at its end)
+magnet-read -P app --otlp /tmp/live.json 2> /tmp/live.err &
+mr=$!
+wait_for 30 sh -c 'magnetctl probe list | grep -q "app\.span"'
+magnet-spans -n 1 > /dev/null
+check "--otlp, live: the spans written while the capture goes on" \
+	wait_for 10 sh -c "grep -q '\"name\":\"request\"' /tmp/live.json"
+interrupt $mr
+wait $mr
 
 # malformed writes: each refused with its errno, and none logged
 capture writes magnet-test span-writes

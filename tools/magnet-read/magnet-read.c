@@ -39,6 +39,7 @@ struct state {
 	struct timeline *timeline;	/* --perfetto */
 	FILE *otlp_f, *zipkin_f;	/* --otlp, --zipkin */
 	struct otel_out *otlp, *zipkin;
+	uint64_t otlp_flushed;		/* CLOCK_MONOTONIC ns: the last line */
 	struct spans *spans;		/* either */
 	struct nodes *nodes;		/* several -r files */
 	int64_t offset;
@@ -178,6 +179,29 @@ static void release(struct state *st, uint64_t horizon)
 	}
 }
 
+/*
+ * --otlp, live: a request line at least every OTLP_FLUSH_NS (and whenever
+ * the input goes quiet), not only when OTEL_BATCH_DEFAULT spans are in,
+ * so that a reader of the file (or of a pipe) sees spans as they end.
+ */
+#define OTLP_FLUSH_NS	NSEC_PER_SEC
+
+static void flush_spans(struct state *st, bool now)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	if (!st->otlp || !st->live)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+	if (!now && t - st->otlp_flushed < OTLP_FLUSH_NS)
+		return;
+	st->otlp_flushed = t;
+	if (otel_flush(st->otlp))
+		st->failed = st->done = true;
+}
+
 static void take(struct state *st, const char *data, size_t len)
 {
 	for (size_t off = 0; off < len;) {
@@ -191,6 +215,7 @@ static void take(struct state *st, const char *data, size_t len)
 		off += MAGNET_RECORD_LEN(r->size);
 	}
 	release(st, merge_newest(st->merge));
+	flush_spans(st, false);
 }
 
 /*
@@ -235,6 +260,7 @@ static void idle(struct state *st)
 	if (clock > merge_newest(st->merge))
 		journeys_expire(st->js, clock);
 	emit(st);
+	flush_spans(st, true);
 }
 
 static void finish(struct state *st)
