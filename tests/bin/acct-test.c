@@ -830,17 +830,19 @@ TEST(an_interrupt_storm_is_interrupt_time_not_the_calls)
 	/*
 	 * The storm took a quarter of the call's time at least: as
 	 * interrupt time, or as time in the run queue while ksoftirqd ran
-	 * the softirqs the kernel put off to it. At most a third of that
+	 * the softirqs the kernel put off to it. At most half of that
 	 * shows as the call's CPU time: the entry to an interrupt and the
 	 * exit from it, outside the hooks, take some microseconds each time
 	 * under the rig's emulation, and so do the switches to ksoftirqd
-	 * and back. Had the storm been charged to the call, its CPU time
-	 * would have grown by all of it.
+	 * and back (on the HPET, which every timestamp reads there, 41 %
+	 * was seen: 73 of 180 ms, in CI's 6.1 boot of 846c9e1; on the TSC
+	 * a few per cent). Had the storm been charged to the call, its CPU
+	 * time would have grown by all of it.
 	 */
 	taken = storm.softirq_ns + storm.hardirq_ns + storm.runq_ns;
 	EXPECT_GT(taken, storm.wall_ns / 4);
 	EXPECT_LT((int64_t)storm.cpu_ns - (int64_t)quiet.cpu_ns,
-		  (int64_t)taken / 3);
+		  (int64_t)taken / 2);
 	EXPECT_LT(llabs(unexplained(&storm)), 200000);
 	magnet_acct_close(a);
 }
