@@ -496,7 +496,9 @@ def node_scenario(node, requests):
                     500, 501)
             x = send("b", r, s + 200, 0xffff888200002000 + i * 0x100, CB,
                      500, 501)
-            receive("a", r, x + BACK_US, 0xffff888100002000 + i * 0x100, CA,
+            # (the reply's skb is the request's, freed when sent and
+            # reused by the driver: another packet, not the same one)
+            receive("a", r, x + BACK_US, 0xffff888100001000 + i * 0x100, CA,
                     400, 401)
     add("a", 0, span_rec(3000, 0, END, TRACE, ROOT))
     return recs

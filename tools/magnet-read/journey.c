@@ -227,6 +227,26 @@ static unsigned int last_layer(const struct journey *j)
 	return j->hop[j->nhops - 1].layer;
 }
 
+/*
+ * Does @p say it is another packet than @j's, whose skb it has? An skb
+ * sent out of a device and freed can come back from a driver's pool as a
+ * received packet's within microseconds, its layer (dev-recv) after the
+ * last one's (dev-xmit): different addresses, ports or TCP sequence
+ * number tell them apart. (Loopback's sent skb is the received one, the
+ * same packet; a veth pair's too.)
+ */
+static bool other_packet(const struct journey *j, const struct magnet_packet *p)
+{
+	if (!(p->flags & MAGNET_PKT_ADDRS) || !j->have_addrs || !j->addrs_from_skb)
+		return false;
+	if (p->proto != j->proto || memcmp(p->saddr, j->saddr, 16) ||
+	    memcmp(p->daddr, j->daddr, 16) || ntohs(p->sport) != j->sport ||
+	    ntohs(p->dport) != j->dport)
+		return true;
+	return j->proto == IPPROTO_TCP && j->have_seq && p->seq &&
+	       p->seq != j->seq;
+}
+
 /* The open journey @r continues, or NULL. */
 static struct journey *link_record(struct journeys *js,
 				   const struct magnet_record *r,
@@ -235,7 +255,7 @@ static struct journey *link_record(struct journeys *js,
 	struct journey *j;
 
 	if (p->skb && (j = skb_find(js, p->skb))) {
-		if (p->layer > last_layer(j))
+		if (p->layer > last_layer(j) && !other_packet(j, p))
 			return j;
 		journey_end(js, j);	/* the skb is another packet's now */
 	}
