@@ -20,9 +20,10 @@
  *    (d_out - d_back) / 2, wrong by at most (d_out + d_back) / 2, as NTP
  *    reasons (no delay is negative). With that theta no packet arrives
  *    before it left: d - theta >= (d_out + d_back) / 2 >= 0 both ways. A
- *    packet counts only where its identity is certain: an IPv4 packet
- *    whose header was kept (its IP id), or a TCP segment that carries a
- *    SYN, FIN or PSH (its sequence number), with both addresses and ports.
+ *    packet counts only where its identity is certain: a TCP segment, by
+ *    addresses, ports, length on the wire, sequence number and flags,
+ *    seen once on each side (not a pure ACK that repeats its sequence
+ *    number).
  *    A node seen only one way, or not at all, keeps its own clock (said).
  *    Clock steps during a capture change nothing: records are stamped on
  *    CLOCK_MONOTONIC.
@@ -45,9 +46,9 @@
 #include "magnet-read.h"
 
 #define WIRE_WAIT_NS	NSEC_PER_SEC	/* a sent packet waits for its receipt */
-#define EVENTS_BITS	18		/* pass 1: packets kept per direction */
+#define EVENTS_BITS	16		/* pass 1: packets a node and direction */
 
-/* Pass 1: a packet's time at node 0's device, by identity */
+/* Pass 1: a packet's time at a node's device, by identity */
 struct wire_event {
 	uint64_t fp;			/* 0: free */
 	int64_t t;			/* wall clock ns, node 0's own */
@@ -67,6 +68,7 @@ struct node {
 	int64_t min_out, min_back;	/* (see the top) */
 	struct item *head;		/* pass 2: its next item */
 	unsigned long long records, lost;
+	struct wire_event *sent, *recv;	/* pass 1 */
 };
 
 /* Pass 2: the items, in time order, some waiting for the wire */
@@ -81,7 +83,6 @@ struct nodes {
 	const struct options *o;
 	struct node node[NODES_MAX];
 	unsigned int n;
-	struct wire_event *sent, *recv;	/* pass 1: node 0's */
 	struct queued *qhead, **qtail;
 	struct queued *waiting[1 << 12];
 	uint64_t now;
@@ -101,32 +102,41 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* Its identity, or 0 where it is not certain (see the top) */
+/* Its length on the wire: at the device it left or arrived at, or 0 */
+static uint32_t wire_len(const struct journey *j)
+{
+	for (unsigned int i = 0; i < j->nhops; i++)
+		if (j->hop[i].layer == MAGNET_LAYER_DEV_XMIT ||
+		    j->hop[i].layer == MAGNET_LAYER_DEV_RECV)
+			return j->hop[i].len;
+	return 0;
+}
+
+/*
+ * Its identity, from what both sides' records say alike: addresses,
+ * ports, its length at the devices (the IP packet's, in magnet's
+ * records at both), and TCP's sequence number and
+ * flags; 0 for a packet without them (UDP: datagrams of one flow and
+ * length are not told apart). One seen twice on a node (pure ACKs
+ * repeat their sequence number) is no identity either (pass 1).
+ */
 static uint64_t wire_fp(const struct journey *j)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 	size_t al = j->family == AF_INET6 ? 16 : 4;
-	bool sure = false;
+	uint32_t len = wire_len(j);
 
-	if (!j->have_addrs)
+	if (!j->have_addrs || j->proto != 6 || !j->have_seq || !len)
 		return 0;
 	h = fnv(h, &j->family, 1);
-	h = fnv(h, &j->proto, 1);
 	h = fnv(h, j->saddr, al);
 	h = fnv(h, j->daddr, al);
 	h = fnv(h, &j->sport, 2);
 	h = fnv(h, &j->dport, 2);
-	if (j->family == AF_INET && j->data && j->caplen >= 20 &&
-	    (j->data_flags & MAGNET_PKT_DATA_NET) && j->data[0] >> 4 == 4) {
-		h = fnv(h, j->data + 4, 2);	/* the IP id */
-		sure = true;
-	}
-	if (j->proto == 6 && j->have_seq) {
-		h = fnv(h, &j->seq, 4);
-		h = fnv(h, &j->tcp_flags, 1);
-		sure |= (j->tcp_flags & 0x0b) != 0;	/* FIN, SYN, PSH */
-	}
-	return sure ? (h ? h : 1) : 0;
+	h = fnv(h, &len, 4);
+	h = fnv(h, &j->seq, 4);
+	h = fnv(h, &j->tcp_flags, 1);
+	return h ? h : 1;
 }
 
 static bool has_layer(const struct journey *j, unsigned int layer, unsigned int *at)
@@ -260,27 +270,50 @@ static struct item *node_pull(struct nodes *ns, struct node *n)
 
 /* --- pass 1: the clocks ---------------------------------------------------------------- */
 
-static struct wire_event *event_slot(struct wire_event *t, uint64_t fp, bool add)
+/*
+ * Each node's packets that left or arrived, by identity: its time, or
+ * DUP when two had the same (open addressing, EVENTS_BITS slots a node
+ * and direction; what does not fit is not used, and counted).
+ */
+#define DUP	INT64_MIN
+
+static void event_add(struct nodes *ns, struct wire_event *t, uint64_t fp,
+		      int64_t when)
+{
+	size_t mask = (1U << EVENTS_BITS) - 1;
+
+	for (size_t i = fp & mask, k = 0; k < 64; i = (i + 1) & mask, k++) {
+		if (t[i].fp == fp) {
+			t[i].t = DUP;
+			return;
+		}
+		if (!t[i].fp) {
+			t[i] = (struct wire_event){ fp, when };
+			return;
+		}
+	}
+	ns->dropped++;
+}
+
+static const struct wire_event *event_find(const struct wire_event *t,
+					   uint64_t fp)
 {
 	size_t mask = (1U << EVENTS_BITS) - 1;
 
 	for (size_t i = fp & mask, k = 0; k < 64; i = (i + 1) & mask, k++) {
 		if (t[i].fp == fp)
-			return &t[i];
+			return t[i].t == DUP ? NULL : &t[i];
 		if (!t[i].fp)
-			return add ? &t[i] : NULL;
+			return NULL;
 	}
-	return NULL;			/* full there: not kept */
+	return NULL;
 }
 
-/* Each packet that crossed the wire: node 0's kept, the others' matched */
 static void pass1_item(struct nodes *ns, struct node *n, struct item *it)
 {
 	const struct journey *j;
-	struct wire_event *e;
 	unsigned int at;
 	uint64_t fp;
-	int64_t t;
 
 	if (it->kind != ITEM_PACKET)
 		return;
@@ -289,34 +322,40 @@ static void pass1_item(struct nodes *ns, struct node *n, struct item *it)
 	if (!fp)
 		return;
 	/* (the records' times are already their node's wall clock's) */
-	if (leaves(j, &at)) {
-		t = (int64_t)j->hop[at].ts;
-		if (!n->idx) {
-			e = event_slot(ns->sent, fp, true);
-			if (e && !e->fp)
-				*e = (struct wire_event){ fp, t };
-			else if (!e)
-				ns->dropped++;
-		} else if ((e = event_slot(ns->recv, fp, false))) {
-			int64_t d = e->t - t;	/* back: a delay - theta */
+	if (leaves(j, &at))
+		event_add(ns, n->sent, fp, (int64_t)j->hop[at].ts);
+	else if (arrives(j))
+		event_add(ns, n->recv, fp, (int64_t)j->hop[0].ts);
+}
 
-			if (!n->back++ || d < n->min_back)
-				n->min_back = d;
-		}
-	} else if (arrives(j)) {
-		t = (int64_t)j->hop[0].ts;
-		if (!n->idx) {
-			e = event_slot(ns->recv, fp, true);
-			if (e && !e->fp)
-				*e = (struct wire_event){ fp, t };
-			else if (!e)
-				ns->dropped++;
-		} else if ((e = event_slot(ns->sent, fp, false))) {
-			int64_t d = t - e->t;	/* out: a delay + theta */
+/* Node @n's offset from node 0's packets both ways (see the top) */
+static void estimate(struct nodes *ns, struct node *n)
+{
+	const struct node *z = &ns->node[0];
+	const struct wire_event *e;
 
+	(void)ns;
+	for (size_t i = 0; i < (1U << EVENTS_BITS); i++) {
+		const struct wire_event *a = &z->sent[i], *b = &z->recv[i];
+		int64_t d;
+
+		/* out: sent by node 0, received by n: a delay + theta */
+		if (a->fp && a->t != DUP && (e = event_find(n->recv, a->fp))) {
+			d = e->t - a->t;
 			if (!n->out++ || d < n->min_out)
 				n->min_out = d;
 		}
+		/* back: sent by n, received by node 0: a delay - theta */
+		if (b->fp && b->t != DUP && (e = event_find(n->sent, b->fp))) {
+			d = b->t - e->t;
+			if (!n->back++ || d < n->min_back)
+				n->min_back = d;
+		}
+	}
+	n->error = -1;
+	if (n->out && n->back) {
+		n->theta = (n->min_out - n->min_back) / 2;
+		n->error = (n->min_out + n->min_back + 1) / 2;
 	}
 }
 
@@ -324,11 +363,11 @@ static int pass1(struct nodes *ns)
 {
 	struct item *it;
 
-	ns->sent = xcalloc(1U << EVENTS_BITS, sizeof(*ns->sent));
-	ns->recv = xcalloc(1U << EVENTS_BITS, sizeof(*ns->recv));
 	for (unsigned int k = 0; k < ns->n; k++) {
 		struct node *n = &ns->node[k];
 
+		n->sent = xcalloc(1U << EVENTS_BITS, sizeof(*n->sent));
+		n->recv = xcalloc(1U << EVENTS_BITS, sizeof(*n->recv));
 		if (node_open(ns, n))
 			return -1;
 		while ((it = node_pull(ns, n))) {
@@ -337,17 +376,14 @@ static int pass1(struct nodes *ns)
 		}
 		node_close(n);
 		n->records = n->lost = 0;
-		if (!k)
-			continue;
-		n->error = -1;
-		if (n->out && n->back) {
-			n->theta = (n->min_out - n->min_back) / 2;
-			n->error = (n->min_out + n->min_back + 1) / 2;
-		}
 	}
-	free(ns->sent);
-	free(ns->recv);
-	ns->sent = ns->recv = NULL;
+	for (unsigned int k = 1; k < ns->n; k++)
+		estimate(ns, &ns->node[k]);
+	for (unsigned int k = 0; k < ns->n; k++) {
+		free(ns->node[k].sent);
+		free(ns->node[k].recv);
+		ns->node[k].sent = ns->node[k].recv = NULL;
+	}
 	return ns->failed ? -1 : 0;
 }
 
@@ -555,7 +591,7 @@ void nodes_summary(const struct nodes *ns, FILE *f, bool json)
 		fprintf(f, PROG ": %llu packets joined across nodes, %llu sent that no other node's file saw arrive\n",
 			ns->joined, ns->alone);
 		if (ns->dropped)
-			fprintf(f, PROG ": %llu packets of the first file not used for the clocks (table full)\n",
+			fprintf(f, PROG ": %llu packets not used for the clocks (a node's table full)\n",
 				ns->dropped);
 		return;
 	}
@@ -593,9 +629,10 @@ void nodes_close(struct nodes *ns)
 		item_free(q->it);
 		free(q);
 	}
-	for (unsigned int k = 0; k < ns->n; k++)
+	for (unsigned int k = 0; k < ns->n; k++) {
 		node_close(&ns->node[k]);
-	free(ns->sent);
-	free(ns->recv);
+		free(ns->node[k].sent);
+		free(ns->node[k].recv);
+	}
 	free(ns);
 }
