@@ -26,7 +26,10 @@
  *   4. the context the thread adopted from a packet it received: a
  *      packet with a parent (any of these) makes the thread that read it
  *      (its last layer run by a thread, on the receiving side) work for
- *      its span, for ADOPT_NS at most, until it reads another;
+ *      its span, for ADOPT_NS at most, until it reads another; a thread
+ *      that read none takes what its process adopted last (a worker
+ *      handed the request in user space: right while the process serves
+ *      one request at a time, the latest one's otherwise);
  *   5. none: a root span, in a trace of its own.
  *   The parent is looked up when the journey is shown, in start order,
  *   so the thread's spans are those open at the journey's start.
@@ -92,6 +95,10 @@ struct service {
 	struct service *hnext;
 	uint32_t tgid, node;
 	char *name;			/* NULL: not known */
+	/* what a thread of it adopted last (its threads' fallback) */
+	bool adopted;
+	uint8_t ad_trace[16], ad_span[8];
+	uint64_t ad_ts;
 };
 
 struct flow {
@@ -545,20 +552,25 @@ void spans_record(struct spans *sp, const struct magnet_record *r)
 
 /* The innermost span open on thread @tid, or what it adopted */
 static struct ctx thread_ctx(struct spans *sp, unsigned int node, uint32_t tid,
-			     uint64_t ts, bool adopted)
+			     uint32_t tgid, uint64_t ts, bool adopted)
 {
 	struct sthread *t = thread_get(sp, node, tid, 0, false);
 	struct ctx c = { .valid = false };
+	struct service *sv;
 
-	if (!t)
-		return c;
-	if (t->depth) {
+	if (t && t->depth) {
 		memcpy(c.trace, t->stack[t->depth - 1]->trace, 16);
 		memcpy(c.span, t->stack[t->depth - 1]->id, 8);
 		c.valid = true;
-	} else if (adopted && t->adopted && ts - t->ad_ts < ADOPT_NS) {
+	} else if (adopted && t && t->adopted && ts - t->ad_ts < ADOPT_NS) {
 		memcpy(c.trace, t->ad_trace, 16);
 		memcpy(c.span, t->ad_span, 8);
+		c.valid = true;
+	} else if (adopted && tgid && (sv = service_get(sp, node, tgid)) &&
+		   sv->adopted && ts - sv->ad_ts < ADOPT_NS) {
+		/* a worker handed the request in user space: its process's */
+		memcpy(c.trace, sv->ad_trace, 16);
+		memcpy(c.span, sv->ad_span, 8);
 		c.valid = true;
 	}
 	return c;
@@ -752,14 +764,14 @@ void spans_packet(struct spans *sp, const struct journey *j)
 	if (find_traceparent(sp, j, &c))
 		header = true;
 	if (!c.valid && tid)
-		c = thread_ctx(sp, first->node, tid, j->hop[0].ts, false);
+		c = thread_ctx(sp, first->node, tid, tgid, j->hop[0].ts, false);
 	if (!c.valid && fl && fl->used && !memcmp(fl->key, key, 36)) {
 		memcpy(c.trace, fl->trace, 16);
 		memcpy(c.span, fl->span, 8);
 		c.valid = true;
 	}
 	if (!c.valid && tid)
-		c = thread_ctx(sp, first->node, tid, j->hop[0].ts, true);
+		c = thread_ctx(sp, first->node, tid, tgid, j->hop[0].ts, true);
 	place(sp, &s, &c);
 	/* a request's header: the connection carries its context */
 	if (header && fl) {
@@ -774,11 +786,20 @@ void spans_packet(struct spans *sp, const struct journey *j)
 		struct sthread *t = thread_get(sp, reader->node, reader->tid,
 					       reader->tgid, true);
 
+		struct service *sv = reader->tgid ?
+				     service_get(sp, reader->node, reader->tgid) : NULL;
+
 		if (t) {
 			memcpy(t->ad_trace, s.trace_id, 16);
 			memcpy(t->ad_span, s.span_id, 8);
 			t->ad_ts = j->hop[0].ts;
 			t->adopted = true;
+		}
+		if (sv) {
+			memcpy(sv->ad_trace, s.trace_id, 16);
+			memcpy(sv->ad_span, s.span_id, 8);
+			sv->ad_ts = j->hop[0].ts;
+			sv->adopted = true;
 		}
 	}
 	snprintf(name, sizeof(name), "%s %s", proto_name(j->proto),
@@ -851,7 +872,7 @@ void spans_block(struct spans *sp, const struct blockio *b)
 	if (end > sp->last_ts)
 		sp->last_ts = end;
 	if (b->tid)
-		c = thread_ctx(sp, b->node, b->tid, start, true);
+		c = thread_ctx(sp, b->node, b->tid, b->tgid, start, true);
 	place(sp, &s, &c);
 	snprintf(name, sizeof(name), "block %s", op ? op : "io");
 	snprintf(dev, sizeof(dev), "%u:%u", b->major, b->minor);
