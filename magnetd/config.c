@@ -343,6 +343,68 @@ DEFINE_RANGE(v_http_port, 1, 65535)
 DEFINE_RANGE(v_http_clients, 1, HTTP_CLIENTS_MAX)
 DEFINE_RANGE(v_http_timeout, 1, HTTP_TIMEOUT_MAX_S)
 DEFINE_RANGE(v_cgroup_depth, 0, LEDGER_DEPTH_MAX)
+DEFINE_RANGE(v_otlp_queue, OTLP_QUEUE_MIN, OTLP_QUEUE_MAX)
+DEFINE_RANGE(v_otlp_timeout, 1, OTLP_TIMEOUT_MAX_S)
+
+/* A collector's URL: "" (none), or http:// or https:// and a host */
+static int v_otlp_url(cfg_t *sec, cfg_opt_t *opt)
+{
+	const char *v = cfg_opt_getnstr(opt, 0);
+	size_t len = strlen(v);
+
+	note(loading, sec, opt->name);
+	if (!len)
+		return 0;
+	if (len >= OTLP_URL_LEN)
+		parse_error(sec, "url is %zu bytes long, at most %d", len,
+			    OTLP_URL_LEN - 1);
+	else if ((strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) ||
+		 !v[strcspn(v, ":") + 3] || v[strcspn(v, ":") + 3] == '/' ||
+		 strpbrk(v, " \t\n\"\\"))
+		parse_error(sec, "url \"%s\": http:// or https://, a host, then the path (OTLP/HTTP's is /v1/traces)",
+			    v);
+	return 0;
+}
+
+/* magnet-read -P's sets: known ones, comma-separated */
+static int v_otlp_sets(cfg_t *sec, cfg_opt_t *opt)
+{
+	const char *v = cfg_opt_getnstr(opt, 0);
+	char set[64];
+
+	note(loading, sec, opt->name);
+	if (!*v || strlen(v) >= sizeof(((struct config_otlp *)0)->sets)) {
+		parse_error(sec, "probe-sets: 1 to %zu bytes",
+			    sizeof(((struct config_otlp *)0)->sets) - 1);
+		return 0;
+	}
+	for (const char *p = v; *p; p += *p == ',') {
+		size_t n = strcspn(p, ",");
+
+		snprintf(set, sizeof(set), "%.*s", (int)(n < sizeof(set) ? n : sizeof(set) - 1), p);
+		if (!config_set_known(set))
+			parse_error(sec, "probe-sets: no set \"%s\" (magnetctl probe sets lists them)",
+				    set);
+		p += n;
+	}
+	return 0;
+}
+
+static int v_otlp_str(cfg_t *sec, cfg_opt_t *opt)
+{
+	const char *v = cfg_opt_getnstr(opt, 0);
+	size_t max = !strcmp(opt->name, "program") ?
+		     sizeof(((struct config_otlp *)0)->program) :
+		     sizeof(((struct config_otlp *)0)->expression);
+
+	note(loading, sec, opt->name);
+	if (strlen(v) >= max)
+		parse_error(sec, "%s is %zu bytes long, at most %zu", opt->name,
+			    strlen(v), max - 1);
+	else if (!strcmp(opt->name, "program") && !*v)
+		parse_error(sec, "program is empty");
+	return 0;
+}
 
 /* Histogram buckets per doubling: a divisor of METRICS_LE_PER_DOUBLING. */
 static int v_buckets(cfg_t *sec, cfg_opt_t *opt)
@@ -695,6 +757,17 @@ static cfg_opt_t acct_opts[] = {
 	CFG_END()
 };
 
+static cfg_opt_t otlp_opts[] = {
+	OPT_STR("url", "", v_otlp_url),
+	OPT_STR("probe-sets", "app,tcp-send,tcp-recv,udp-send,udp-recv,blk-io",
+		v_otlp_sets),
+	OPT_STR("expression", "", v_otlp_str),
+	OPT_STR("program", "magnet-read", v_otlp_str),
+	OPT_INT("queue", 4194304, v_otlp_queue),
+	OPT_INT("timeout", 10, v_otlp_timeout),
+	CFG_END()
+};
+
 static cfg_opt_t metrics_opts[] = {
 	OPT_INT("interval", 1, v_interval),
 	OPT_INT("window", 10, v_window),
@@ -765,6 +838,7 @@ static cfg_opt_t root_opts[] = {
 	OPT_SECTION("prometheus", prometheus_opts, CFGF_NONE),
 	OPT_SECTION("ledger", ledger_opts, CFGF_NONE),
 	OPT_SECTION("acct", acct_opts, CFGF_NONE),
+	OPT_SECTION("otlp", otlp_opts, CFGF_NONE),
 	OPT_SECTION("buffer", buffer_opts, NAMED),
 	OPT_SECTION("probe-set", probe_set_opts, NAMED),
 	OPT_SECTION("probe", probe_opts, NAMED),
@@ -1071,6 +1145,17 @@ static void build_acct(cfg_t *sec, struct config_acct *a)
 		copy_str(a->process[a->nprocess++], ACCT_COMM_LEN,
 			 cfg_getnstr(sec, "process", i));
 	a->rescan_s = cfg_getint(sec, "rescan");
+}
+
+static void build_otlp(cfg_t *sec, struct config_otlp *o)
+{
+	copy_str(o->url, sizeof(o->url), cfg_getstr(sec, "url"));
+	copy_str(o->sets, sizeof(o->sets), cfg_getstr(sec, "probe-sets"));
+	copy_str(o->expression, sizeof(o->expression),
+		 cfg_getstr(sec, "expression"));
+	copy_str(o->program, sizeof(o->program), cfg_getstr(sec, "program"));
+	o->queue = cfg_getint(sec, "queue");
+	o->timeout_s = cfg_getint(sec, "timeout");
 }
 
 static void build_metrics(struct loader *ld, cfg_t *sec,
@@ -1592,6 +1677,7 @@ static struct config *build_config(struct loader *ld, cfg_t *root)
 	build_prometheus(cfg_getsec(root, "prometheus"), &cfg->prometheus);
 	build_ledger(cfg_getsec(root, "ledger"), &cfg->ledger);
 	build_acct(cfg_getsec(root, "acct"), &cfg->acct);
+	build_otlp(cfg_getsec(root, "otlp"), &cfg->otlp);
 	build_web_config(ld, cfg_getsec(root, "prometheus"), &cfg->prometheus);
 	for (i = 0; i < cfg->nbuffers; i++)
 		build_buffer(ld, cfg_getnsec(root, "buffer", i),

@@ -31,6 +31,16 @@
  *		cgroup-root = "/sys/fs/cgroup"	# the cgroup2 mount
  *		cgroup-depth = 0		# paths cut to this many levels
  *	}					#  (0: whole)
+ *	otlp {					# spans posted live (export.c)
+ *		url = ""			# the collector's OTLP/HTTP traces
+ *					#  endpoint ("" = none), e.g.
+ *					#  http://host:4318/v1/traces
+ *		probe-sets = "app,tcp-send,tcp-recv,udp-send,udp-recv,blk-io"
+ *		expression = ""			# magnet-read's (pcap-filter(7))
+ *		program = "magnet-read"		# what captures them
+ *		queue = 4194304			# bytes held while it is away
+ *		timeout = 10			# s a POST may take
+ *	}
  *	acct {					# per-call costs (acct.c)
  *		process = {}			# names (comm) of processes to
  *					#  watch: each system call summed
@@ -142,6 +152,21 @@ struct config_acct {
 	unsigned int rescan_s;		/* between looks in /proc */
 };
 
+#define OTLP_URL_LEN		512
+#define OTLP_QUEUE_MIN		65536		/* bytes */
+#define OTLP_QUEUE_MAX		(1U << 30)
+#define OTLP_TIMEOUT_MAX_S	300
+
+/* Spans posted to a collector (export.c); off while @url is "" */
+struct config_otlp {
+	char url[OTLP_URL_LEN];		/* http:// or https:// */
+	char sets[256];			/* magnet-read -P's probe sets */
+	char expression[1024];		/* its expression ("" none) */
+	char program[256];		/* magnet-read */
+	uint64_t queue;			/* bytes of requests held, at most */
+	unsigned int timeout_s;		/* a POST, at most */
+};
+
 struct config_buffer {
 	char name[MAGNET_NAME_LEN];
 	uint64_t size;
@@ -189,6 +214,7 @@ struct config {
 	struct config_prometheus prometheus;
 	struct config_ledger ledger;
 	struct config_acct acct;
+	struct config_otlp otlp;
 	unsigned int nbuffers, nsets, nprobes, nlatencies;
 	struct config_buffer *buffers;
 	struct config_probeset *sets;

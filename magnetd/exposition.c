@@ -33,6 +33,12 @@
  *							direction)
  *   magnet_acct_watched_threads{pid,comm}		gauge
  *   magnet_acct_missed_calls_total{pid,comm}		counter
+ *   magnet_otlp_spans_total{outcome}			counters, with an
+ *   magnet_otlp_requests_total{outcome}		otlp url: sent,
+ *							dropped (queue full),
+ *							rejected, failed
+ *   magnet_otlp_queue_bytes, magnet_otlp_up		gauges
+ *   magnet_otlp_exporter_restarts_total		counter
  *   process_cpu_seconds_total, process_start_time_seconds, ... (the
  *   process, as Prometheus's client libraries export it), magnetd_health,
  *   magnetd_clients, ... (magnetd's own, as in snapshots, but for
@@ -807,6 +813,32 @@ static void process(struct out *o)
 	       (btime * (uint64_t)hz + p.start) / hz);
 }
 
+/* Spans posted to a collector (export.c), with an otlp url */
+static void otlp(struct out *o, const struct export_stats *st)
+{
+	if (!st)
+		return;
+	family(o, "magnet_otlp_spans", COUNTER, NULL,
+	       "Spans of magnetd.conf's otlp section by outcome: sent (the collector took them), dropped (the queue was full while the collector was away), rejected (the collector refused their request with a 4xx)");
+	sample(o, "magnet_otlp_spans_total", "outcome=\"sent\"", st->spans_sent);
+	sample(o, "magnet_otlp_spans_total", "outcome=\"dropped\"", st->spans_dropped);
+	sample(o, "magnet_otlp_spans_total", "outcome=\"rejected\"", st->spans_rejected);
+	family(o, "magnet_otlp_requests", COUNTER, NULL,
+	       "OTLP/HTTP requests posted to the collector by outcome: sent, failed (no answer, a timeout, 408, 429 or 5xx: posted again), rejected (another 4xx: dropped)");
+	sample(o, "magnet_otlp_requests_total", "outcome=\"sent\"", st->requests_sent);
+	sample(o, "magnet_otlp_requests_total", "outcome=\"failed\"", st->requests_failed);
+	sample(o, "magnet_otlp_requests_total", "outcome=\"rejected\"", st->requests_rejected);
+	family(o, "magnet_otlp_queue_bytes", GAUGE, "bytes",
+	       "Bytes of requests waiting for the collector");
+	sample(o, "magnet_otlp_queue_bytes", "", st->queue_bytes);
+	family(o, "magnet_otlp_up", GAUGE, NULL,
+	       "1 if the collector took the last request posted to it, else 0");
+	sample(o, "magnet_otlp_up", "", st->up);
+	family(o, "magnet_otlp_exporter_restarts", COUNTER, NULL,
+	       "Times the capture that makes the spans (magnet-read) ended and was started again");
+	sample(o, "magnet_otlp_exporter_restarts_total", "", st->restarts);
+}
+
 char *exposition_render(const struct exposition_input *in,
 			enum exposition_format fmt, size_t *len)
 {
@@ -842,6 +874,7 @@ char *exposition_render(const struct exposition_input *in,
 	sample(&o, "magnet_records_unknown_total", "", unknown);
 	ledger(&o, in->ledger);
 	watched(&o, in->acct);
+	otlp(&o, in->otlp);
 	if (fmt == EXPOSITION_OPENMETRICS)
 		add(&o, "# EOF\n");
 	if (o.oom) {

@@ -29,6 +29,7 @@ struct exposition_input {
 	uint64_t scrapes, refused;	/* the endpoint's own counters */
 	const struct account *ledger;	/* NULL: the ledger is off */
 	const struct acct_watches *acct; /* watched processes, or NULL */
+	const struct export_stats *otlp; /* spans posted, or NULL: no url */
 };
 
 /*

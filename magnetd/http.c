@@ -153,6 +153,7 @@ static enum MHD_Result metrics_page(struct http *h, struct MHD_Connection *c)
 		.buckets = h->buckets,
 		.scrapes = h->scrapes + 1,
 		.refused = h->refused,
+		.otlp = export_stats(h->d),
 	};
 	struct account ledger;
 	struct acct_watches acct = { 0 };

@@ -179,6 +179,7 @@ int daemon_attach(struct daemon *d)
 		 d->inst.nprobes, d->nreaders);
 	account_apply(d);
 	acct_scan(d);
+	export_apply(d);
 	return 0;
 fail:
 	d->attach_failures++;
@@ -520,6 +521,7 @@ static void teardown(struct daemon *d)
 	http_free(d->http);
 	webconfig_put(d->web);
 	server_free(d->server);
+	export_stop(d);
 	account_stop(d);
 	acct_stop(d);
 	detach(d);

@@ -12,6 +12,7 @@
  *   account.c	the ledger: read for clients and Prometheus, on and off
  *   acct.c	per-call costs of the processes magnetd.conf names: watched,
  *		read for Prometheus
+ *   export.c	spans posted live to an OpenTelemetry collector
  *   http.c	the HTTP endpoint for Prometheus (exposition.c: its formats;
  *		webconfig.c, webauth.c: its TLS and basic authentication)
  *   config.c	magnetd.conf
@@ -52,6 +53,7 @@ struct installed {
 };
 
 struct reader;
+struct export;
 struct webconfig;
 struct account_paths;
 
@@ -73,6 +75,7 @@ struct daemon {
 	unsigned int nacct;
 	unsigned int acct_ticks;	/* since the last look in /proc */
 	bool acct_warned;		/* a watch refused, logged once */
+	struct export *export;		/* spans posted (NULL: none) */
 
 	bool attached;		/* configuration installed, buffers read */
 	bool released;		/* a client asked to let go of the module */
@@ -237,5 +240,24 @@ void http_free(struct http *h);
  * -1 (logged, nothing changed) if it would turn TLS on or off.
  */
 int http_web_update(struct http *h, struct webconfig *wc);
+
+/*
+ * export.c. export_apply(): spans posted as magnetd.conf's otlp section
+ * says (at attach and reload: its child started, or started anew if the
+ * capture changed); export_drop(): no url any more, what waits dropped;
+ * export_stop(): at exit, what waits posted first. export_stats(): its
+ * counters, NULL while there is no url.
+ */
+struct export_stats {
+	uint64_t spans_sent, spans_dropped, spans_rejected;
+	uint64_t requests_sent, requests_failed, requests_rejected;
+	uint64_t queue_bytes, restarts;
+	bool up;			/* the last POST taken */
+};
+
+void export_apply(struct daemon *d);
+void export_drop(struct daemon *d);
+void export_stop(struct daemon *d);
+const struct export_stats *export_stats(const struct daemon *d);
 
 #endif /* MAGNETD_H */

@@ -733,6 +733,45 @@ TEST_F(config, acct_options_read_and_checked)
 		     "rescan 0 out of range 1..3600");
 }
 
+TEST_F(config, otlp_options_read_and_checked)
+{
+	struct config *cfg;
+
+	/* the defaults: no url (nothing posted), the sets of spans */
+	cfg = load(_t, self, "empty.conf", "");
+	ASSERT_TRUE(cfg) show_err(self);
+	EXPECT_STREQ(cfg->otlp.url, "");
+	EXPECT_STREQ(cfg->otlp.sets, "app,tcp-send,tcp-recv,udp-send,udp-recv,blk-io");
+	EXPECT_STREQ(cfg->otlp.program, "magnet-read");
+	EXPECT_EQ(cfg->otlp.queue, 4194304);
+	EXPECT_EQ(cfg->otlp.timeout_s, 10);
+	config_free(cfg);
+	cfg = load(_t, self, "otlp.conf", "otlp {\n\turl = \"http://collector:4318/v1/traces\"\n"
+		   "\tprobe-sets = \"app,blk-io\"\n\texpression = \"tcp port 80\"\n"
+		   "\tqueue = 65536\n\ttimeout = 3\n}\n");
+	ASSERT_TRUE(cfg) show_err(self);
+	EXPECT_STREQ(cfg->otlp.url, "http://collector:4318/v1/traces");
+	EXPECT_STREQ(cfg->otlp.sets, "app,blk-io");
+	EXPECT_STREQ(cfg->otlp.expression, "tcp port 80");
+	EXPECT_EQ(cfg->otlp.queue, 65536);
+	EXPECT_EQ(cfg->otlp.timeout_s, 3);
+	config_free(cfg);
+	expect_error(_t, self, "otlp: a url of another scheme",
+		     "otlp {\n\turl = \"ftp://collector/v1/traces\"\n}\n", 2,
+		     "http:// or https://");
+	expect_error(_t, self, "otlp: a url without a host",
+		     "otlp {\n\turl = \"http:///v1/traces\"\n}\n", 2,
+		     "http:// or https://");
+	expect_error(_t, self, "otlp: an unknown set",
+		     "otlp {\n\tprobe-sets = \"app,disk\"\n}\n", 2,
+		     "no set \"disk\"");
+	expect_error(_t, self, "otlp: a queue too small",
+		     "otlp {\n\tqueue = 1024\n}\n", 2,
+		     "queue 1024 out of range 65536..1073741824");
+	expect_error(_t, self, "otlp: timeout 0",
+		     "otlp {\n\ttimeout = 0\n}\n", 2, "timeout 0 out of range 1..300");
+}
+
 TEST_F(config, unknown_options_and_duplicates_refused)
 {
 	expect_error(_t, self, "unknown option", "# x\nsocket {\n\tpaht = \"/x\"\n}\n",

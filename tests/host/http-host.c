@@ -166,6 +166,14 @@ static const struct account ledger = {
 };
 
 extern const struct acct_watches *stub_acct;
+extern const struct export_stats *stub_export;
+
+/* Spans posted: 40 sent in 3 requests, 2 failed; 7 dropped, 5 rejected */
+static const struct export_stats export = {
+	.spans_sent = 40, .spans_dropped = 7, .spans_rejected = 5,
+	.requests_sent = 3, .requests_failed = 2, .requests_rejected = 1,
+	.queue_bytes = 1234, .restarts = 1, .up = true,
+};
 
 /*
  * A watched process: write() 3 calls, at 500 ns, 3 us and 3 us (buckets
@@ -205,6 +213,7 @@ int main(int argc, char **argv)
 	}
 	stub_ledger = &ledger;
 	stub_acct = &acct_watches;
+	stub_export = &export;
 	d.cfg = config_load(argv[1], err, sizeof(err));
 	if (!d.cfg) {
 		fputs(err, stderr);

@@ -212,6 +212,7 @@ def test_formats(base, pid):
           "magnetd's own health and version")
     test_ledger(text)
     test_acct(text)
+    test_otlp(text)
 
     st, hd, body = get(base + "/metrics", {"Accept": PROM_ACCEPT})
     check(st == 200 and hd["Content-Type"].startswith(
@@ -227,7 +228,9 @@ def test_formats(base, pid):
               fams["magnet_latency_seconds"].unit == "seconds" and
               fams["magnetd_build"].type == "info" and
               fams["magnet_acct_call_seconds"].type == "histogram" and
-              fams["magnet_acct_call_seconds"].unit == "seconds",
+              fams["magnet_acct_call_seconds"].unit == "seconds" and
+              fams["magnet_otlp_spans"].type == "counter" and
+              fams["magnet_otlp_queue_bytes"].unit == "bytes",
               "OpenMetrics: the reference parser reads it (%d families)"
               % len(fams))
     except Exception as e:      # the parser's verdict is the test
@@ -281,6 +284,19 @@ def test_acct(text):
                 'pid="4242",comm="web \\"1\\""') == 5,
           "magnet_acct_*: errors, blocked by how, bytes by layer and "
           "direction, async by part, threads, missed calls")
+
+
+def test_otlp(text):
+    """The spans posted of http-host.c, as magnet_otlp_*."""
+    check([value(text, "magnet_otlp_spans_total", 'outcome="%s"' % o)
+           for o in ("sent", "dropped", "rejected")] == [40, 7, 5] and
+          [value(text, "magnet_otlp_requests_total", 'outcome="%s"' % o)
+           for o in ("sent", "failed", "rejected")] == [3, 2, 1] and
+          value(text, "magnet_otlp_queue_bytes") == 1234 and
+          value(text, "magnet_otlp_up") == 1 and
+          value(text, "magnet_otlp_exporter_restarts_total") == 1,
+          "magnet_otlp_*: spans and requests by outcome, the queue, up, "
+          "restarts")
 
 
 def test_ledger(text):
