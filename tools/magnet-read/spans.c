@@ -29,7 +29,9 @@
  *      its span, for ADOPT_NS at most, until it reads another; a thread
  *      that read none takes what its process adopted last (a worker
  *      handed the request in user space: right while the process serves
- *      one request at a time, the latest one's otherwise);
+ *      one request at a time, the latest one's otherwise); and a thread
+ *      that issued a block request of a trace for another (a driver's
+ *      worker) works for that I/O;
  *   5. none: a root span, in a trace of its own.
  *   The parent is looked up when the journey is shown, in start order,
  *   so the thread's spans are those open at the journey's start.
@@ -874,6 +876,26 @@ void spans_block(struct spans *sp, const struct blockio *b)
 	if (b->tid)
 		c = thread_ctx(sp, b->node, b->tid, b->tgid, start, true);
 	place(sp, &s, &c);
+	/*
+	 * A request of a trace issued by another thread (a driver's worker:
+	 * nbd's sends its request from kblockd's work): that thread works
+	 * for the I/O now, its packets the I/O's children.
+	 */
+	for (unsigned int i = MAGNET_BLOCK_QUEUE; c.valid && i < MAGNET_BLOCK_COMPLETE; i++) {
+		const struct block_hop *h = &b->hop[i];
+		struct sthread *t;
+
+		if (!h->ts || !h->tid || h->tid == b->tid ||
+		    (h->rflags & (MAGNET_RF_HARDIRQ | MAGNET_RF_SOFTIRQ | MAGNET_RF_NMI)))
+			continue;
+		t = thread_get(sp, b->node, h->tid, h->tgid, true);
+		if (t && !t->depth) {
+			memcpy(t->ad_trace, s.trace_id, 16);
+			memcpy(t->ad_span, s.span_id, 8);
+			t->ad_ts = h->ts;
+			t->adopted = true;
+		}
+	}
 	snprintf(name, sizeof(name), "block %s", op ? op : "io");
 	snprintf(dev, sizeof(dev), "%u:%u", b->major, b->minor);
 	s.name = name;
