@@ -1146,6 +1146,74 @@ static int cmd_spans(int argc, char **argv)
 }
 
 /*
+ * clock-step NS: step CLOCK_REALTIME by NS nanoseconds (signed), exactly:
+ * a node's clock put off on purpose (the cluster test's known offset).
+ */
+static int cmd_clock_step(int argc, char **argv)
+{
+	long long ns = argc > 1 ? atoll(argv[1]) : 0;
+	struct timespec ts;
+	long long t;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t = ts.tv_sec * 1000000000LL + ts.tv_nsec + ns;
+	ts.tv_sec = t / 1000000000LL;
+	ts.tv_nsec = t % 1000000000LL;
+	if (clock_settime(CLOCK_REALTIME, &ts)) {
+		perror("magnet-test clock-step");
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * span-write FILE N SIZE [plain]: N writes of SIZE bytes to FILE (opened
+ * O_DIRECT), each in a root span "write" of its own trace; prints each
+ * span's traceparent, one per line. plain: the writes alone, no spans.
+ */
+static int cmd_span_write(int argc, char **argv)
+{
+	long n = argc > 2 ? atol(argv[2]) : 0;
+	size_t size = argc > 3 ? (size_t)atol(argv[3]) : 65536;
+	bool plain = argc > 4 && !strcmp(argv[4], "plain");
+	char tp[MAGNET_TRACEPARENT_LEN + 1];
+	void *buf;
+	int fd;
+
+	if (argc < 3 || !size || size % 4096 ||
+	    posix_memalign(&buf, 4096, size)) {
+		fprintf(stderr, "usage: magnet-test span-write FILE N SIZE (SIZE a multiple of 4096)\n");
+		return 2;
+	}
+	memset(buf, 0x5a, size);
+	fd = open(argv[1], O_WRONLY | O_DIRECT);
+	if (fd < 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	for (long i = 0; i < n; i++) {
+		if (plain) {
+			if (pwrite(fd, buf, size, (off_t)i * size) != (ssize_t)size) {
+				perror("magnet-test span-write");
+				return 1;
+			}
+			continue;
+		}
+		if (magnet_span_begin("write", NULL) ||
+		    magnet_span_traceparent(tp) ||
+		    pwrite(fd, buf, size, (off_t)i * size) != (ssize_t)size ||
+		    magnet_span_end(NULL)) {
+			perror("magnet-test span-write");
+			return 1;
+		}
+		puts(tp);
+	}
+	close(fd);
+	free(buf);
+	return 0;
+}
+
+/*
  * devnull N: N writes of 48 bytes (a span's begin, named "bench") to
  * /dev/null; prints ns per call as syscalls does.
  */
@@ -2381,6 +2449,10 @@ int main(int argc, char **argv)
 		return cmd_devnull(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "spans"))
 		return cmd_spans(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "clock-step"))
+		return cmd_clock_step(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "span-write"))
+		return cmd_span_write(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "span-writes"))
 		return cmd_span_writes();
 	fprintf(stderr,

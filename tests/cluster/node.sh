@@ -17,6 +17,12 @@
 #   rig_port   the collector's UDP port on the host
 #   rig_stop   a TCP port on the host that accepts once the host is done
 #   rig_final  a TCP port on the host that accepts once Prometheus is done
+#   rig_otlp   the host's port of an OTLP/HTTP receiver, for magnetd's
+#              spans (its otlp section; rig_otlp_queue: its queue's bytes)
+#   rig_role   client or server: its side of the request across the nodes
+#   rig_wire   its address on the wire between the nodes (eth1)
+#   rig_peer   the other node's
+# rig-kmods: null_blk nbd
 . /magnet/lib.sh
 
 NODE=${rig_node:-node}
@@ -34,6 +40,105 @@ nic_up() {
 	$IP route add default via 10.0.2.2
 }
 check "the NIC on QEMU's user network" wait_for 10 nic_up
+
+# --- One request across the two nodes (spans; tests/rig/cluster-spans) -----------
+# The nodes share an Ethernet of their own (eth1, QEMU's dgram netdev):
+# node2 (rig_role=server, 10.9.1.2) serves a file with Debian's lighttpd
+# and a null_blk disk with nbd-server; node1 (client, 10.9.1.1) fetches
+# the file with curl, each request with a traceparent of its own, and
+# writes 64 KiB blocks with O_DIRECT to the NBD disk, each write in a span
+# of its own (magnet-test span-write). Both capture with magnet-read
+# --trace twice: a short capture, then node2 steps its wall clock by
+# exactly CLOCK_STEP_NS, then the capture of the requests; the host reads
+# each pair of files as one (magnet-read -r -r) and checks the clock
+# estimate against the step, and each request's trace. The two nodes
+# signal each other on port 9001 (busybox nc).
+CLOCK_STEP_NS=2500000000
+HTTP_N=${rig_http_n:-50}
+NBD_N=${rig_nbd_n:-20}
+wire_up() {
+	[ -e /sys/class/net/eth1 ] && $IP link set eth1 up &&
+		$IP addr add "${rig_wire:-10.9.1.1}/24" dev eth1
+}
+check "the wire between the nodes (eth1, ${rig_wire:-?})" wait_for 20 wire_up
+# signal: wait for the peer's word on port 9001; tell: say it
+signal() { timeout 600 nc -l -p 9001 < /dev/null > /dev/null 2>&1; }
+tell() {
+	for i in $(seq 120); do
+		echo go | timeout 3 nc "$rig_peer" 9001 > /dev/null 2>&1 && return 0
+		sleep 1
+	done
+	return 1
+}
+# capture NAME SETS: magnet-read -P SETS --trace /tmp/NAME.mtr, until stopped
+capture() {
+	# (-s 300: the headers, a request's traceparent among them, not
+	# the 64 KiB each NBD write carries)
+	magnet-read -s 300 -P "$2" --trace /tmp/$1.mtr 2> /tmp/$1.err &
+	CAP=$!
+	wait_for 60 grep -q "^magnet-read: capturing" /tmp/$1.err
+	sleep 1
+}
+capture_end() {
+	interrupt $CAP
+	wait $CAP
+	cat /tmp/$1.err
+	gzip -1 /tmp/$1.mtr
+	artifact /tmp/$1.mtr.gz
+}
+if [ "${rig_role:-}" = server ]; then
+	check "a null_blk disk" modprobe null_blk nr_devices=1 gb=1
+	mkdir -p /srv/www /var/run
+	dd if=/dev/urandom of=/srv/www/f.bin bs=1024 count=16 2> /dev/null
+	cat > /tmp/lighttpd.conf <<CONF
+server.document-root = "/srv/www"
+server.port = 80
+server.bind = "${rig_wire:-10.9.1.2}"
+server.errorlog = "/tmp/lighttpd.err"
+server.pid-file = "/tmp/lighttpd.pid"
+CONF
+	check "lighttpd serves on the wire" lighttpd -f /tmp/lighttpd.conf
+	# (each write synced by nbd-server's thread: the disk's I/O is its)
+	printf '[generic]\nuser = root\ngroup = root\n[disk]\nexportname = /dev/nullb0\nsync = true\n' > /tmp/nbd.conf
+	check "nbd-server exports a null_blk disk" nbd-server -C /tmp/nbd.conf
+	capture b1 tcp-send,tcp-recv,blk-io
+	check "the client is ready" tell
+	check "the client's first requests done" signal
+	capture_end b1
+	check "the clock stepped by $CLOCK_STEP_NS ns" magnet-test clock-step $CLOCK_STEP_NS
+	capture b2 tcp-send,tcp-recv,blk-io
+	check "the client told to go on" tell
+	check "the client's requests done" signal
+	capture_end b2
+	kill "$(cat /tmp/lighttpd.pid)" 2> /dev/null
+	killall nbd-server 2> /dev/null
+elif [ "${rig_role:-}" = client ]; then
+	check "the nbd module" modprobe nbd
+	check "the server is ready" signal
+	capture a1 tcp-send,tcp-recv,app,blk-io
+	for i in $(seq 10); do
+		curl -s -o /dev/null "http://$rig_peer/f.bin"
+	done
+	capture_end a1
+	check "the server told of the first requests" tell
+	check "the server stepped its clock and captures" signal
+	capture a2 tcp-send,tcp-recv,app,blk-io
+	: > /tmp/http.tp
+	for i in $(seq "$HTTP_N"); do
+		tp=$(printf '00-%08x%08x%08x%08x-%016x-01' $i $$ $i 7 $((i + 1000)))
+		echo "$tp" >> /tmp/http.tp
+		curl -s -o /dev/null -H "traceparent: $tp" "http://$rig_peer/f.bin" || echo "curl $i failed"
+	done
+	check "nbd-client attaches the server's disk" \
+		nbd-client "$rig_peer" -N disk /dev/nbd0
+	check "$NBD_N writes of 64 KiB, each in a span" \
+		sh -c "magnet-test span-write /dev/nbd0 $NBD_N 65536 > /tmp/nbd.tp"
+	nbd-client -d /dev/nbd0 > /dev/null 2>&1
+	capture_end a2
+	artifact /tmp/http.tp
+	artifact /tmp/nbd.tp
+	check "the server told it is done" tell
+fi
 check "two namespaces joined by a veth pair" netns_pair
 # Warm-up datagrams before magnetd and magnet-read start: under TCG the
 # first packets through a path also pay for translating its code, which
@@ -77,6 +182,14 @@ latency udp_recv {
 	key = skb
 }
 ledger { enable = true }
+otlp {
+	url = "http://10.0.2.2:${rig_otlp:-1}/v1/traces"
+	# (the applications' spans alone: probes on the send path would
+	# add to the latencies the host compares with Prometheus's)
+	probe-sets = "app"
+	queue = ${rig_otlp_queue:-4194304}
+	timeout = 3
+}
 CONF
 # magnetd in a cgroup of its own, which the ledger (on from its
 # configuration; one vCPU, so no other CPU runs the paths it patches)
@@ -138,6 +251,8 @@ stopped=0
 sent=0
 while [ $(($(date +%s) - start)) -lt $MAX_SECONDS ]; do
 	inA magnet-test udp-send fd09::2 5001 20 100 > /dev/null && sent=$((sent + 20))
+	# (spans for magnetd to post: a request of five steps)
+	magnet-spans -n 5 > /dev/null
 	if echo | timeout 3 nc 10.0.2.2 ${rig_stop:-1} > /dev/null 2>&1; then
 		stopped=1
 		break
@@ -183,6 +298,7 @@ check "the ledger charged magnetd's cgroup for its packets' NET_RX time" \
 check "... and for a part of the NIC's hardirqs (irq ${irq:-?}) that led to them" \
 	sh -c "magnetctl account | awk '\$1 == \"/md\" && \$2 == \"hardirq\" && \$3 == \"${irq:-none}\"' | grep -q ."
 cat /tmp/gmond.log
+grep otlp /tmp/md.log
 kill -TERM $G
 wait $G
 kill -TERM $MD
