@@ -1109,6 +1109,45 @@ def span_section(doc, path, icount=False):
     return out + remarks(doc)
 
 
+# --- 15. BlkKin's experiment ---------------------------------------------------------
+
+BLKKIN_CASES = (("bare", "bare: no spans, no probes"),
+                ("present", "spans in the application (or a traceparent), no probes"),
+                ("tracing", "tracing: the probe sets capturing, spans written as OTLP"))
+
+
+def blkkin_section(doc, path):
+    out = ["## 15. One request across layers: BlkKin's experiment\n"] + provenance(doc, path)
+    runs = doc["runs"]
+    if not runs.get("nbd-bare") and not runs.get("http-bare"):
+        return out + ["_No figures: the bare cases did not run._\n"] + remarks(doc)
+    out += ["BlkKin's experiment (its thesis: 64 KB sequential writes, 12.7 MB/s bare, "
+            "11.8 MB/s with the instrumentation present but stopped, 11 MB/s tracing: "
+            "0.93× and 0.87×; this issue's targets 0.99× and 0.95×): 64 KiB writes with "
+            "O_DIRECT to an NBD disk whose nbd-server (a null_blk disk, each write synced) "
+            "runs in a second network namespace, and wrk fetching a 16 KiB file from "
+            "lighttpd there, one connection (bench/scripts/blkkin.sh). The cases alternate "
+            "run by run in one boot; a ratio is the median of the same-numbered runs' "
+            "ratios to bare, with their range.\n",
+            "| case | NBD writes, MB/s | × bare | HTTP, requests/s | × bare |",
+            "|---|---|---|---|---|"]
+
+    def cell(kind, case, fmt):
+        r, base = by_run(runs.get(kind + "-" + case)), by_run(runs.get(kind + "-bare"))
+        if not r:
+            return "", ""
+        ratios = [r[i] / base[i] for i in r if i in base and base[i]]
+        return (fmt_spread(spread(r.values()), fmt),
+                "" if case == "bare" or not ratios else fmt_spread(spread(ratios), "%.3f×"))
+
+    for c, what in BLKKIN_CASES:
+        n, nr = cell("nbd", c, "%.2f")
+        h, hr = cell("http", c, "%.0f")
+        out.append("| %s | %s | %s | %s | %s |" % (what, n, nr, h, hr))
+    out.append("")
+    return out + remarks(doc)
+
+
 # --- 11. per-call accounting --------------------------------------------------------
 
 ACCT_CASES = (("plain", "lighttpd alone (the module loaded, no handle)"),
@@ -1401,6 +1440,8 @@ def render(results, plots):
         ("span-cost", "## 13. What an application's span costs", span_section),
         ("span-cost-icount", "## 14. What a span costs, in instructions",
          lambda d, p: span_section(d, p, True)),
+        ("blkkin", "## 15. One request across layers: BlkKin's experiment",
+         blkkin_section),
     ]
     for name, title, make in sections:
         if name is None:
@@ -1411,7 +1452,7 @@ def render(results, plots):
             out += missing(title, name)
     known = {"cost", "throughput", "scaling", "session-cost", "ledger-cost", "acct-cost",
              "ledger-cost-icount", "acct-cost-icount", "pfilter", "span-cost",
-             "span-cost-icount",
+             "span-cost-icount", "blkkin",
              "pfilter-icount",
              "stream-filter-icount", "stream-paper", "stream-filter", "stream-sampling"}
     for name in sorted(set(docs) - known):
