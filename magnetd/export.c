@@ -237,13 +237,12 @@ static void on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 	post_next(w->data);
 }
 
-static void post_next(struct export *e)
+/* The POST of the queue's head, in e->easy: 0, or -1 out of memory */
+static int request_new(struct export *e)
 {
-	if (e->easy || !e->head || !e->multi)
-		return;
 	e->easy = curl_easy_init();
 	if (!e->easy)
-		return;
+		return -1;
 	curl_easy_setopt(e->easy, CURLOPT_URL, e->c.url);
 	curl_easy_setopt(e->easy, CURLOPT_HTTPHEADER, e->headers);
 	curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, (const char *)e->head->body);
@@ -253,6 +252,13 @@ static void post_next(struct export *e)
 	curl_easy_setopt(e->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e->easy, CURLOPT_WRITEFUNCTION, discard);
 	curl_easy_setopt(e->easy, CURLOPT_USERAGENT, "magnetd/" MAGNETD_VERSION);
+	return 0;
+}
+
+static void post_next(struct export *e)
+{
+	if (e->easy || !e->head || !e->multi || request_new(e))
+		return;
 	curl_multi_add_handle(e->multi, e->easy);
 }
 
@@ -627,17 +633,8 @@ void export_stop(struct daemon *d)
 			curl_easy_cleanup(e->easy);
 			e->easy = NULL;
 		}
-		e->easy = curl_easy_init();
-		if (!e->easy)
+		if (request_new(e))
 			break;
-		curl_easy_setopt(e->easy, CURLOPT_URL, e->c.url);
-		curl_easy_setopt(e->easy, CURLOPT_HTTPHEADER, e->headers);
-		curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, (const char *)e->head->body);
-		curl_easy_setopt(e->easy, CURLOPT_POSTFIELDSIZE_LARGE,
-				 (curl_off_t)e->head->len);
-		curl_easy_setopt(e->easy, CURLOPT_TIMEOUT, (long)e->c.timeout_s);
-		curl_easy_setopt(e->easy, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(e->easy, CURLOPT_WRITEFUNCTION, discard);
 		res = curl_easy_perform(e->easy);
 		curl_easy_getinfo(e->easy, CURLINFO_RESPONSE_CODE, &status);
 		curl_easy_cleanup(e->easy);
