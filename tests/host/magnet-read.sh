@@ -923,6 +923,19 @@ if command -v node > /dev/null && [ -e "$top/build/otlp-proto/trace_service.prot
 else
 	skip "spans, OTLP: no OTLP .proto files or protobufjs (scripts/install-deps)"
 fi
+# an expression selects packets; the applications' spans stay, the parents
+mr -r "$T/s.mtr" --otlp - tcp
+jq -c -f "$T/flat.jq" "$T/out" > "$T/eflat" 2> /dev/null
+same "$(jq -r 'select(.a["magnet.layer"] == null) | .n' "$T/eflat" | sort | uniq -c | sed 's/^ *//' | tr '\n' ' ')" \
+	"1 fetch 1 lost 1 request 3 tcp send " \
+	"spans, an expression (tcp): the applications' spans kept, packets it selects, no block I/O"
+parents() {	# the request's packets' parents, by name
+	jq -s -r 'map({(.id): .n}) | add as $n | .[] | select(.n == "tcp send" and .t == "'$TR'") | $n[.p]' "$1" | sort | tr '\n' ' '
+}
+same "$(parents "$T/eflat")" "$(parents "$T/flat")" "spans, an expression: the packets' parents as without it"
+mr -r "$T/s.mtr" --otlp - --tgid 1 tcp
+same "$(jq -r 'select(.a["magnet.layer"] == null) | .n' "$T/out" 2> /dev/null | sort -u | tr '\n' ' ')" "" \
+	"spans, --tgid of no process: no span, the applications' neither"
 mr -r "$T/s.mtr" --otlp - --zipkin -
 same "$rc:$(head -1 "$T/err")" "2:magnet-read: -w, --trace, --perfetto, --otlp and --zipkin cannot share standard output" \
 	"spans: --otlp - and --zipkin - refused together"

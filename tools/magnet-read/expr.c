@@ -209,14 +209,17 @@ bool expr_match_journey(struct expr *e, const struct journey *j)
 	return false;
 }
 
+bool expr_match_owner(const struct expr *e, const struct magnet_record *r)
+{
+	return !e || ((!e->sel.ntgids || tgid_selected(e, r->tgid)) &&
+		      (!e->sel.cpus || cpu_selected(e, r->cpu)));
+}
+
 bool expr_match_record(const struct expr *e, const struct magnet_record *r)
 {
-	if (!e)
-		return true;
-	if (e->have_prog || e->by_dev)
+	if (e && (e->have_prog || e->by_dev))
 		return false;	/* not a packet: no device, no bytes */
-	return (!e->sel.ntgids || tgid_selected(e, r->tgid)) &&
-	       (!e->sel.cpus || cpu_selected(e, r->cpu));
+	return expr_match_owner(e, r);
 }
 
 bool expr_match_block(const struct expr *e, const struct blockio *b)

@@ -408,7 +408,10 @@ struct sighting;
  */
 bool expr_match_sighting(struct expr *e, const struct journey *j,
 			 const struct sighting *s);
+/* Is record @r selected (an expression or -i selects packets only)? */
 bool expr_match_record(const struct expr *e, const struct magnet_record *r);
+/* Is @r's thread selected by --tgid and --cpu, whatever the expression? */
+bool expr_match_owner(const struct expr *e, const struct magnet_record *r);
 /* A block I/O: no packet expression; its submitter's --tgid, any layer's --cpu */
 bool expr_match_block(const struct expr *e, const struct blockio *b);
 /* -d, -dd, -ddd: print the compiled program as tcpdump does. */
