@@ -35,10 +35,18 @@ size_t utf8_length(const unsigned char *s)
 void json_string(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
+	const unsigned char *run;
 	size_t len;
 
 	fputc('"', f);
 	while (*s) {
+		/* what needs no escape goes out in one piece */
+		for (run = s; *s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\'; s++)
+			;
+		if (s > run)
+			fwrite(run, 1, s - run, f);
+		if (!*s)
+			break;
 		switch (*s) {
 		case '"':  fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;

@@ -84,10 +84,16 @@ struct otel_out *otel_new(FILE *f, enum otel_format format, const char *host,
 void otel_hex(FILE *f, const uint8_t *b, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
+	char buf[2 * OTEL_TRACE_ID_LEN];
+	size_t i, k = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		fputc(hex[b[i] >> 4], f);
-		fputc(hex[b[i] & 15], f);
+	for (i = 0; i < n; i++) {
+		buf[k++] = hex[b[i] >> 4];
+		buf[k++] = hex[b[i] & 15];
+		if (k == sizeof(buf) || i + 1 == n) {
+			fwrite(buf, 1, k, f);
+			k = 0;
+		}
 	}
 }
 
