@@ -7,7 +7,7 @@
 # its HTTP case, wrk fetching a 16 KiB file from Debian's lighttpd in that
 # namespace. In one boot, so that the cases' ratios are the same
 # machine's (two VMs under TCG would share the host's CPUs and take each
-# other's time). Cases, alternated run by run:
+# other's time). Cases, each run in a rotated order:
 #   bare      the writer without spans (magnet-test span-write ... plain),
 #             wrk without a traceparent; magnet loaded, no probes
 #   present   each write in a span (libmagnet, a write to /dev/magnet-span
@@ -84,9 +84,17 @@ http() {
 	echo "BENCH-RECORD blkkin http-$1 $2 $rps"
 }
 
+# (each run's cases in another order, bare first, then second, then
+# last: a machine that drifts in a boot, as TCG's does, moves every case
+# alike)
 i=0
 while [ $i -le $R ]; do
-	for c in bare present tracing; do
+	case $((i % 3)) in
+	0) order="bare present tracing" ;;
+	1) order="present tracing bare" ;;
+	2) order="tracing bare present" ;;
+	esac
+	for c in $order; do
 		[ $c = tracing ] && trace on
 		# (run 0: a warm-up, not recorded)
 		if [ $i -gt 0 ]; then
