@@ -764,22 +764,27 @@ static void packet_line(FILE *f, const struct journey *j,
 
 char *packet_summary(const struct journey *j)
 {
+	/* one stream for every packet: opening one costs more than the line */
+	static FILE *f;
+	static char *text;
+	static size_t size;
 	struct facts fa;
-	char *text = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&text, &size);
+	char *line;
 
-	if (!f) {
+	if (!f)
+		f = open_memstream(&text, &size);
+	if (!f || fseeko(f, 0, SEEK_SET)) {
 		fputs(PROG ": out of memory\n", stderr);
 		exit(1);
 	}
 	packet_facts(j, &fa);
 	packet_line(f, j, &fa, false, false);
-	if (fclose(f)) {
+	/* (a memory stream's flush puts its NUL at the position) */
+	if (fflush(f) || !(line = strndup(text, size))) {
 		fputs(PROG ": out of memory\n", stderr);
 		exit(1);
 	}
-	return text;
+	return line;
 }
 
 void print_packet(FILE *f, const struct journey *j)
