@@ -5,6 +5,8 @@
  * and need only these two rules, not a document model.
  */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "json.h"
 
@@ -32,45 +34,65 @@ size_t utf8_length(const unsigned char *s)
 	return len;
 }
 
-void json_string(FILE *f, const char *str)
+/* Where escape() puts its pieces: a stdio stream's or a buffer's */
+typedef void (*json_sink)(void *to, const char *p, size_t n);
+
+static void escape(const char *str, json_sink put, void *to)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	const unsigned char *run;
+	char u[8];
 	size_t len;
 
-	fputc('"', f);
+	put(to, "\"", 1);
 	while (*s) {
 		/* what needs no escape goes out in one piece */
 		for (run = s; *s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\'; s++)
 			;
 		if (s > run)
-			fwrite(run, 1, s - run, f);
+			put(to, (const char *)run, s - run);
 		if (!*s)
 			break;
 		switch (*s) {
-		case '"':  fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\b': fputs("\\b", f); break;
-		case '\f': fputs("\\f", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
+		case '"':  put(to, "\\\"", 2); break;
+		case '\\': put(to, "\\\\", 2); break;
+		case '\b': put(to, "\\b", 2); break;
+		case '\f': put(to, "\\f", 2); break;
+		case '\n': put(to, "\\n", 2); break;
+		case '\r': put(to, "\\r", 2); break;
+		case '\t': put(to, "\\t", 2); break;
 		default:
 			if (*s < 0x20) {
-				fprintf(f, "\\u%04x", *s);
+				snprintf(u, sizeof(u), "\\u%04x", *s);
+				put(to, u, 6);
 				break;
 			}
 			len = utf8_length(s);
 			if (!len) {
-				fputs("\\ufffd", f);
+				put(to, "\\ufffd", 6);
 				break;
 			}
-			fwrite(s, 1, len, f);
+			put(to, (const char *)s, len);
 			s += len - 1;
 		}
 		s++;
 	}
-	fputc('"', f);
+	put(to, "\"", 1);
+}
+
+static void to_file(void *to, const char *p, size_t n)
+{
+	fwrite(p, 1, n, to);
+}
+
+static void to_buf(void *to, const char *p, size_t n)
+{
+	jbuf_put(to, p, n);
+}
+
+void json_string(FILE *f, const char *s)
+{
+	escape(s, to_file, f);
 }
 
 void json_u64(FILE *f, uint64_t v)
@@ -83,4 +105,75 @@ void json_s64(FILE *f, int64_t v)
 	uint64_t mag = v < 0 ? -(uint64_t)v : (uint64_t)v;
 
 	fprintf(f, mag > JSON_SAFE_INT_MAX ? "\"%" PRId64 "\"" : "%" PRId64, v);
+}
+
+/* --- a buffer ------------------------------------------------------------------ */
+
+void jbuf_grow(struct jbuf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	char *p;
+
+	while (cap - b->len < n)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		fputs("out of memory\n", stderr);
+		exit(1);
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+void jbuf_put(struct jbuf *b, const void *p, size_t n)
+{
+	if (b->cap - b->len < n)
+		jbuf_grow(b, n);
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void jbuf_string(struct jbuf *b, const char *s)
+{
+	escape(s, to_buf, b);
+}
+
+void jbuf_uint(struct jbuf *b, uint64_t v)
+{
+	char d[20];
+	size_t i = sizeof(d);
+
+	do {
+		d[--i] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	jbuf_put(b, d + i, sizeof(d) - i);
+}
+
+void jbuf_int(struct jbuf *b, int64_t v)
+{
+	if (v < 0) {
+		jbuf_putc(b, '-');
+		jbuf_uint(b, -(uint64_t)v);
+	} else {
+		jbuf_uint(b, v);
+	}
+}
+
+void jbuf_hex(struct jbuf *b, const uint8_t *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (b->cap - b->len < 2 * n)
+		jbuf_grow(b, 2 * n);
+	for (size_t i = 0; i < n; i++) {
+		b->p[b->len++] = hex[p[i] >> 4];
+		b->p[b->len++] = hex[p[i] & 15];
+	}
+}
+
+void jbuf_free(struct jbuf *b)
+{
+	free(b->p);
+	*b = (struct jbuf){ 0 };
 }

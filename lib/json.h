@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define JSON_SAFE_INT_MAX	(1ULL << 53)
 
@@ -35,5 +36,35 @@ void json_string(FILE *f, const char *s);
 size_t utf8_length(const unsigned char *s);
 void json_u64(FILE *f, uint64_t v);
 void json_s64(FILE *f, int64_t v);
+
+/*
+ * A buffer that grows, for JSON built in memory and written at once (the
+ * span writers, otel.c: a stdio call per piece costs more than the piece).
+ * Zeroed to start; each function exits when out of memory.
+ */
+struct jbuf {
+	char *p;
+	size_t len, cap;
+};
+
+void jbuf_grow(struct jbuf *b, size_t n);	/* room for @n more bytes */
+void jbuf_put(struct jbuf *b, const void *p, size_t n);
+void jbuf_string(struct jbuf *b, const char *s);	/* as json_string() */
+void jbuf_uint(struct jbuf *b, uint64_t v);	/* decimal digits, unquoted */
+void jbuf_int(struct jbuf *b, int64_t v);
+void jbuf_hex(struct jbuf *b, const uint8_t *p, size_t n);	/* lower case */
+void jbuf_free(struct jbuf *b);
+
+static inline void jbuf_putc(struct jbuf *b, char c)
+{
+	if (b->len == b->cap)
+		jbuf_grow(b, 1);
+	b->p[b->len++] = c;
+}
+
+static inline void jbuf_puts(struct jbuf *b, const char *s)
+{
+	jbuf_put(b, s, strlen(s));
+}
 
 #endif /* MAGNET_JSON_H */

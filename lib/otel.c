@@ -25,9 +25,7 @@ struct otel_group {
 	char *service;			/* NULL: unknown_service */
 	char *host;			/* NULL: the writer's */
 	uint32_t pid;
-	FILE *mem;
-	char *buf;
-	size_t len;
+	struct jbuf spans;		/* its spans' JSON, comma-separated */
 	unsigned int n;
 };
 
@@ -36,9 +34,10 @@ struct otel_out {
 	enum otel_format format;
 	char *host, *scope, *version;
 	size_t batch, held;
-	struct otel_group **groups;	/* (each apart: its stream has its address) */
+	struct otel_group **groups;
 	unsigned int ngroups;
 	unsigned long long spans;
+	struct jbuf out;		/* what is written to @f next */
 	bool opened;			/* Zipkin: '[' written */
 };
 
@@ -81,22 +80,6 @@ struct otel_out *otel_new(FILE *f, enum otel_format format, const char *host,
 	return o;
 }
 
-void otel_hex(FILE *f, const uint8_t *b, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	char buf[2 * OTEL_TRACE_ID_LEN];
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i++) {
-		buf[k++] = hex[b[i] >> 4];
-		buf[k++] = hex[b[i] & 15];
-		if (k == sizeof(buf) || i + 1 == n) {
-			fwrite(buf, 1, k, f);
-			k = 0;
-		}
-	}
-}
-
 bool otel_id_zero(const uint8_t *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -105,86 +88,107 @@ bool otel_id_zero(const uint8_t *b, size_t n)
 	return true;
 }
 
-static void hex_string(FILE *f, const uint8_t *b, size_t n)
+static void hex_string(struct jbuf *b, const uint8_t *id, size_t n)
 {
-	fputc('"', f);
-	otel_hex(f, b, n);
-	fputc('"', f);
+	jbuf_putc(b, '"');
+	jbuf_hex(b, id, n);
+	jbuf_putc(b, '"');
+}
+
+/* @v as a JSON string of its digits: "123" */
+static void quoted_int(struct jbuf *b, int64_t v)
+{
+	jbuf_putc(b, '"');
+	jbuf_int(b, v);
+	jbuf_putc(b, '"');
+}
+
+static void quoted_uint(struct jbuf *b, uint64_t v)
+{
+	jbuf_putc(b, '"');
+	jbuf_uint(b, v);
+	jbuf_putc(b, '"');
 }
 
 /* --- OTLP/JSON ------------------------------------------------------------------ */
 
 /* An AnyValue's JSON: 64-bit integers as strings (proto3's JSON mapping) */
-static void otlp_value(FILE *f, const struct otel_attr *a)
+static void otlp_value(struct jbuf *b, const struct otel_attr *a)
 {
 	switch (a->type) {
 	case OTEL_STRING:
-		fputs("{\"stringValue\":", f);
-		json_string(f, a->s ? a->s : "");
+		jbuf_puts(b, "{\"stringValue\":");
+		jbuf_string(b, a->s ? a->s : "");
 		break;
 	case OTEL_INT:
-		fprintf(f, "{\"intValue\":\"%" PRId64 "\"", a->i);
+		jbuf_puts(b, "{\"intValue\":");
+		quoted_int(b, a->i);
 		break;
 	case OTEL_BOOL:
-		fprintf(f, "{\"boolValue\":%s", a->i ? "true" : "false");
+		jbuf_puts(b, a->i ? "{\"boolValue\":true" : "{\"boolValue\":false");
 		break;
 	}
-	fputc('}', f);
+	jbuf_putc(b, '}');
 }
 
-static void otlp_attrs(FILE *f, const struct otel_attr *a, unsigned int n)
+static void otlp_attrs(struct jbuf *b, const struct otel_attr *a, unsigned int n)
 {
-	fputs("\"attributes\":[", f);
+	jbuf_puts(b, "\"attributes\":[");
 	for (unsigned int i = 0; i < n; i++) {
-		fputs(i ? ",{\"key\":" : "{\"key\":", f);
-		json_string(f, a[i].key);
-		fputs(",\"value\":", f);
-		otlp_value(f, &a[i]);
-		fputc('}', f);
+		jbuf_puts(b, i ? ",{\"key\":" : "{\"key\":");
+		jbuf_string(b, a[i].key);
+		jbuf_puts(b, ",\"value\":");
+		otlp_value(b, &a[i]);
+		jbuf_putc(b, '}');
 	}
-	fputc(']', f);
+	jbuf_putc(b, ']');
 }
 
-static void otlp_span(FILE *f, const struct otel_span *s)
+static void otlp_span(struct jbuf *b, const struct otel_span *s)
 {
-	fputs("{\"traceId\":", f);
-	hex_string(f, s->trace_id, OTEL_TRACE_ID_LEN);
-	fputs(",\"spanId\":", f);
-	hex_string(f, s->span_id, OTEL_SPAN_ID_LEN);
+	jbuf_puts(b, "{\"traceId\":");
+	hex_string(b, s->trace_id, OTEL_TRACE_ID_LEN);
+	jbuf_puts(b, ",\"spanId\":");
+	hex_string(b, s->span_id, OTEL_SPAN_ID_LEN);
 	if (!otel_id_zero(s->parent_id, OTEL_SPAN_ID_LEN)) {
-		fputs(",\"parentSpanId\":", f);
-		hex_string(f, s->parent_id, OTEL_SPAN_ID_LEN);
+		jbuf_puts(b, ",\"parentSpanId\":");
+		hex_string(b, s->parent_id, OTEL_SPAN_ID_LEN);
 	}
-	fputs(",\"name\":", f);
-	json_string(f, s->name ? s->name : "");
-	fprintf(f, ",\"kind\":%d,\"startTimeUnixNano\":\"%" PRIu64 "\",\"endTimeUnixNano\":\"%" PRIu64 "\",",
-		s->kind ? (int)s->kind : OTEL_KIND_INTERNAL, s->start_ns,
-		s->end_ns < s->start_ns ? s->start_ns : s->end_ns);
-	otlp_attrs(f, s->attrs, s->nattrs);
+	jbuf_puts(b, ",\"name\":");
+	jbuf_string(b, s->name ? s->name : "");
+	jbuf_puts(b, ",\"kind\":");
+	jbuf_uint(b, s->kind ? (unsigned int)s->kind : OTEL_KIND_INTERNAL);
+	jbuf_puts(b, ",\"startTimeUnixNano\":");
+	quoted_uint(b, s->start_ns);
+	jbuf_puts(b, ",\"endTimeUnixNano\":");
+	quoted_uint(b, s->end_ns < s->start_ns ? s->start_ns : s->end_ns);
+	jbuf_putc(b, ',');
+	otlp_attrs(b, s->attrs, s->nattrs);
 	if (s->nevents) {
-		fputs(",\"events\":[", f);
+		jbuf_puts(b, ",\"events\":[");
 		for (unsigned int i = 0; i < s->nevents; i++) {
 			const struct otel_event *e = &s->events[i];
 
-			fprintf(f, "%s{\"timeUnixNano\":\"%" PRIu64 "\",\"name\":",
-				i ? "," : "", e->time_ns);
-			json_string(f, e->name ? e->name : "");
-			fputc(',', f);
-			otlp_attrs(f, e->attrs, e->nattrs);
-			fputc('}', f);
+			jbuf_puts(b, i ? ",{\"timeUnixNano\":" : "{\"timeUnixNano\":");
+			quoted_uint(b, e->time_ns);
+			jbuf_puts(b, ",\"name\":");
+			jbuf_string(b, e->name ? e->name : "");
+			jbuf_putc(b, ',');
+			otlp_attrs(b, e->attrs, e->nattrs);
+			jbuf_putc(b, '}');
 		}
-		fputc(']', f);
+		jbuf_putc(b, ']');
 	}
 	if (s->error) {
 		/* STATUS_CODE_ERROR */
-		fputs(",\"status\":{\"code\":2", f);
+		jbuf_puts(b, ",\"status\":{\"code\":2");
 		if (s->status_message) {
-			fputs(",\"message\":", f);
-			json_string(f, s->status_message);
+			jbuf_puts(b, ",\"message\":");
+			jbuf_string(b, s->status_message);
 		}
-		fputc('}', f);
+		jbuf_putc(b, '}');
 	}
-	fputc('}', f);
+	jbuf_putc(b, '}');
 }
 
 static bool same(const char *a, const char *b)
@@ -214,11 +218,6 @@ static struct otel_group *group_of(struct otel_out *o, const struct otel_span *s
 	g->service = xstrdup(s->service);
 	g->host = xstrdup(s->host);
 	g->pid = s->pid;
-	g->mem = open_memstream(&g->buf, &g->len);
-	if (!g->mem) {
-		fputs("out of memory\n", stderr);
-		exit(1);
-	}
 	return g;
 }
 
@@ -227,9 +226,7 @@ static void groups_free(struct otel_out *o)
 	for (unsigned int i = 0; i < o->ngroups; i++) {
 		struct otel_group *g = o->groups[i];
 
-		if (g->mem)
-			fclose(g->mem);
-		free(g->buf);
+		jbuf_free(&g->spans);
 		free(g->service);
 		free(g->host);
 		free(g);
@@ -240,9 +237,10 @@ static void groups_free(struct otel_out *o)
 	o->held = 0;
 }
 
-static void otlp_resource(struct otel_out *o, const struct otel_group *g)
+/* A resource and its spans: its head in @o->out, written, then its spans */
+static void otlp_resource(struct otel_out *o, const struct otel_group *g, bool first)
 {
-	FILE *f = o->f;
+	struct jbuf *b = &o->out;
 	struct otel_attr a[3] = {
 		{ "service.name", OTEL_STRING, g->service ? g->service : "unknown_service", 0 },
 	};
@@ -253,17 +251,20 @@ static void otlp_resource(struct otel_out *o, const struct otel_group *g)
 		a[n++] = (struct otel_attr){ "host.name", OTEL_STRING, host, 0 };
 	if (g->pid)
 		a[n++] = (struct otel_attr){ "process.pid", OTEL_INT, NULL, g->pid };
-	fputs("{\"resource\":{", f);
-	otlp_attrs(f, a, n);
-	fputs("},\"scopeSpans\":[{\"scope\":{\"name\":", f);
-	json_string(f, o->scope ? o->scope : "magnet");
+	jbuf_puts(b, first ? "{\"resource\":{" : ",{\"resource\":{");
+	otlp_attrs(b, a, n);
+	jbuf_puts(b, "},\"scopeSpans\":[{\"scope\":{\"name\":");
+	jbuf_string(b, o->scope ? o->scope : "magnet");
 	if (o->version) {
-		fputs(",\"version\":", f);
-		json_string(f, o->version);
+		jbuf_puts(b, ",\"version\":");
+		jbuf_string(b, o->version);
 	}
-	fputs("},\"spans\":[", f);
-	fwrite(g->buf, 1, g->len, f);
-	fputs("]}]}", f);
+	jbuf_puts(b, "},\"spans\":[");
+	/* (the spans apart: no copy of them) */
+	fwrite(b->p, 1, b->len, o->f);
+	fwrite(g->spans.p, 1, g->spans.len, o->f);
+	b->len = 0;
+	jbuf_puts(b, "]}]}");
 }
 
 int otel_flush(struct otel_out *o)
@@ -272,17 +273,13 @@ int otel_flush(struct otel_out *o)
 
 	if (o->format != OTEL_OTLP_JSON || !o->held)
 		return fflush(o->f) ? -1 : 0;
-	fputs("{\"resourceSpans\":[", o->f);
-	for (unsigned int i = 0; i < o->ngroups; i++) {
-		struct otel_group *g = o->groups[i];
-
-		if (fflush(g->mem))
-			ret = -1;
-		if (i)
-			fputc(',', o->f);
-		otlp_resource(o, g);
-	}
-	fputs("]}\n", o->f);
+	o->out.len = 0;
+	jbuf_puts(&o->out, "{\"resourceSpans\":[");
+	for (unsigned int i = 0; i < o->ngroups; i++)
+		otlp_resource(o, o->groups[i], !i);
+	jbuf_puts(&o->out, "]}\n");
+	fwrite(o->out.p, 1, o->out.len, o->f);
+	o->out.len = 0;
 	groups_free(o);
 	if (fflush(o->f) || ferror(o->f))
 		ret = -1;
@@ -299,111 +296,114 @@ static const char *const zipkin_kinds[] = {
 };
 
 /* An attribute's value as a tag's: a string */
-static void zipkin_tag(FILE *f, const struct otel_attr *a, bool first)
+static void zipkin_tag(struct jbuf *b, const struct otel_attr *a, bool first)
 {
 	if (!first)
-		fputc(',', f);
-	json_string(f, a->key);
-	fputc(':', f);
+		jbuf_putc(b, ',');
+	jbuf_string(b, a->key);
+	jbuf_putc(b, ':');
 	switch (a->type) {
 	case OTEL_STRING:
-		json_string(f, a->s ? a->s : "");
+		jbuf_string(b, a->s ? a->s : "");
 		break;
 	case OTEL_INT:
-		fprintf(f, "\"%" PRId64 "\"", a->i);
+		quoted_int(b, a->i);
 		break;
 	case OTEL_BOOL:
-		fputs(a->i ? "\"true\"" : "\"false\"", f);
+		jbuf_puts(b, a->i ? "\"true\"" : "\"false\"");
 		break;
 	}
 }
 
 /* An event as an annotation: its name, then its attributes as key=value */
-static void zipkin_annotation(FILE *f, const struct otel_event *e)
+static void zipkin_annotation(struct jbuf *b, const struct otel_event *e)
 {
-	char *v = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&v, &len);
+	struct jbuf v = { 0 };
 
-	if (!m) {
-		fputs("out of memory\n", stderr);
-		exit(1);
-	}
-	fputs(e->name ? e->name : "", m);
+	jbuf_puts(&v, e->name ? e->name : "");
 	for (unsigned int i = 0; i < e->nattrs; i++) {
 		const struct otel_attr *a = &e->attrs[i];
 
-		fprintf(m, " %s=", a->key);
+		jbuf_putc(&v, ' ');
+		jbuf_puts(&v, a->key);
+		jbuf_putc(&v, '=');
 		if (a->type == OTEL_STRING)
-			fputs(a->s ? a->s : "", m);
+			jbuf_puts(&v, a->s ? a->s : "");
 		else if (a->type == OTEL_INT)
-			fprintf(m, "%" PRId64, a->i);
+			jbuf_int(&v, a->i);
 		else
-			fputs(a->i ? "true" : "false", m);
+			jbuf_puts(&v, a->i ? "true" : "false");
 	}
-	fclose(m);
-	fprintf(f, "{\"timestamp\":%" PRIu64 ",\"value\":", e->time_ns / 1000);
-	json_string(f, v);
-	fputc('}', f);
-	free(v);
+	jbuf_putc(&v, '\0');
+	jbuf_puts(b, "{\"timestamp\":");
+	jbuf_uint(b, e->time_ns / 1000);
+	jbuf_puts(b, ",\"value\":");
+	jbuf_string(b, v.p);
+	jbuf_putc(b, '}');
+	jbuf_free(&v);
 }
 
 static void zipkin_span(struct otel_out *o, const struct otel_span *s)
 {
-	FILE *f = o->f;
+	struct jbuf *b = &o->out;
 	uint64_t dur = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
 	bool first = true;
 
-	fputs("{\"traceId\":", f);
-	hex_string(f, s->trace_id, OTEL_TRACE_ID_LEN);
-	fputs(",\"id\":", f);
-	hex_string(f, s->span_id, OTEL_SPAN_ID_LEN);
+	jbuf_puts(b, "{\"traceId\":");
+	hex_string(b, s->trace_id, OTEL_TRACE_ID_LEN);
+	jbuf_puts(b, ",\"id\":");
+	hex_string(b, s->span_id, OTEL_SPAN_ID_LEN);
 	if (!otel_id_zero(s->parent_id, OTEL_SPAN_ID_LEN)) {
-		fputs(",\"parentId\":", f);
-		hex_string(f, s->parent_id, OTEL_SPAN_ID_LEN);
+		jbuf_puts(b, ",\"parentId\":");
+		hex_string(b, s->parent_id, OTEL_SPAN_ID_LEN);
 	}
-	if (s->kind > OTEL_KIND_INTERNAL && s->kind <= OTEL_KIND_CONSUMER)
-		fprintf(f, ",\"kind\":\"%s\"", zipkin_kinds[s->kind]);
-	fputs(",\"name\":", f);
-	json_string(f, s->name ? s->name : "");
+	if (s->kind > OTEL_KIND_INTERNAL && s->kind <= OTEL_KIND_CONSUMER) {
+		jbuf_puts(b, ",\"kind\":\"");
+		jbuf_puts(b, zipkin_kinds[s->kind]);
+		jbuf_putc(b, '"');
+	}
+	jbuf_puts(b, ",\"name\":");
+	jbuf_string(b, s->name ? s->name : "");
 	/* microseconds; a duration below 1 us is 1 (Zipkin's minimum) */
-	fprintf(f, ",\"timestamp\":%" PRIu64 ",\"duration\":%" PRIu64,
-		s->start_ns / 1000, dur >= 1000 ? dur / 1000 : 1);
-	fputs(",\"localEndpoint\":{\"serviceName\":", f);
-	json_string(f, s->service ? s->service : "unknown_service");
-	fputc('}', f);
+	jbuf_puts(b, ",\"timestamp\":");
+	jbuf_uint(b, s->start_ns / 1000);
+	jbuf_puts(b, ",\"duration\":");
+	jbuf_uint(b, dur >= 1000 ? dur / 1000 : 1);
+	jbuf_puts(b, ",\"localEndpoint\":{\"serviceName\":");
+	jbuf_string(b, s->service ? s->service : "unknown_service");
+	jbuf_putc(b, '}');
 	if (s->nevents) {
-		fputs(",\"annotations\":[", f);
+		jbuf_puts(b, ",\"annotations\":[");
 		for (unsigned int i = 0; i < s->nevents; i++) {
 			if (i)
-				fputc(',', f);
-			zipkin_annotation(f, &s->events[i]);
+				jbuf_putc(b, ',');
+			zipkin_annotation(b, &s->events[i]);
 		}
-		fputc(']', f);
+		jbuf_putc(b, ']');
 	}
-	fputs(",\"tags\":{", f);
+	jbuf_puts(b, ",\"tags\":{");
 	for (unsigned int i = 0; i < s->nattrs; i++, first = false)
-		zipkin_tag(f, &s->attrs[i], first);
+		zipkin_tag(b, &s->attrs[i], first);
 	if (s->host || o->host) {
 		struct otel_attr h = { "host.name", OTEL_STRING,
 				       s->host ? s->host : o->host, 0 };
 
-		zipkin_tag(f, &h, first);
+		zipkin_tag(b, &h, first);
 		first = false;
 	}
 	if (s->pid) {
 		struct otel_attr p = { "process.pid", OTEL_INT, NULL, s->pid };
 
-		zipkin_tag(f, &p, first);
+		zipkin_tag(b, &p, first);
 		first = false;
 	}
 	if (s->error) {
 		struct otel_attr e = { "error", OTEL_STRING,
 				       s->status_message ? s->status_message : "true", 0 };
 
-		zipkin_tag(f, &e, first);
+		zipkin_tag(b, &e, first);
 	}
-	fputs("}}", f);
+	jbuf_puts(b, "}}");
 }
 
 /* --- both ---------------------------------------------------------------------------- */
@@ -414,15 +414,17 @@ int otel_add(struct otel_out *o, const struct otel_span *s)
 
 	o->spans++;
 	if (o->format == OTEL_ZIPKIN_JSON) {
-		fputs(o->opened ? ",\n" : "[\n", o->f);
+		o->out.len = 0;
+		jbuf_puts(&o->out, o->opened ? ",\n" : "[\n");
 		o->opened = true;
 		zipkin_span(o, s);
+		fwrite(o->out.p, 1, o->out.len, o->f);
 		return ferror(o->f) ? -1 : 0;
 	}
 	g = group_of(o, s);
 	if (g->n++)
-		fputc(',', g->mem);
-	otlp_span(g->mem, s);
+		jbuf_putc(&g->spans, ',');
+	otlp_span(&g->spans, s);
 	if (++o->held >= o->batch)
 		return otel_flush(o);
 	return 0;
@@ -438,6 +440,7 @@ int otel_close(struct otel_out *o)
 		fputs(o->opened ? "\n]\n" : "[]\n", o->f);
 	ret = otel_flush(o);
 	groups_free(o);
+	jbuf_free(&o->out);
 	free(o->host);
 	free(o->scope);
 	free(o->version);

@@ -95,8 +95,6 @@ int otel_close(struct otel_out *o);
 /* Spans written so far. */
 unsigned long long otel_spans(const struct otel_out *o);
 
-/* @n bytes as lower-case hex, the ids' form in both formats. */
-void otel_hex(FILE *f, const uint8_t *b, size_t n);
 /* Is @b (@n bytes) all zero (an invalid id)? */
 bool otel_id_zero(const uint8_t *b, size_t n);
 

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "harness.h"
@@ -97,6 +98,52 @@ TEST(json_integers_keep_every_digit)
 		       "\"-9223372036854775808\"");
 	expect_printed(_t, PRINTED(json_s64(_f, 1704204123000040000LL)),
 		       "\"1704204123000040000\"");
+}
+
+/* A buffer's bytes, as a string the test frees */
+static char *taken(struct jbuf *b)
+{
+	char *s = strndup(b->p ? b->p : "", b->len);
+
+	jbuf_free(b);
+	return s;
+}
+
+TEST(jbuf_writes_what_json_string_prints)
+{
+	const char *strs[] = { "plain", "a\"b\\c", "\b\f\n\r\t\x01\x1f", "\x7f",
+			       "", "caf\xc3\xa9 \xf0\x9f\x93\xa6", "a\x80" "b",
+			       "\xe6\x97", "\xed\xa0\x80", "x\xff" };
+	struct jbuf b = { 0 };
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		jbuf_string(&b, strs[i]);
+		expect_printed(_t, taken(&b), PRINTED(json_string(_f, strs[i])));
+	}
+	/* grown past its first 4096 bytes, nothing lost */
+	for (int i = 0; i < 1000; i++)
+		jbuf_puts(&b, "0123456789");
+	EXPECT_EQ(b.len, 10000);
+	EXPECT_TRUE(b.p[9999] == '9' && b.p[4096] == '6');
+	jbuf_free(&b);
+}
+
+TEST(jbuf_integers_and_hex)
+{
+	const uint8_t id[] = { 0x00, 0x0f, 0xa0, 0xff };
+	struct jbuf b = { 0 };
+
+	jbuf_uint(&b, 0);
+	jbuf_putc(&b, ' ');
+	jbuf_uint(&b, UINT64_MAX);
+	jbuf_putc(&b, ' ');
+	jbuf_int(&b, INT64_MIN);
+	jbuf_putc(&b, ' ');
+	jbuf_int(&b, -1);
+	jbuf_putc(&b, ' ');
+	jbuf_hex(&b, id, sizeof(id));
+	expect_printed(_t, taken(&b),
+		       "0 18446744073709551615 -9223372036854775808 -1 000fa0ff");
 }
 
 /* --- numbers ------------------------------------------------------------- */
