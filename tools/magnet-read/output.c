@@ -135,25 +135,40 @@ static const char *fmt_addr(char *buf, size_t size, uint8_t family,
 	return inet_ntop(family, addr, buf, size) ? buf : "?";
 }
 
+/*
+ * Each port's service name, tcpdump's way: read from the services
+ * database once, whole (getservbyport() reads it through for every port
+ * asked for: 50000 instructions a new ephemeral port).
+ */
 static const char *fmt_port(char *buf, size_t size, uint16_t port,
 			    uint8_t proto)
 {
 	static char *names[2][65536];
-	static char none[] = "";
+	static bool read;
 	int p = proto == IPPROTO_TCP;
-	char **name = &names[p][port];
 
 	if (!out.numeric && (proto == IPPROTO_TCP || proto == IPPROTO_UDP)) {
-		if (!*name) {
-			struct servent *se = getservbyport(htons(port),
-							   p ? "tcp" : "udp");
+		if (!read) {
+			struct servent *se;
+			int q;
 
-			*name = se ? strdup(se->s_name) : none;
-			if (!*name)
-				*name = none;
+			read = true;
+			setservent(0);
+			while ((se = getservent())) {
+				if (!strcmp(se->s_proto, "tcp"))
+					q = 1;
+				else if (!strcmp(se->s_proto, "udp"))
+					q = 0;
+				else
+					continue;
+				/* (the first entry of a port, as getservbyport()'s) */
+				if (!names[q][ntohs(se->s_port)])
+					names[q][ntohs(se->s_port)] = strdup(se->s_name);
+			}
+			endservent();
 		}
-		if (**name)
-			return *name;
+		if (names[p][port])
+			return names[p][port];
 	}
 	snprintf(buf, size, "%u", port);
 	return buf;
