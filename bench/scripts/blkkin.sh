@@ -13,15 +13,22 @@
 #   present   each write in a span (libmagnet, a write to /dev/magnet-span
 #             per edge), wrk's requests with a traceparent; no probes
 #   tracing   the same, with magnet-read -P app,tcp-send,tcp-recv,blk-io
-#             writing the spans as OTLP/JSON to a file (--otlp)
+#             writing the spans as OTLP/JSON to a file (--otlp; the first
+#             1024 bytes of each packet, its default for spans alone)
 # Per run and case
-#	BENCH-RECORD blkkin nbd-CASE RUN MB_PER_S
-#	BENCH-RECORD blkkin http-CASE RUN REQUESTS_PER_S
+#	BENCH-RECORD blkkin[-insns] nbd-CASE RUN MB_PER_S
+#	BENCH-RECORD blkkin[-insns] http-CASE RUN REQUESTS_PER_S
+# Under BENCH_CLOCK=icount (blkkin-insns: one vCPU, the clock a count of
+# the instructions the guest runs) a second is a thousand million
+# instructions: MB and requests per thousand million instructions of
+# everything (writer, server, reader), the same in every boot.
 # rig-programs: nbd-server nbd-client lighttpd wrk
 # rig-kmods: null_blk nbd
 . /magnet/lib.sh
 
 R=${BENCH_RUNS:-5}
+NAME=blkkin
+[ "${BENCH_CLOCK:-}" = icount ] && NAME=blkkin-insns
 N=${BENCH_BLKKIN_WRITES:-256}		# 64 KiB writes per run: 16 MiB
 D=${BENCH_ACCT_SECS:-10}		# seconds of wrk per run
 unload_all
@@ -67,7 +74,7 @@ nbd() {
 	[ $1 = bare ] && mode=plain
 	inA magnet-test span-write /dev/nbd0 $N 65536 $mode 2> /tmp/w.txt > /dev/null || return 1
 	ns=$(awk '{ print $4 }' /tmp/w.txt)
-	echo "BENCH-RECORD blkkin nbd-$1 $2 $(awk -v t=$ns -v n=$N 'BEGIN { printf "%.3f\n", n * 65536 / 1048576 / (t / 1e9) }')"
+	echo "BENCH-RECORD $NAME nbd-$1 $2 $(awk -v t=$ns -v n=$N 'BEGIN { printf "%.3f\n", n * 65536 / 1048576 / (t / 1e9) }')"
 }
 
 # http CASE RUN: requests/s of wrk (one connection, keep-alive)
@@ -81,7 +88,7 @@ http() {
 	fi
 	rps=$(awk '/^Requests\/sec:/ { print $2 }' /tmp/wrk.txt)
 	[ -n "$rps" ] || { cat /tmp/wrk.txt; return 1; }
-	echo "BENCH-RECORD blkkin http-$1 $2 $rps"
+	echo "BENCH-RECORD $NAME http-$1 $2 $rps"
 }
 
 # (each run's cases in another order, bare first, then second, then

@@ -99,6 +99,12 @@ done
 magnet-read -P app,udp-send --otlp /tmp/otlp.json --zipkin /tmp/zipkin.json 2> /tmp/otlp.err &
 mr=$!
 wait_for 30 sh -c 'magnetctl probe list | grep -q "app\.span"'
+snaps() {	# the snap lengths of udp-send's probes
+	magnetctl -j probe list | sed 's/{"id":/\n&/g' | grep '"name":"udp-send\.' |
+		sed -n 's/.*"snaplen":\([0-9]*\).*/\1/p' | sort -u | tr '\n' ' '
+}
+check "--otlp and --zipkin alone: the probes keep 1024 bytes of a packet ($(snaps))" \
+	[ "$(snaps)" = "1024 " ]
 magnet-spans -n 3 -u 9999 > /tmp/otlp.out
 sleep 0.5
 interrupt $mr

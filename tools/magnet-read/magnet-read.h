@@ -49,6 +49,7 @@
 #define NSEC_PER_MSEC	((uint64_t)1000000)
 
 #define SNAPLEN_DEFAULT		262144
+#define SNAPLEN_SPANS		1024	/* live, --otlp or --zipkin alone */
 #define JOURNEY_TIMEOUT_MS	200	/* idle time (stream time) ending a journey */
 /* idle time (stream time) ending a block I/O's journey */
 #define BLOCK_TIMEOUT_NS	(10 * NSEC_PER_SEC)

@@ -262,7 +262,7 @@ void parse_args(int argc, char **argv, struct options *o)
 	/* magnet-read's own short options, then the refused ones */
 	char optstring[128] = "b:B:c:w:r:NP:i:s:nqxjhF:XAtlUDSdZ:vC:G:W:z:e";
 	size_t len = strlen(optstring);
-	bool print = false;
+	bool print = false, snap_given = false;
 	int dump_level = 0;
 	int opt;
 
@@ -388,6 +388,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		case 'z': o->rot.command = optarg; break;
 		case 'e': o->link = true; break;
 		case 's':
+			snap_given = true;
 			o->snaplen = number(optarg, "--snaplen", SNAPLEN_DEFAULT);
 			if (!o->snaplen)
 				o->snaplen = SNAPLEN_DEFAULT;
@@ -456,6 +457,14 @@ void parse_args(int argc, char **argv, struct options *o)
 			 is_stdout(o->pcapng_file) || is_stdout(o->otlp_file) ||
 			 is_stdout(o->zipkin_file)))
 		bad_usage("standard output carries the file written: --print does not go with it");
+	/*
+	 * Spans alone, live: of a packet's bytes they read the headers and a
+	 * traceparent near the start; copying whole packets at every layer
+	 * would be most of what tracing costs.
+	 */
+	if (!snap_given && !o->print && !o->trace_file && !o->pcapng_file &&
+	    !o->perfetto_file && !o->nread_files)
+		o->snaplen = SNAPLEN_SPANS;
 	compile_filter(o, argc - optind, argv + optind);
 	if (dump_level) {
 		expr_dump(o->filter, dump_level);
