@@ -297,6 +297,57 @@ check "the ledger charged magnetd's cgroup for its packets' NET_RX time" \
 	sh -c "magnetctl account | awk '\$1 == \"/md\" && \$2 == \"softirq\" && \$3 == \"net_rx\"' | grep -q ."
 check "... and for a part of the NIC's hardirqs (irq ${irq:-?}) that led to them" \
 	sh -c "magnetctl account | awk '\$1 == \"/md\" && \$2 == \"hardirq\" && \$3 == \"${irq:-none}\"' | grep -q ."
+
+# --- magnetd's exporter reloaded (node1) -------------------------------------------
+# A new url and a new capture in one SIGHUP: the capture (magnet-read)
+# started anew, not counted as a restart, the spans made after it posted
+# to the new url (the host checks that its receiver took them there); then
+# the url removed: the capture ended, nothing posted, no otlp metrics.
+if [ "${rig_role:-}" = client ]; then
+	scrape() { printf 'GET /metrics HTTP/1.0\r\n\r\n' | timeout 5 nc 127.0.0.1 9737; }
+	prom() { scrape | awk -v k="$1" '$1 == k { print $2 }'; }	# NAME: its value
+	capture() {	# SETS: the pid of magnetd's magnet-read -P SETS (no pgrep here)
+		for d in /proc/[0-9]*; do
+			tr '\0' ' ' < $d/cmdline 2> /dev/null |
+				grep -q "^magnet-read -P $1 --otlp - $" && echo ${d#/proc/}
+		done
+	}
+	restarts=$(prom magnet_otlp_exporter_restarts_total)
+	sent=$(prom 'magnet_otlp_spans_total{outcome="sent"}')
+	old=$(capture app)
+	check "reload: magnetd's capture runs (pid ${old:-none})" [ -n "$old" ]
+	sed -i -e 's|/v1/traces"$|/reloaded/v1/traces"|' \
+	       -e 's|probe-sets = "app"$|probe-sets = "app,blk-io"|' /tmp/md.conf
+	kill -HUP $MD
+	check "reload: a new url and capture, installed" \
+		wait_for 30 grep -q "reload: /tmp/md.conf installed" /tmp/md.log
+	check "... the capture started anew, posting to the new url" \
+		wait_for 60 grep -q "otlp: spans of app,blk-io to http://.*/reloaded/v1/traces" /tmp/md.log
+	check "... the old capture ended ($old)" wait_for 30 sh -c "! kill -0 $old"
+	# (once the new capture's probes are in; spans of a service of their
+	# own, which only the new capture can have seen: libmagnet names it
+	# after the program)
+	wait_for 60 session_probe_enabled app.span > /dev/null
+	ln -sf "$(command -v magnet-spans)" /tmp/after-reload
+	/tmp/after-reload -n 5 > /dev/null
+	posted() {
+		n=$(prom 'magnet_otlp_spans_total{outcome="sent"}')
+		[ "${n:-0}" -gt "${sent:-0}" ] && [ "$(prom magnet_otlp_queue_bytes)" = 0 ]
+	}
+	check "... the spans made after it posted (sent ${sent:-?} -> more)" wait_for 60 posted
+	check "... not counted as the capture's restart (${restarts:-?})" \
+		[ "$(prom magnet_otlp_exporter_restarts_total)" = "${restarts:-x}" ]
+	echo "MAGNET-RIG: node $NODE otlp reloaded"
+	sed -i 's|^\turl = .*|\turl = ""|' /tmp/md.conf
+	kill -HUP $MD
+	check "reload: the url removed: spans no longer posted" \
+		wait_for 30 grep -q "otlp: no url: spans no longer posted" /tmp/md.log
+	ended() { [ -z "$(capture app,blk-io)" ]; }
+	check "... the capture ended" wait_for 30 ended
+	no_otlp() { scrape > /tmp/m.txt; grep -q '^magnet_' /tmp/m.txt && ! grep -q '^magnet_otlp_' /tmp/m.txt; }
+	check "... its metrics gone from /metrics" no_otlp
+	check "... magnetd healthy" healthy
+fi
 cat /tmp/gmond.log
 grep otlp /tmp/md.log
 kill -TERM $G

@@ -9,13 +9,15 @@
 // Usage: node tests/host/otlp-receiver.js PORT PROTO_DIR MODE_FILE LOG
 //
 // Listens on 127.0.0.1:PORT (QEMU's user network brings the VMs' 10.0.2.2
-// there). Each request reads MODE_FILE (a word; missing or empty: ok):
+// there), taking POSTs to any path ending in /v1/traces (a collector
+// behind a prefix), 404 for others. Each request reads MODE_FILE (a word;
+// missing or empty: ok):
 //   ok      decode it: 200 and {} (an ExportTraceServiceResponse) if it
 //           decodes, 400 and why if not; 415 if it is not JSON
 //   fail    500, as a collector that fails
 //   hang    no answer (the connection held until the client gives up)
 //   reject  400, as a collector that refuses the request
-// and appends a line to LOG: {"mode", "status", and for a request taken
+// and appends a line to LOG: {"mode", "status", "path", and for a request taken
 // "spans", "resources", "hosts" {host.name: spans}, "services"; for one
 // refused "error"}.
 'use strict';
@@ -54,14 +56,14 @@ const server = http.createServer((req, res) => {
 	req.on('end', () => {
 		const m = mode();
 		const answer = (status, body, entry) => {
-			log(Object.assign({ mode: m, status }, entry || {}));
+			log(Object.assign({ mode: m, status, path: req.url }, entry || {}));
 			res.writeHead(status, { 'Content-Type': 'application/json' });
 			res.end(body);
 		};
-		if (req.method !== 'POST' || req.url !== '/v1/traces')
+		if (req.method !== 'POST' || !/^\/([^?#]*\/)?v1\/traces$/.test(req.url))
 			return answer(404, '{}', { error: `${req.method} ${req.url}` });
 		if (m === 'hang') {
-			log({ mode: m, status: 0 });
+			log({ mode: m, status: 0, path: req.url });
 			return;		/* (held until the client gives up) */
 		}
 		if (m === 'fail')
