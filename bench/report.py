@@ -1467,7 +1467,7 @@ def render(results, plots):
             out += missing(title, name)
     known = {"cost", "throughput", "scaling", "session-cost", "ledger-cost", "acct-cost",
              "ledger-cost-icount", "acct-cost-icount", "pfilter", "span-cost",
-             "span-cost-icount", "blkkin",
+             "span-cost-icount", "blkkin", "blkkin-icount",
              "pfilter-icount",
              "stream-filter-icount", "stream-paper", "stream-filter", "stream-sampling"}
     for name in sorted(set(docs) - known):
