@@ -11,16 +11,16 @@
 
 const struct probe_set probe_sets[] = {
 	{ "udp-send", { "socket", "udp", "udp6", "ip", "ip6", "dev-queue",
-			"dev-xmit" } },
+			"dev-xmit" }, true },
 	{ "tcp-send", { "socket", "tcp", "tcp6", "ip", "ip6", "dev-queue",
-			"dev-xmit" } },
+			"dev-xmit" }, true },
 	{ "udp-recv", { "dev-recv", "ip", "ip6", "udp", "udp6", "sock-queue",
-			"app" } },
+			"app" }, true },
 	{ "tcp-recv", { "dev-recv", "ip", "ip6", "tcp", "tcp6", "sock-queue",
-			"app" } },
-	{ "blk-io", { "bio", "queue", "issue", "complete" } },
-	{ "app", { "span" } },
-	{ NULL, { NULL } },
+			"app" }, true },
+	{ "blk-io", { "bio", "queue", "issue", "complete" }, false },
+	{ "app", { "span" }, false },
+	{ NULL, { NULL }, false },
 };
 
 const struct probe_set *probe_set_find(const char *name, size_t len)

@@ -10,6 +10,7 @@
 #ifndef MAGNET_NAMES_H
 #define MAGNET_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define PROBE_SET_LAYERS_MAX	7
@@ -17,6 +18,7 @@
 struct probe_set {
 	const char *name;			/* "udp-send" */
 	const char *layers[PROBE_SET_LAYERS_MAX]; /* "socket", ... */
+	bool packets;				/* its hits are packets' */
 };
 
 /* The sets, NULL-terminated by a set without a name. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
 #include "nl.h"
 #include "probeset.h"
 
@@ -540,7 +541,10 @@ int probeset_filter(struct nl_ctx *nl, const struct probeset *ps,
 	struct nlmsghdr *nlh;
 
 	for (unsigned int i = 0; i < ps->count; i++) {
-		if (ps->probe[i].error || !ps->probe[i].id)
+		const struct probe_set *set = probe_set_of_layer(ps->probe[i].name);
+
+		/* (a packet rule concerns packets: not spans, not block I/O) */
+		if (ps->probe[i].error || !ps->probe[i].id || !set || !set->packets)
 			continue;
 		nlh = request_start(nl, &req, MAGNET_CMD_FILTER_NEW, 0);
 		mnl_attr_put_u16(nlh, MAGNET_A_PROBE_ID, ps->probe[i].id);

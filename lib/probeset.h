@@ -63,8 +63,10 @@ int probeset_remove(struct nl_ctx *nl, const struct probeset *ps);
 int probeset_enable(struct nl_ctx *nl, const struct probeset *ps);
 
 /*
- * Add rule @r to each probe @ps lists as added (they remove it when they
- * go). 0, or -1 (nl_err(); rules added before stay with their probes).
+ * Add packet rule @r to each probe @ps lists as added of a packet set
+ * (udp-*, tcp-*; not app's or blk-io's, whose hits are no packets' and
+ * which the kernel refuses it); they remove it when they go. 0, or -1
+ * (nl_err(); rules added before stay with their probes).
  */
 int probeset_filter(struct nl_ctx *nl, const struct probeset *ps,
 		    const struct filter_rule *r);

@@ -139,6 +139,22 @@ check "--otlp, live: the spans written while the capture goes on" \
 interrupt $mr
 wait $mr
 
+# an expression: its rule on the packets' probes in the kernel (not on
+# app.span, which sees no packet), the application's spans kept
+[ -d /sys/module/magnet_packet ] || insmod $M/magnet_packet.ko
+magnet-read -P app,udp-send --otlp /tmp/expr.json 'udp port 9998' 2> /tmp/expr.err &
+mr=$!
+wait_for 30 session_probe_enabled app.span
+magnet-spans -n 3 -u 9999 > /dev/null
+sleep 0.5
+interrupt $mr
+wait $mr
+sed 's/^/# /' /tmp/expr.err
+check "an expression with the app set: filtered in the kernel" \
+	sh -c "! grep -q 'expression here only' /tmp/expr.err && grep -q '^magnet-read: [1-9][0-9]* records filtered in the kernel' /tmp/expr.err"
+check "... the application's spans kept, the datagrams it rejects not there" \
+	sh -c "grep -q '\"name\":\"step\"' /tmp/expr.json && ! grep -q '\"name\":\"udp send\"' /tmp/expr.json"
+
 # malformed writes: each refused with its errno, and none logged
 capture writes magnet-test span-writes
 sed 's/^/# /' /tmp/writes.out

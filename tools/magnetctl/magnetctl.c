@@ -539,7 +539,7 @@ static const struct command commands[] = {
 	{ "probe", "catalog", probe_catalog },
 	{ "probe", "add-set", probe_add_set },
 	{ "probe", "del-set", probe_del_set },
-	{ "probe", "sets", probe_sets },
+	{ "probe", "sets", probe_list_sets },
 	{ "filter", "add", filter_add },
 	{ "filter", "del", filter_del },
 	{ "filter", "list", filter_list },

@@ -103,7 +103,7 @@ int probe_list(struct args *a);
 int probe_catalog(struct args *a);
 int probe_add_set(struct args *a);
 int probe_del_set(struct args *a);
-int probe_sets(struct args *a);
+int probe_list_sets(struct args *a);
 int filter_add(struct args *a);
 int filter_del(struct args *a);
 int filter_list(struct args *a);

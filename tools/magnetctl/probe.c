@@ -762,7 +762,7 @@ static void print_sets(const struct set_catalog *c)
 	print_close_array();
 }
 
-int probe_sets(struct args *a)
+int probe_list_sets(struct args *a)
 {
 	struct set_catalog c = { 0 };
 	struct request req;
