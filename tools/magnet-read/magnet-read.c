@@ -109,6 +109,7 @@ static void show(struct state *st, struct item *it)
 {
 	const struct options *o = st->o;
 	bool print = o->print && !o->quiet;
+	bool shown;
 
 	switch (it->kind) {
 	case ITEM_LOSS:
@@ -119,18 +120,17 @@ static void show(struct state *st, struct item *it)
 				    ((struct magnet_loss *)it->rec->payload)->lost);
 		break;
 	case ITEM_RECORD:
+		shown = expr_match_record(o->filter, it->rec);
 		/*
 		 * An application's span is the context the kernel's spans
 		 * hang from: the spans' builder takes it even where an
 		 * expression (which selects packets) does not show it.
 		 */
-		if (st->spans && is_span_record(it->rec) &&
-		    expr_match_owner(o->filter, it->rec))
+		if (st->spans && (shown || (is_span_record(it->rec) &&
+					    expr_match_owner(o->filter, it->rec))))
 			spans_record(st->spans, it->rec);
-		if (!expr_match_record(o->filter, it->rec))
+		if (!shown)
 			break;
-		if (st->spans && !is_span_record(it->rec))
-			spans_record(st->spans, it->rec);
 		if (o->print && is_span_record(it->rec))
 			(o->json ? json_span : print_span)(stdout, it->rec);
 		else if (print)
