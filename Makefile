@@ -284,7 +284,8 @@ build/test-bin/magnet-nltest: tests/bin/magnet-nltest.c tests/harness.h include/
 build/static/magnet-test: tests/bin/magnet-test.c tests/harness.h tests/bin/stress_format.h include/uapi/linux/magnet.h \
 		lib/mapped.c lib/mapped.h libmagnet/span.c libmagnet/libmagnet.h
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) -Itests -Ilibmagnet -static -o $@ $< lib/mapped.c libmagnet/span.c -luring -lpthread
+	$(CC) $(TOOL_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-Itests -Ilibmagnet -static -o $@ $< lib/mapped.c libmagnet/span.c -luring -lpthread
 
 # --- checks ------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ const struct probe_set probe_sets[] = {
 			"app" }, true },
 	{ "blk-io", { "bio", "queue", "issue", "complete" }, false },
 	{ "app", { "span" }, false },
+	{ "cpu", { "sample" }, false },
 	{ NULL, { NULL }, false },
 };
 

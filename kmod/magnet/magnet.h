@@ -254,6 +254,9 @@ struct magnet_probe_spec {
 	u8 nargs;
 	u8 id_arg;
 	u8 dispatch;		/* enum magnet_probe_dispatch */
+	bool sampler;		/* period or depth given */
+	u64 period;		/* cpu.sample: ns, 0 = default */
+	u8 depth;		/* cpu.sample: frames */
 	u32 snaplen;
 	bool enabled;
 	bool notify;
@@ -468,6 +471,7 @@ struct tracepoint *magnet_tracepoint_find(const char *name);
 const char *magnet_probe_target(struct magnet_event *ev);
 const struct magnet_predef *magnet_probe_predef(struct magnet_event *ev);
 void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg);
+bool magnet_probe_sampler(struct magnet_event *ev, u64 *period, u8 *depth);
 u64 magnet_probe_missed(struct magnet_event *ev);
 struct magnet_fentry_user;
 void magnet_probe_fentry_hit(struct magnet_fentry_user *u,
@@ -526,6 +530,31 @@ void magnet_span_attach(struct magnet_span_user *u, struct magnet_event *ev);
 void magnet_span_detach(struct magnet_span_user *u);
 int magnet_span_init(void);
 void magnet_span_exit(void);
+
+/* sample.c */
+
+/*
+ * struct magnet_sample_user - a cpu.sample probe's timers: while it is
+ *	attached, each online CPU's ticks are logged into @ev
+ * @node:	the instance of the sampling CPU hotplug state
+ * @ev:		the probe's event
+ * @cpu:	the timers, one per CPU (NULL: detached)
+ * @period:	ns between ticks
+ * @depth:	frames of each stack recorded
+ */
+struct magnet_sample_user {
+	struct hlist_node node;
+	struct magnet_event *ev;
+	struct magnet_sample_cpu __percpu *cpu;
+	u64 period;
+	u8 depth;
+};
+
+int magnet_sample_attach(struct magnet_sample_user *u,
+			 struct magnet_event *ev);
+void magnet_sample_detach(struct magnet_sample_user *u);
+int magnet_sample_init(void);
+void magnet_sample_exit(void);
 
 /* notify.c */
 int magnet_notify_init(void);

@@ -55,6 +55,11 @@ static int __init magnet_init(void)
 	err = magnet_notify_init();
 	if (err)
 		goto fail_notify;
+	err = magnet_sample_init();
+	if (err) {
+		pr_err("cannot set up sampling's CPU hotplug state: %d\n", err);
+		goto fail_sample;
+	}
 	err = magnet_netlink_init();
 	if (err) {
 		pr_err("cannot register the generic netlink family: %d\n", err);
@@ -78,6 +83,8 @@ fail_span:
 fail_acct:
 	magnet_netlink_exit();
 fail_netlink:
+	magnet_sample_exit();
+fail_sample:
 	magnet_notify_exit();
 fail_notify:
 	magnet_buffers_destroy_all();
@@ -92,6 +99,7 @@ static void __exit magnet_exit(void)
 	magnet_acct_exit();		/* no handle is open: no hooks */
 	magnet_span_exit();		/* no writer is in */
 	magnet_probes_destroy_all();	/* no more hits */
+	magnet_sample_exit();		/* no sampling probe is left */
 	magnet_ledger_exit();
 	magnet_notify_exit();
 	magnet_buffers_destroy_all();

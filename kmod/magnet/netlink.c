@@ -104,6 +104,8 @@ static const struct nla_policy probe_new_policy[MAGNET_A_MAX + 1] = {
 	[MAGNET_A_PROBE_DISPATCH] = NLA_POLICY_MAX(NLA_U8,
 						   MAGNET_DISPATCH_FTRACE),
 	[MAGNET_A_SESSION] = POL_SESSION,
+	[MAGNET_A_PROBE_PERIOD] = { .type = NLA_U64 },
+	[MAGNET_A_PROBE_DEPTH] = { .type = NLA_U8 },
 };
 
 static const struct nla_policy probe_set_policy[MAGNET_A_MAX + 1] = {
@@ -454,7 +456,8 @@ static int fill_probe(struct sk_buff *skb, struct magnet_event *ev, u8 cmd,
 	const char *target = magnet_probe_target(ev);
 	void *hdr = genlmsg_put(skb, portid, seq, &magnet_family, flags, cmd);
 	int dispatch = magnet_probe_dispatch(ev);
-	u8 nargs, id_arg;
+	u8 nargs, id_arg, depth;
+	u64 period;
 
 	if (!hdr)
 		return -EMSGSIZE;
@@ -484,7 +487,11 @@ static int fill_probe(struct sk_buff *skb, struct magnet_event *ev, u8 cmd,
 	     (ev->owner_portid && nla_put_flag(skb, MAGNET_A_OWNED)) ||
 	     put_session(skb, ev->session) ||
 	     (dispatch >= 0 &&
-	      nla_put_u8(skb, MAGNET_A_PROBE_DISPATCH, dispatch))))
+	      nla_put_u8(skb, MAGNET_A_PROBE_DISPATCH, dispatch)) ||
+	     (magnet_probe_sampler(ev, &period, &depth) &&
+	      (nla_put_u64_64bit(skb, MAGNET_A_PROBE_PERIOD, period,
+				 MAGNET_A_PAD) ||
+	       nla_put_u8(skb, MAGNET_A_PROBE_DEPTH, depth)))))
 		goto cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -560,6 +567,8 @@ static int probe_new_doit(struct sk_buff *skb, struct genl_info *info)
 	struct magnet_probe_spec spec = {
 		.buffer = "default",
 		.enabled = true,
+		.period = MAGNET_SAMPLE_PERIOD_DEFAULT,
+		.depth = MAGNET_SAMPLE_DEPTH_DEFAULT,
 	};
 	struct magnet_event *ev;
 	int err;
@@ -604,6 +613,11 @@ static int probe_new_doit(struct sk_buff *skb, struct genl_info *info)
 		spec.notify = nla_get_u8(a[MAGNET_A_PROBE_NOTIFY]);
 	if (a[MAGNET_A_PROBE_DISPATCH])
 		spec.dispatch = nla_get_u8(a[MAGNET_A_PROBE_DISPATCH]);
+	if (a[MAGNET_A_PROBE_PERIOD])
+		spec.period = nla_get_u64(a[MAGNET_A_PROBE_PERIOD]);
+	if (a[MAGNET_A_PROBE_DEPTH])
+		spec.depth = nla_get_u8(a[MAGNET_A_PROBE_DEPTH]);
+	spec.sampler = a[MAGNET_A_PROBE_PERIOD] || a[MAGNET_A_PROBE_DEPTH];
 	spec.session = session_of(a);
 	spec.owner_portid = new_owner(info);
 	err = may_change(info, spec.session);

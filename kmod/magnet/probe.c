@@ -48,6 +48,7 @@ struct magnet_probe {
 	struct kretprobe rp;
 	struct magnet_fentry_user fentry;	/* FTRACE dispatch */
 	struct magnet_span_user span;		/* MAGNET_PROBE_USER */
+	struct magnet_sample_user sample;	/* MAGNET_PROBE_SAMPLE */
 	u8 dispatch;			/* kprobes: KPROBE or FTRACE */
 	char target[MAGNET_TARGET_LEN];
 	char symbol[MAGNET_TARGET_LEN];	/* target without "+offset" */
@@ -621,6 +622,8 @@ static const struct magnet_predef magnet_predefs[] = {
 	  NULL, predef_tcp_send, .object_type = MAGNET_OBJECT_SOCK },
 	{ "app.span", MAGNET_PROBE_USER, MAGNET_SPAN_DEVICE,
 	  "an application's span begun, ended or annotated (struct magnet_span)" },
+	{ "cpu.sample", MAGNET_PROBE_SAMPLE, "hrtimer",
+	  "what each CPU runs, on a timer: task, addresses, stacks (struct magnet_sample)" },
 };
 
 /*
@@ -695,6 +698,8 @@ static int probe_enable(struct magnet_event *ev)
 	case MAGNET_PROBE_USER:
 		magnet_span_attach(&p->span, &p->ev);
 		return 0;
+	case MAGNET_PROBE_SAMPLE:
+		return magnet_sample_attach(&p->sample, &p->ev);
 	default:
 		return -EINVAL;
 	}
@@ -722,6 +727,9 @@ static void probe_disable(struct magnet_event *ev)
 		break;
 	case MAGNET_PROBE_USER:
 		magnet_span_detach(&p->span);	/* waits for writers */
+		break;
+	case MAGNET_PROBE_SAMPLE:
+		magnet_sample_detach(&p->sample);	/* waits for ticks */
 		break;
 	default:
 		break;
@@ -902,7 +910,7 @@ int magnet_predef_resolve(const struct magnet_predef *p, char *used)
 		strscpy(used, p->target, MAGNET_TARGET_LEN);
 		return 0;
 	}
-	if (p->kind == MAGNET_PROBE_USER) {
+	if (p->kind == MAGNET_PROBE_USER || p->kind == MAGNET_PROBE_SAMPLE) {
 		strscpy(used, p->target, MAGNET_TARGET_LEN);
 		return 0;
 	}
@@ -961,6 +969,12 @@ static noinline int hook_register(struct magnet_probe *p, u8 dispatch,
 		return err;
 	case MAGNET_PROBE_USER:
 		return enabled ? probe_enable(&p->ev) : 0;
+	case MAGNET_PROBE_SAMPLE:
+		err = enabled ? probe_enable(&p->ev) : 0;
+		if (err)
+			NL_SET_ERR_MSG(extack,
+				       "cannot start the sampling timers");
+		return err;
 	default:
 		NL_SET_ERR_MSG(extack, "unknown probe kind");
 		return -EINVAL;
@@ -986,11 +1000,36 @@ static void hook_unregister(struct magnet_probe *p)
 		tracepoint_synchronize_unregister();
 		break;
 	case MAGNET_PROBE_USER:
+	case MAGNET_PROBE_SAMPLE:
 		probe_disable(&p->ev);
 		break;
 	default:
 		break;
 	}
+}
+
+static int sampler_check(const struct magnet_probe_spec *spec,
+			 const struct magnet_predef *predef,
+			 struct netlink_ext_ack *extack)
+{
+	if (predef->kind != MAGNET_PROBE_SAMPLE) {
+		if (!spec->sampler)
+			return 0;
+		NL_SET_ERR_MSG(extack,
+			       "a period and a stack depth are for cpu.sample only");
+		return -EINVAL;
+	}
+	if (spec->period < MAGNET_SAMPLE_PERIOD_MIN ||
+	    spec->period > MAGNET_SAMPLE_PERIOD_MAX) {
+		NL_SET_ERR_MSG(extack,
+			       "the period is 100000 ns (10 kHz) to 1 s");
+		return -ERANGE;
+	}
+	if (spec->depth > MAGNET_SAMPLE_DEPTH_MAX) {
+		NL_SET_ERR_MSG(extack, "a stack depth is 0 to 64 frames");
+		return -ERANGE;
+	}
+	return 0;
 }
 
 static int spec_check(const struct magnet_probe_spec *spec,
@@ -1017,7 +1056,12 @@ static int spec_check(const struct magnet_probe_spec *spec,
 				       "argument recording is for generic probes only");
 			return -EINVAL;
 		}
-		return 0;
+		return sampler_check(spec, *predef, extack);
+	}
+	if (spec->sampler) {
+		NL_SET_ERR_MSG(extack,
+			       "a period and a stack depth are for cpu.sample only");
+		return -EINVAL;
 	}
 	if (spec->dispatch && spec->kind != MAGNET_PROBE_KPROBE) {
 		NL_SET_ERR_MSG(extack, "dispatch is for kprobes only");
@@ -1069,6 +1113,8 @@ struct magnet_event *magnet_probe_create(const struct magnet_probe_spec *spec,
 	p->predef = predef;
 	p->nargs = spec->nargs;
 	p->id_arg = spec->id_arg;
+	p->sample.period = spec->period;
+	p->sample.depth = spec->depth;
 	p->ev.kind = predef ? predef->kind : spec->kind;
 	strscpy(p->target, predef ? predef->target : spec->target,
 		sizeof(p->target));
@@ -1172,6 +1218,16 @@ void magnet_probe_args(struct magnet_event *ev, u8 *nargs, u8 *id_arg)
 {
 	*nargs = is_probe(ev) ? to_probe(ev)->nargs : 0;
 	*id_arg = is_probe(ev) ? to_probe(ev)->id_arg : 0;
+}
+
+/* A sampling probe's period and depth: false for any other event. */
+bool magnet_probe_sampler(struct magnet_event *ev, u64 *period, u8 *depth)
+{
+	if (ev->kind != MAGNET_PROBE_SAMPLE)
+		return false;
+	*period = to_probe(ev)->sample.period;
+	*depth = to_probe(ev)->sample.depth;
+	return true;
 }
 
 u64 magnet_probe_missed(struct magnet_event *ev)

@@ -1626,6 +1626,62 @@ static int cmd_spin(int argc, char **argv)
 }
 
 /*
+ * burn UNITS: CPU-bound work without system calls, in two functions of
+ * one loop: burn_major() does four fifths of it and burn_minor() one
+ * fifth (the same steps, 4:1), each unit 10 000 steps. The program is
+ * built with frame pointers, leaf functions' too, and without sibling
+ * calls (the Makefile), so that a sampler can walk the user stack from
+ * burn_steps() to burn_major() or burn_minor(), burn_loop() and
+ * cmd_burn(). Prints the wall seconds it took.
+ */
+static volatile uint64_t burn_sink;
+
+#define BURN_FP __attribute__((noinline))
+
+static BURN_FP void burn_steps(long n)
+{
+	uint64_t x = burn_sink;
+
+	while (n--)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	burn_sink = x;
+}
+
+static BURN_FP void burn_major(void)
+{
+	burn_steps(8000);
+}
+
+static BURN_FP void burn_minor(void)
+{
+	burn_steps(2000);
+}
+
+static BURN_FP void burn_loop(long units)
+{
+	while (units--) {
+		burn_major();
+		burn_minor();
+	}
+}
+
+static BURN_FP int cmd_burn(int argc, char **argv)
+{
+	struct timespec a, b;
+	long units = argc > 2 ? atol(argv[2]) : 0;
+
+	if (units <= 0) {
+		fprintf(stderr, "usage: magnet-test burn UNITS (UNITS > 0)\n");
+		return 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	burn_loop(units);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.3f\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
+	return 0;
+}
+
+/*
  * insmod-nth N MODULE [PARAMS]: load MODULE with the Nth fault point of
  * the load (fail-nth: slab allocations, user copies, ...) failing, and
  * print "injected" or "not-reached" (N is beyond the load's fault
@@ -2424,6 +2480,8 @@ int main(int argc, char **argv)
 		return cmd_insmod_nth(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "syscalls"))
 		return cmd_syscalls(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "burn"))
+		return cmd_burn(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "spin"))
 		return cmd_spin(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "udp"))

@@ -926,7 +926,7 @@ TEST_F(config, bad_probes_refused)
 		     "\tsample-interval = 3600000000001\n}\n", 3,
 		     "sample-interval 3600000000001 out of range");
 	expect_error(_t, self, "unknown probe set", "\nprobe-set udp {}\n", 2,
-		     "no probe set 'udp' (known: udp-send, tcp-send, udp-recv, tcp-recv, blk-io, app)");
+		     "no probe set 'udp' (known: udp-send, tcp-send, udp-recv, tcp-recv, blk-io, app, cpu)");
 	expect_error(_t, self, "probe named as a set layer",
 		     "probe udp-send.ip {\n\tpredef = x\n}\n", 1,
 		     "probe 'udp-send.ip': name is reserved for a layer of probe-set udp-send");

@@ -89,7 +89,7 @@ def check_names(top, header, lib_sets, lib_layers, lib_blayers):
     if not found:
         bad.append("no LAYER() entries found in kmod/magnet/block.c")
     probes = open(top + "/kmod/magnet/probe.c").read()
-    for m in re.finditer(r'\{ "([\w-]+)\.([\w-]+)", MAGNET_PROBE_USER,', probes):
+    for m in re.finditer(r'\{ "([\w-]+)\.([\w-]+)", MAGNET_PROBE_(?:USER|SAMPLE),', probes):
         kernel_sets.setdefault(m.group(1), set()).add(m.group(2))
     for s in sorted(set(kernel_sets) | set(lib_sets)):
         if kernel_sets.get(s) != lib_sets.get(s):

@@ -133,6 +133,8 @@ static void show(struct state *st, struct item *it)
 			break;
 		if (o->print && is_span_record(it->rec))
 			(o->json ? json_span : print_span)(stdout, it->rec);
+		else if (print && is_sample_record(it->rec))
+			(o->json ? json_sample : print_sample)(stdout, it->rec);
 		else if (print)
 			(o->json ? json_record : print_record)(stdout, it->rec);
 		count_shown(st);

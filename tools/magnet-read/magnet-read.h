@@ -476,6 +476,10 @@ void json_block(FILE *f, const struct blockio *b);
 bool is_span_record(const struct magnet_record *r);
 void print_span(FILE *f, const struct magnet_record *r);
 void json_span(FILE *f, const struct magnet_record *r);
+/* A cpu.sample record, its stacks as far as the record holds them */
+bool is_sample_record(const struct magnet_record *r);
+void print_sample(FILE *f, const struct magnet_record *r);
+void json_sample(FILE *f, const struct magnet_record *r);
 /* Addresses named in /etc/hosts: up to @max of @name's, or -1. */
 struct host_addr {
 	uint8_t family;		/* AF_INET or AF_INET6 */

@@ -1003,6 +1003,72 @@ void print_span(FILE *f, const struct magnet_record *r)
 	fputc('\n', f);
 }
 
+/* --- samples ------------------------------------------------------------------- */
+
+bool is_sample_record(const struct magnet_record *r)
+{
+	return r->event != MAGNET_EVENT_LOSS && (r->flags & MAGNET_RF_SAMPLE) &&
+	       r->size >= sizeof(*r) + sizeof(struct magnet_sample);
+}
+
+/* Frames the record holds: its depths, less what the snap length cut. */
+static unsigned int sample_frames(const struct magnet_record *r,
+				  unsigned int *kernel, unsigned int *user)
+{
+	const struct magnet_sample *s = (const void *)r->payload;
+	size_t held = (r->size - sizeof(*r) - sizeof(*s)) / sizeof(uint64_t);
+
+	*kernel = s->kernel_depth < held ? s->kernel_depth : held;
+	held -= *kernel;
+	*user = s->user_depth < held ? s->user_depth : held;
+	return *kernel + *user;
+}
+
+static const struct {
+	uint32_t flag;
+	const char *name;
+} sample_flags[] = {
+	{ MAGNET_SAMPLE_F_USER, "user" },
+	{ MAGNET_SAMPLE_F_IDLE, "idle" },
+	{ MAGNET_SAMPLE_F_SOFTIRQ, "softirq" },
+	{ MAGNET_SAMPLE_F_KTHREAD, "kthread" },
+	{ MAGNET_SAMPLE_F_FIRST, "first" },
+};
+
+/*
+ * "TIME SAMPLE cpu C TGID/TID ip IP [user IP] FLAGS... since NS steal NS
+ * kernel [A B ...] user [A B ...]"
+ */
+void print_sample(FILE *f, const struct magnet_record *r)
+{
+	const struct magnet_sample *s = (const void *)r->payload;
+	unsigned int k, u, i;
+	char tbuf[64];
+
+	sample_frames(r, &k, &u);
+	fputs(packet_time(tbuf, sizeof(tbuf), r->timestamp), f);
+	fprintf(f, "SAMPLE cpu %u %u/%u ip %#" PRIx64, r->cpu, r->tgid, r->tid,
+		(uint64_t)s->ip);
+	if (s->user_ip && s->user_ip != s->ip)
+		fprintf(f, " user-ip %#" PRIx64, (uint64_t)s->user_ip);
+	for (i = 0; i < sizeof(sample_flags) / sizeof(sample_flags[0]); i++)
+		if (s->flags & sample_flags[i].flag)
+			fprintf(f, " %s", sample_flags[i].name);
+	fprintf(f, " since %" PRIu64 " steal %" PRIu64, (uint64_t)s->since,
+		(uint64_t)s->steal);
+	if (k) {
+		fputs(" kernel", f);
+		for (i = 0; i < k; i++)
+			fprintf(f, " %#" PRIx64, (uint64_t)s->stack[i]);
+	}
+	if (u) {
+		fputs(" user", f);
+		for (i = 0; i < u; i++)
+			fprintf(f, " %#" PRIx64, (uint64_t)s->stack[k + i]);
+	}
+	fputc('\n', f);
+}
+
 /* --- JSON ----------------------------------------------------------------------- */
 
 static void json_hex(FILE *f, const char *key, const uint8_t *d, size_t len)
@@ -1223,6 +1289,48 @@ static void json_hex_id(FILE *f, const char *key, const uint8_t *b, size_t n)
 	fprintf(f, ",\"%s\":\"", key);
 	put_hex(f, b, n);
 	fputc('"', f);
+}
+
+static void json_addrs(FILE *f, const char *key, const __u64 *a,
+		       unsigned int n)
+{
+	unsigned int i;
+
+	fprintf(f, ",\"%s\":[", key);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\"%#" PRIx64 "\"", i ? "," : "", (uint64_t)a[i]);
+	fputc(']', f);
+}
+
+void json_sample(FILE *f, const struct magnet_record *r)
+{
+	const struct magnet_sample *s = (const void *)r->payload;
+	const char *sep = "";
+	unsigned int k, u, i;
+
+	sample_frames(r, &k, &u);
+	fputs("{\"type\":\"sample\",", f);
+	json_time(f, r->timestamp);
+	fprintf(f, ",\"cpu\":%u,\"tgid\":%u,\"tid\":%u,\"ip\":\"%#" PRIx64
+		"\",\"user_ip\":\"%#" PRIx64 "\",\"since_ns\":", r->cpu, r->tgid,
+		r->tid, (uint64_t)s->ip, (uint64_t)s->user_ip);
+	json_u64(f, s->since);
+	fputs(",\"steal_ns\":", f);
+	json_u64(f, s->steal);
+	fputs(",\"period_ns\":", f);
+	json_u64(f, s->period);
+	fputs(",\"flags\":[", f);
+	for (i = 0; i < sizeof(sample_flags) / sizeof(sample_flags[0]); i++)
+		if (s->flags & sample_flags[i].flag) {
+			fprintf(f, "%s\"%s\"", sep, sample_flags[i].name);
+			sep = ",";
+		}
+	fputc(']', f);
+	fprintf(f, ",\"kernel_depth\":%u,\"user_depth\":%u", s->kernel_depth,
+		s->user_depth);
+	json_addrs(f, "kernel_stack", s->stack, k);
+	json_addrs(f, "user_stack", s->stack + k, u);
+	fputs("}\n", f);
 }
 
 void json_span(FILE *f, const struct magnet_record *r)

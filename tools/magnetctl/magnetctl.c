@@ -310,12 +310,13 @@ const char *const buffer_modes[MAGNET_BUFFER_OVERWRITE + 1] = {
 	[MAGNET_BUFFER_OVERWRITE]	= "overwrite",
 };
 
-const char *const probe_kinds[MAGNET_PROBE_USER + 1] = {
+const char *const probe_kinds[MAGNET_PROBE_SAMPLE + 1] = {
 	[MAGNET_PROBE_KPROBE]		= "kprobe",
 	[MAGNET_PROBE_KRETPROBE]	= "kretprobe",
 	[MAGNET_PROBE_TRACEPOINT]	= "tracepoint",
 	[MAGNET_PROBE_EXTERNAL]		= "external",
 	[MAGNET_PROBE_USER]		= "user",
+	[MAGNET_PROBE_SAMPLE]		= "sample",
 };
 
 const char *const probe_dispatches[MAGNET_DISPATCH_FTRACE + 1] = {

@@ -40,7 +40,7 @@ extern char command[32];
 extern struct nl_ctx *nl;
 
 extern const char *const buffer_modes[MAGNET_BUFFER_OVERWRITE + 1];
-extern const char *const probe_kinds[MAGNET_PROBE_USER + 1];
+extern const char *const probe_kinds[MAGNET_PROBE_SAMPLE + 1];
 extern const char *const probe_dispatches[MAGNET_DISPATCH_FTRACE + 1];
 extern const char *const filter_actions[MAGNET_FILTER_EXCLUDE + 1];
 extern const char *const probe_stat_names[MAGNET_STAT_MAX + 1];

@@ -41,6 +41,10 @@ const char help_probe[] =
 "                    kernel's kprobe; ftrace is magnet's own ftrace_ops on\n"
 "                    the function (cheaper per hit, the same records), an\n"
 "                    error where it cannot be\n"
+"        period DURATION  cpu.sample only, the time between its ticks on\n"
+"                    each CPU: 100us to 1s (default 1ms, 1 kHz)\n"
+"        depth N     cpu.sample only, frames of each stack (kernel, user):\n"
+"                    0 to 64 (default 32)\n"
 "  magnetctl probe del PROBE\n"
 "      Remove a probe. Events other modules registered cannot be removed.\n"
 "  magnetctl probe enable PROBE\n"
@@ -68,10 +72,11 @@ const char help_probe[] =
 "      CAP_SYS_ADMIN only, without them the column is left out.\n"
 "\n"
 "Probe sets (packet probes along the network stack, block probes along\n"
-"the block layer, one per layer; app: applications' spans):\n"
+"the block layer, one per layer; app: applications' spans; cpu: the\n"
+"sampler, cpu.sample):\n"
 "  magnetctl probe add-set SET[,SET...] [buffer B] [snaplen N] [disabled]\n"
 "      Add every layer of each SET (udp-send, tcp-send, udp-recv, tcp-recv,\n"
-"      blk-io, app; see probe sets) as a probe named SET.LAYER, and print\n"
+"      blk-io, app, cpu; see probe sets) as a probe named SET.LAYER, and print\n"
 "      one line per layer: NAME, ID and TARGET, the function the probe went on, or\n"
 "      \"skipped: not in this kernel\" for a layer the running kernel has\n"
 "      none of the functions of. If any other layer fails, the probes just\n"
@@ -130,6 +135,21 @@ static void put_probe_option(struct nlmsghdr *nlh, struct args *a,
 			usage_error("%s: dispatch is auto, kprobe or ftrace, not \"%s\"",
 				    command, value);
 		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_DISPATCH, d);
+	} else if (!strcmp(key, "period")) {
+		if (kind >= 0)
+			usage_error("%s: \"period\" is for cpu.sample only",
+				    command);
+		refuse_repeat(nlh, MAGNET_A_PROBE_PERIOD, key);
+		mnl_attr_put_u64(nlh, MAGNET_A_PROBE_PERIOD,
+				 parse_duration(take_value(a, key), "period"));
+	} else if (!strcmp(key, "depth")) {
+		if (kind >= 0)
+			usage_error("%s: \"depth\" is for cpu.sample only",
+				    command);
+		refuse_repeat(nlh, MAGNET_A_PROBE_DEPTH, key);
+		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_DEPTH,
+				parse_uint(take_value(a, key), 0,
+					   MAGNET_SAMPLE_DEPTH_MAX, key));
 	} else if (!strcmp(key, "args") || !strcmp(key, "id-arg")) {
 		bool args = !strcmp(key, "args");
 		int max = kind == MAGNET_PROBE_TRACEPOINT ?
@@ -418,6 +438,12 @@ static int probe_row_cb(const struct nlmsghdr *nlh, void *data)
 	print_u64(PRINT_JSON, "missed", NULL,
 		  attr_uint(tb[MAGNET_A_PROBE_MISSED]));
 	print_probe_sampling(tb);
+	if (tb[MAGNET_A_PROBE_PERIOD]) {
+		print_u64(PRINT_JSON, "period_ns", NULL,
+			  attr_uint(tb[MAGNET_A_PROBE_PERIOD]));
+		print_u64(PRINT_JSON, "depth", NULL,
+			  attr_uint(tb[MAGNET_A_PROBE_DEPTH]));
+	}
 	print_u64(PRINT_ANY, "session", NULL, attr_uint(tb[MAGNET_A_SESSION]));
 	print_row_end();
 	return MNL_CB_OK;

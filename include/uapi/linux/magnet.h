@@ -135,6 +135,8 @@ struct magnet_record {
 #define MAGNET_RF_BLOCK		(1U << 6)
 /* The payload is a struct magnet_span (an app.span probe's record). */
 #define MAGNET_RF_SPAN		(1U << 7)
+/* The payload is a struct magnet_sample (a cpu.sample probe's record). */
+#define MAGNET_RF_SAMPLE	(1U << 8)
 
 /*
  * struct magnet_loss - payload of a MAGNET_EVENT_LOSS record
@@ -658,6 +660,82 @@ struct magnet_span {
 #define MAGNET_SPAN_FLAGS	MAGNET_SPAN_F_REMOTE	/* every flag known */
 
 /*
+ * Sampling: what each CPU was running, on a timer.
+ *
+ * The catalog's entry "cpu.sample" (probe set "cpu", kind
+ * MAGNET_PROBE_SAMPLE) is a probe whose hits are the ticks of a timer of
+ * its own on every online CPU, every MAGNET_A_PROBE_PERIOD nanoseconds
+ * (default MAGNET_SAMPLE_PERIOD_DEFAULT, 1 kHz as perf record's -F 1000),
+ * while it is enabled. Each tick logs one record, from hard interrupt
+ * context, whose header is the interrupted task's (tid 0 and tgid 0 for a
+ * CPU's idle task: a halted CPU) and whose id is the interrupted
+ * instruction's address, so that filter rules can pick a CPU, a process
+ * or an address range as for any probe; its payload is a struct
+ * magnet_sample, and its header has MAGNET_RF_SAMPLE.
+ *
+ * Each probe keeps, per CPU, when its previous tick there logged or was
+ * filtered (@since) and the CPU's steal time then (@steal): a CPU taken
+ * offline and brought back starts again (MAGNET_SAMPLE_F_FIRST), so
+ * hotplug is never mistaken for lost time. A tick that finds more than
+ * one period gone (the timer overran: the CPU did not run, or ran with
+ * interrupts off) logs one record, whose @since says how long it was.
+ *
+ * @steal is what the kernel has accounted as the CPU's steal time (the
+ * hypervisor's steal clock, /proc/stat's steal), which it updates at its
+ * own scheduler ticks: it lags the blank time it explains by up to a tick
+ * (CONFIG_HZ), and is 0 where the hypervisor reports none.
+ *
+ * Stacks, up to MAGNET_A_PROBE_DEPTH frames each (default
+ * MAGNET_SAMPLE_DEPTH_DEFAULT, at most MAGNET_SAMPLE_DEPTH_MAX): the
+ * kernel's, unwound by the kernel's unwinder when the tick interrupted the
+ * kernel; the task's user stack, by its frame pointers, where it has them
+ * (a word read that faults ends it). The snap length cuts the record as
+ * for any probe: stacks then lose their outermost frames, and the depths
+ * stay what was unwound (the reader counts what the record holds).
+ */
+#define MAGNET_SAMPLE_PERIOD_DEFAULT	1000000ULL	/* ns: 1 kHz */
+#define MAGNET_SAMPLE_PERIOD_MIN	100000ULL	/* ns: 10 kHz at most */
+#define MAGNET_SAMPLE_PERIOD_MAX	1000000000ULL	/* ns: 1 Hz at least */
+#define MAGNET_SAMPLE_DEPTH_DEFAULT	32
+#define MAGNET_SAMPLE_DEPTH_MAX		64
+
+/**
+ * struct magnet_sample - one tick of a sampling probe (cpu.sample)
+ * @since:	ns since this probe's previous tick on this CPU (the
+ *		records' clock), 0 with MAGNET_SAMPLE_F_FIRST
+ * @steal:	ns of steal time the kernel accounted to this CPU since
+ *		then (see above), 0 with MAGNET_SAMPLE_F_FIRST
+ * @ip:		the interrupted instruction: in the kernel, or in user space
+ *		with MAGNET_SAMPLE_F_USER
+ * @user_ip:	the task's user-mode instruction pointer (where it entered
+ *		the kernel, or @ip), 0 for a kernel thread
+ * @flags:	MAGNET_SAMPLE_F_*
+ * @kernel_depth: kernel frames in @stack, innermost (the caller of
+ *		@ip's function) first
+ * @user_depth:	user frames after them, innermost (the caller of
+ *		@user_ip's function) first
+ * @period:	the probe's period, ns
+ * @stack:	return addresses
+ */
+struct magnet_sample {
+	__u64 since;
+	__u64 steal;
+	__u64 ip;
+	__u64 user_ip;
+	__u32 flags;
+	__u16 kernel_depth;
+	__u16 user_depth;
+	__u64 period;
+	__u64 stack[];
+};
+
+#define MAGNET_SAMPLE_F_USER	0x01	/* interrupted in user mode */
+#define MAGNET_SAMPLE_F_IDLE	0x02	/* the CPU's idle task ran: halted */
+#define MAGNET_SAMPLE_F_SOFTIRQ	0x04	/* interrupted serving a softirq */
+#define MAGNET_SAMPLE_F_KTHREAD	0x08	/* a kernel thread */
+#define MAGNET_SAMPLE_F_FIRST	0x10	/* the CPU's first tick: no @since */
+
+/*
  * Generic netlink family MAGNET_GENL_NAME: the control plane.
  *
  * Conventions (as in the kernel's own families): the request and its reply
@@ -1129,6 +1207,16 @@ enum magnet_attr {
 	MAGNET_A_ACCT_EXITED,	/* flag, ACCT_GET: the process has exited
 				 * (the watch keeps its rows until ended)
 				 */
+	MAGNET_A_PROBE_PERIOD,	/* u64 ns, PROBE_NEW of cpu.sample: the
+				 * timer's period, MAGNET_SAMPLE_PERIOD_MIN
+				 * to _MAX (default _DEFAULT); PROBE_GET
+				 * reply: a sampling probe's
+				 */
+	MAGNET_A_PROBE_DEPTH,	/* u8, PROBE_NEW of cpu.sample: frames of
+				 * each stack, 0 (none) to
+				 * MAGNET_SAMPLE_DEPTH_MAX (default _DEFAULT);
+				 * PROBE_GET reply: a sampling probe's
+				 */
 
 	__MAGNET_A_MAX,
 	MAGNET_A_MAX = __MAGNET_A_MAX - 1
@@ -1202,6 +1290,10 @@ enum magnet_probe_kind {
 	MAGNET_PROBE_EXTERNAL,	/* registered by another module; reply only */
 	MAGNET_PROBE_USER,	/* records applications write: the catalog's
 				 * "app.span" only (see "Application spans")
+				 */
+	MAGNET_PROBE_SAMPLE,	/* a timer's ticks on every CPU: the
+				 * catalog's "cpu.sample" only (see
+				 * "Sampling")
 				 */
 };
 
