@@ -107,7 +107,7 @@ test-programs: $(STATIC)
 # library linked into each; not installed.
 LIB_SRC   := $(addprefix lib/,nl.c probeset.c control.c mapped.c json.c merge.c \
 	     print.c words.c filter.c f_packet.c f_header.c f_correlate.c \
-	     names.c pcapfilter.c ledger.c acctwatch.c otel.c)
+	     names.c pcapfilter.c ledger.c acctwatch.c otel.c symbols.c)
 LIB_HDR   := $(wildcard lib/*.h) include/uapi/linux/magnet.h
 LIB_A     := build/lib/libmagnet-tools.a
 TOOL_CFLAGS := $(USER_CFLAGS) -Ilib
@@ -125,11 +125,12 @@ $(LIB_A): $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 # then its parts
 MR_MAIN         := $(addprefix tools/magnet-read/,magnet-read.c options.c probes.c devices.c)
 MAGNET_READ_SRC := $(MR_MAIN) $(addprefix tools/magnet-read/,input.c journey.c \
-		   blockio.c expr.c cooked.c output.c pcapng.c perfetto.c spans.c nodes.c)
+		   blockio.c expr.c cooked.c output.c pcapng.c perfetto.c spans.c nodes.c \
+		   profile.c)
 
 build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl -lpcap
+	$(CC) $(TOOL_CFLAGS) -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl -lpcap -ldw -lelf
 
 MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c buffer.c probe.c filter.c stats.c \
 		 monitor.c daemon.c session.c account.c acct.c)
@@ -356,10 +357,10 @@ FUZZ_webconfig := tests/fuzz/webconfig.c magnetd/webconfig.c
 FUZZ_pcapvm  := tests/fuzz/pcapvm.c $(PCAP_VM_SRC)
 FUZZ_INC_pcapvm   := -Itests/host/kshim -Iinclude -Ifilters -Itests/host
 FUZZ_LIBS_pcapvm  := -lpcap
-FUZZ_LIBS_trace   := -lmnl -lpcap -lseccomp
-FUZZ_LIBS_expr    := -lmnl -lpcap -lseccomp
-FUZZ_LIBS_config  := -lconfuse -lmnl -lpcap -lseccomp
-FUZZ_LIBS_request := -lev -lm -lmnl -lpcap -lseccomp
+FUZZ_LIBS_trace   := -lmnl -lpcap -lseccomp -ldw -lelf
+FUZZ_LIBS_expr    := -lmnl -lpcap -lseccomp -ldw -lelf
+FUZZ_LIBS_config  := -lconfuse -lmnl -lpcap -lseccomp -ldw -lelf
+FUZZ_LIBS_request := -lev -lm -lmnl -lpcap -lseccomp -ldw -lelf
 FUZZ_LIBS_webconfig := -lgnutls -lyaml
 FUZZ_HDRS    := $(MR_HEADERS) $(wildcard magnetd/*.h) libmagnet/libmagnet.h \
 		include/uapi/linux/magnet.h
@@ -406,14 +407,14 @@ build/fuzz/.clang:
 
 SAN_UNITS := config-unit metrics-unit libmagnet-unit server-unit
 build/fuzz/san/config-unit: tests/host/config-unit.c magnetd/config.c $(LIB_SRC)
-build/fuzz/san/config-unit: SAN_LIBS := -lconfuse -lmnl -lpcap -lseccomp
+build/fuzz/san/config-unit: SAN_LIBS := -lconfuse -lmnl -lpcap -lseccomp -ldw -lelf
 build/fuzz/san/metrics-unit: tests/host/metrics-unit.c magnetd/metrics.c
 build/fuzz/san/metrics-unit: SAN_LIBS := -lm
 build/fuzz/san/libmagnet-unit: tests/host/libmagnet-unit.c libmagnet/libmagnet.c libmagnet/span.c
 build/fuzz/san/libmagnet-unit: SAN_LIBS := -lpthread
 build/fuzz/san/server-unit: tests/host/server-unit.c tests/host/daemon-stubs.c magnetd/server.c magnetd/metrics.c \
 		$(LIB_SRC)
-build/fuzz/san/server-unit: SAN_LIBS := -lev -lm -lmnl -lpcap -lseccomp
+build/fuzz/san/server-unit: SAN_LIBS := -lev -lm -lmnl -lpcap -lseccomp -ldw -lelf
 $(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(SAN_CFLAGS) -Imagnetd -Ilibmagnet -Ilib $(UNIT_CFLAGS) -o $@ \
@@ -421,7 +422,7 @@ $(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
 
 build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(LIB_SRC) $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(SAN_CFLAGS) -Ilib -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_SRC) -lmnl -lpcap -lseccomp
+	$(FUZZ_CC) $(SAN_CFLAGS) -Ilib -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_SRC) -lmnl -lpcap -lseccomp -ldw -lelf
 
 # The host tests under the sanitizers (magnet-read exits without freeing
 # what it keeps until then: no leak check there).

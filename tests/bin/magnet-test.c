@@ -1628,33 +1628,39 @@ static int cmd_spin(int argc, char **argv)
 /*
  * burn UNITS: CPU-bound work without system calls, in two functions of
  * one loop: burn_major() does four fifths of it and burn_minor() one
- * fifth (the same steps, 4:1), each unit 10 000 steps. The program is
- * built with frame pointers, leaf functions' too, and without sibling
- * calls (the Makefile), so that a sampler can walk the user stack from
- * burn_steps() to burn_major() or burn_minor(), burn_loop() and
- * cmd_burn(). Prints the wall seconds it took.
+ * fifth (the same steps inlined in each, 4:1), each unit a million steps.
+ * The program is built with frame pointers and without sibling calls
+ * (the Makefile), and neither is a leaf, so that a sampler can walk the
+ * user stack from either to burn_loop() and cmd_burn(). Prints the wall
+ * seconds it took.
  */
 static volatile uint64_t burn_sink;
 
 #define BURN_FP __attribute__((noinline))
 
-static BURN_FP void burn_steps(long n)
+/* (a call, so that the functions that work are not leaves: frames) */
+static BURN_FP void burn_keep(uint64_t x)
+{
+	burn_sink = x;
+}
+
+static inline __attribute__((always_inline)) void burn_steps(long n)
 {
 	uint64_t x = burn_sink;
 
 	while (n--)
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-	burn_sink = x;
+	burn_keep(x);
 }
 
 static BURN_FP void burn_major(void)
 {
-	burn_steps(8000);
+	burn_steps(800000);
 }
 
 static BURN_FP void burn_minor(void)
 {
-	burn_steps(2000);
+	burn_steps(200000);
 }
 
 static BURN_FP void burn_loop(long units)

@@ -937,7 +937,7 @@ mr -r "$T/s.mtr" --otlp - --tgid 1 tcp
 same "$(jq -r 'select(.a["magnet.layer"] == null) | .n' "$T/out" 2> /dev/null | sort -u | tr '\n' ' ')" "" \
 	"spans, --tgid of no process: no span, the applications' neither"
 mr -r "$T/s.mtr" --otlp - --zipkin -
-same "$rc:$(head -1 "$T/err")" "2:magnet-read: -w, --trace, --perfetto, --otlp and --zipkin cannot share standard output" \
+same "$rc:$(head -1 "$T/err")" "2:magnet-read: -w, --trace, --perfetto, --otlp, --zipkin, --folded and --profile cannot share standard output" \
 	"spans: --otlp - and --zipkin - refused together"
 mr -r "$T/s.mtr" --otlp /nonexistent/dir/x
 same "$rc:$(head -1 "$T/err")" "1:magnet-read: /nonexistent/dir/x: No such file or directory" "spans: a file that cannot be made: an error"

@@ -41,6 +41,8 @@ struct state {
 	struct otel_out *otlp, *zipkin;
 	uint64_t otlp_flushed;		/* CLOCK_MONOTONIC ns: the last line */
 	struct spans *spans;		/* either */
+	struct profile *profile;	/* --profile, --folded */
+	FILE *folded_f;			/* --folded */
 	struct nodes *nodes;		/* several -r files */
 	int64_t offset;
 	bool live, done, failed;
@@ -131,6 +133,11 @@ static void show(struct state *st, struct item *it)
 			spans_record(st->spans, it->rec);
 		if (!shown)
 			break;
+		if (st->profile && is_sample_record(it->rec) &&
+		    profile_sample(st->profile, it->rec)) {
+			fprintf(stderr, PROG ": out of memory for the profile\n");
+			st->failed = st->done = true;
+		}
 		if (o->print && is_span_record(it->rec))
 			(o->json ? json_span : print_span)(stdout, it->rec);
 		else if (print && is_sample_record(it->rec))
@@ -447,6 +454,34 @@ static int close_span_file(FILE *f, const char *path)
 	return 0;
 }
 
+/*
+ * End the profile: the report on standard output (--profile), the folded
+ * stacks written (--folded); 0 or -1 (printed). @write: false after a
+ * failure, when only the file is closed.
+ */
+static int end_profile(struct state *st, bool write)
+{
+	const struct options *o = st->o;
+	int ret = 0;
+
+	if (write && st->profile && o->profile &&
+	    profile_report(st->profile, stdout, o->json)) {
+		fprintf(stderr, PROG ": the profile: %s\n", strerror(errno));
+		ret = -1;
+	}
+	if (write && st->profile && st->folded_f &&
+	    profile_folded(st->profile, st->folded_f)) {
+		fprintf(stderr, PROG ": %s: %s\n", o->folded_file, strerror(errno));
+		ret = -1;
+	}
+	if (close_span_file(st->folded_f, o->folded_file))
+		ret = -1;
+	st->folded_f = NULL;
+	profile_free(st->profile);
+	st->profile = NULL;
+	return ret;
+}
+
 /* End the spans: those still open written, the files closed; 0 or -1 */
 static int end_spans(struct state *st)
 {
@@ -487,9 +522,17 @@ static int open_outputs(struct state *st, const struct options *o,
 		goto out;
 	if (o->zipkin_file && !(st->zipkin_f = span_file(o->zipkin_file)))
 		goto out;
+	if (o->folded_file && !(st->folded_f = span_file(o->folded_file)))
+		goto out;
 	ret = 0;
 out:
 	as_root();
+	/* (as root: the kernel's symbols, read now, have their addresses) */
+	if (!ret && (o->profile || o->folded_file) &&
+	    !(st->profile = profile_new())) {
+		fprintf(stderr, PROG ": out of memory\n");
+		ret = -1;
+	}
 	return ret;
 }
 
@@ -533,7 +576,7 @@ static int read_nodes(struct state *st, const struct options *o)
 	if (nodes_failed(st->nodes))
 		st->failed = true;
 	if (pcapng_close(st->pcap) | timeline_close(st->timeline) |
-	    end_spans(st) || st->failed) {
+	    end_spans(st) | end_profile(st, !st->failed) || st->failed) {
 		ret = 1;
 	} else {
 		summary(st);
@@ -545,6 +588,7 @@ fail:
 	pcapng_close(st->pcap);
 	timeline_close(st->timeline);
 	end_spans(st);
+	end_profile(st, false);
 	nodes_close(st->nodes);
 	return 1;
 }
@@ -591,6 +635,7 @@ int main(int argc, char **argv)
 				pcapng_close(st.pcap);
 				timeline_close(st.timeline);
 				end_spans(&st);
+				end_profile(&st, false);
 				return 1;
 			}
 			st.hops = hops_new();
@@ -600,7 +645,8 @@ int main(int argc, char **argv)
 			ret = read_pcapng(&st, in);
 			pcapng_close_read(in);
 			if (pcapng_close(st.pcap) | timeline_close(st.timeline) |
-			    end_spans(&st) || ret < 0 || st.failed)
+			    end_spans(&st) | end_profile(&st, false) ||
+			    ret < 0 || st.failed)
 				return 1;
 			summary(&st);
 			spans_free(st.spans);
@@ -696,7 +742,8 @@ int main(int argc, char **argv)
 	remove_probes();
 	source_close(src);
 	if (trace_close(trace) | pcapng_close(st.pcap) |
-	    timeline_close(st.timeline) | end_spans(&st))
+	    timeline_close(st.timeline) | end_spans(&st) |
+	    end_profile(&st, !st.failed))
 		st.failed = true;
 	if (st.failed) {
 		fflush(stdout);
@@ -712,5 +759,6 @@ fail:
 	pcapng_close(st.pcap);
 	timeline_close(st.timeline);
 	end_spans(&st);
+	end_profile(&st, false);
 	return 1;
 }

@@ -16,6 +16,7 @@
  *   perfetto.c     the timeline (--perfetto): Chrome's trace-event JSON
  *   spans.c        spans (--otlp, --zipkin): application and kernel spans
  *   nodes.c        several nodes' files (-r, -r): one clock, joined journeys
+ *   profile.c      the sampler's profile (--profile, --folded): steal
  */
 #ifndef MAGNET_READ_H
 #define MAGNET_READ_H
@@ -78,6 +79,8 @@ struct options {
 	const char *perfetto_file;	/* --perfetto */
 	const char *otlp_file;		/* --otlp */
 	const char *zipkin_file;	/* --zipkin */
+	const char *folded_file;	/* --folded */
+	bool profile;			/* --profile */
 	struct rotation rot;		/* -C, -G, -W, -z */
 	const char *probe_sets;		/* -P */
 	unsigned long buffer_kib;	/* -B: the size of the buffer -P makes */
@@ -480,6 +483,16 @@ void json_span(FILE *f, const struct magnet_record *r);
 bool is_sample_record(const struct magnet_record *r);
 void print_sample(FILE *f, const struct magnet_record *r);
 void json_sample(FILE *f, const struct magnet_record *r);
+
+/* The sampler's profile (profile.c): apparent, steal, compensated time */
+struct profile;
+struct profile *profile_new(void);
+/* A cpu.sample record (is_sample_record()); 0, or -1 (no memory) */
+int profile_sample(struct profile *p, const struct magnet_record *r);
+/* The report, text or JSON; folded stacks; 0 or -1 (errno) */
+int profile_report(struct profile *p, FILE *f, bool json);
+int profile_folded(struct profile *p, FILE *f);
+void profile_free(struct profile *p);
 /* Addresses named in /etc/hosts: up to @max of @name's, or -1. */
 struct host_addr {
 	uint8_t family;		/* AF_INET or AF_INET6 */

@@ -42,6 +42,7 @@ static void usage(FILE *f)
 	      "\t\t[ -W filecount ] [ -z postrotate-command ] [ -Z user ]\n"
 	      "\t\t[ --tgid pid[,pid...] ] [ --cpu list ] [ --trace file ]\n"
 	      "\t\t[ --perfetto file ] [ --otlp file ] [ --zipkin file ]\n"
+	      "\t\t[ --profile ] [ --folded file ]\n"
 	      "\t\t[ --print ] [ --journey-timeout ms ]\n"
 	      "\t\t[ --size-wm bytes ] [ --count-wm count ] [ --timeout ms ]\n"
 	      "\t\t[ --no-kernel-filter ] [ --no-map ]\n"
@@ -104,7 +105,7 @@ static uint64_t file_size(const char *s)
 enum { OPT_PRINT = 256, OPT_TRACE, OPT_PERFETTO, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
        OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP, OPT_TGID, OPT_CPU,
        OPT_VERSION, OPT_PRECISION, OPT_NO_KERNEL_FILTER,
-       OPT_OTLP, OPT_ZIPKIN };
+       OPT_OTLP, OPT_ZIPKIN, OPT_PROFILE, OPT_FOLDED };
 
 /*
  * tcpdump's options magnet-read does not honour: refused, with why,
@@ -249,6 +250,8 @@ void parse_args(int argc, char **argv, struct options *o)
 		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 		{ "otlp", required_argument, NULL, OPT_OTLP },
 		{ "zipkin", required_argument, NULL, OPT_ZIPKIN },
+		{ "profile", no_argument, NULL, OPT_PROFILE },
+		{ "folded", required_argument, NULL, OPT_FOLDED },
 		{ "journey-timeout", required_argument, NULL, OPT_JOURNEY_TIMEOUT },
 		{ "size-wm", required_argument, NULL, OPT_SIZE_WM },
 		{ "count-wm", required_argument, NULL, OPT_COUNT_WM },
@@ -371,6 +374,8 @@ void parse_args(int argc, char **argv, struct options *o)
 		case OPT_PERFETTO: o->perfetto_file = optarg; break;
 		case OPT_OTLP: o->otlp_file = optarg; break;
 		case OPT_ZIPKIN: o->zipkin_file = optarg; break;
+		case OPT_PROFILE: o->profile = true; break;
+		case OPT_FOLDED: o->folded_file = optarg; break;
 		case 'c':
 			o->count = number(optarg, "--count", LLONG_MAX);
 			break;
@@ -448,14 +453,16 @@ void parse_args(int argc, char **argv, struct options *o)
 		bad_usage("-w - and --trace - both want standard output");
 	if (is_stdout(o->perfetto_file) + is_stdout(o->pcapng_file) +
 	    is_stdout(o->trace_file) + is_stdout(o->otlp_file) +
-	    is_stdout(o->zipkin_file) > 1)
-		bad_usage("-w, --trace, --perfetto, --otlp and --zipkin cannot share standard output");
+	    is_stdout(o->zipkin_file) + is_stdout(o->folded_file) +
+	    o->profile > 1)
+		bad_usage("-w, --trace, --perfetto, --otlp, --zipkin, --folded and --profile cannot share standard output");
 	o->print = print || (!o->trace_file && !o->pcapng_file &&
 			     !o->perfetto_file && !o->otlp_file &&
-			     !o->zipkin_file);
+			     !o->zipkin_file && !o->profile && !o->folded_file);
 	if (o->print && (is_stdout(o->perfetto_file) || is_stdout(o->trace_file) ||
 			 is_stdout(o->pcapng_file) || is_stdout(o->otlp_file) ||
-			 is_stdout(o->zipkin_file)))
+			 is_stdout(o->zipkin_file) || is_stdout(o->folded_file) ||
+			 o->profile))
 		bad_usage("standard output carries the file written: --print does not go with it");
 	/*
 	 * Spans alone, live: of a packet's bytes they read the headers and a
@@ -463,7 +470,8 @@ void parse_args(int argc, char **argv, struct options *o)
 	 * would be most of what tracing costs.
 	 */
 	if (!snap_given && !o->print && !o->trace_file && !o->pcapng_file &&
-	    !o->perfetto_file && !o->nread_files)
+	    !o->perfetto_file && !o->nread_files &&
+	    (o->otlp_file || o->zipkin_file))
 		o->snaplen = SNAPLEN_SPANS;
 	compile_filter(o, argc - optind, argv + optind);
 	if (dump_level) {
