@@ -44,6 +44,7 @@ struct symbols {
 	struct ksym *ksyms;
 	size_t nksyms;
 	bool kernel_read, kernel_hidden;
+	const char *kallsyms;
 	struct proc *procs;
 	char **strings;			/* every string handed out */
 	size_t nstrings, strings_cap;
@@ -91,9 +92,22 @@ static const char *keepf(struct symbols *s, const char *fmt, ...)
 	return n < 0 ? NULL : keep(s, str);
 }
 
-struct symbols *symbols_new(void)
+struct symbols *symbols_new(const char *kallsyms)
 {
-	return calloc(1, sizeof(struct symbols));
+	struct symbols *s;
+	FILE *f;
+
+	/* a file given must be there (errno); /proc's may be hidden */
+	if (kallsyms) {
+		f = fopen(kallsyms, "r");
+		if (!f)
+			return NULL;
+		fclose(f);
+	}
+	s = calloc(1, sizeof(struct symbols));
+	if (s)
+		s->kallsyms = kallsyms ? kallsyms : "/proc/kallsyms";
+	return s;
 }
 
 void symbols_free(struct symbols *s)
@@ -127,7 +141,7 @@ static int ksym_cmp(const void *a, const void *b)
 
 static void kernel_read(struct symbols *s)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
+	FILE *f = fopen(s->kallsyms, "r");
 	char line[512], name[256], mod[128];
 	size_t cap = 0;
 	uint64_t addr;

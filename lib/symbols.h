@@ -19,7 +19,12 @@
 
 struct symbols;
 
-struct symbols *symbols_new(void);
+/*
+ * @kallsyms: the kernel's symbols from this file (a copy of another
+ * machine's /proc/kallsyms) rather than the running kernel's; NULL: those.
+ * NULL, errno set, if it cannot be read or memory is short.
+ */
+struct symbols *symbols_new(const char *kallsyms);
 void symbols_free(struct symbols *s);
 
 /*

@@ -1011,6 +1011,41 @@ same "$rc" 2 "nodes: -w refused with several -r"
 mr -r "$T/na.mtr" -r "$T/u.pcapng"
 same "$rc" 1 "nodes: a pcapng file among several -r: an error"
 
+# --- the sampler's profile: blanks found and charged (sample_scenario) ---------------
+$GEN --samples "$T/smp.mtr"
+printf '%s\n' 'ffffffff81000000 T func_a' 'ffffffff81001000 t func_b' \
+	'ffffffff81002000 T default_idle' 'ffffffff81003000 T _etext' > "$T/kallsyms"
+mr -r "$T/smp.mtr" --profile -j --kallsyms "$T/kallsyms" --folded "$T/folded"
+check "profile: read (status 0)" test "$rc" -eq 0
+same "$(jq -c '[.samples, .period_ns, .margin_ns, .blank_ns, .steal_reported_ns, .steal_unreported_ns, .charged_ns.process, .charged_ns.thread, .charged_ns.function, .idle_gaps_ns, .other_probes_samples]' "$T/out")" \
+	"[12,1000000,100000,8000000,1000000,7000000,8000000,6000000,4000000,3000000,1]" \
+	"profile: three blanks (8 ms, 1 reported), charged 8 ms to the process, 6 to the thread, 4 to the function; the idle gap not steal; the other probe's tick left out"
+same "$(jq -c '[.processes[] | [.pid, .name, .apparent_ns, .steal_ns, .compensated_ns, .samples]]' "$T/out")" \
+	'[[4000000,"pid 4000000",16000000,8000000,8000000,10],[0,"[idle]",5000000,0,5000000,2]]' \
+	"profile: processes: apparent, steal, compensated (a gone process by its pid)"
+same "$(jq -c '[.threads[] | [.tid, .apparent_ns, .steal_ns, .compensated_ns]]' "$T/out")" \
+	'[[4000000,15000000,6000000,9000000],[0,5000000,0,5000000],[4000001,1000000,0,1000000]]' \
+	"profile: threads: the blank across two threads charged to neither"
+same "$(jq -c '[.functions[] | [.function, .apparent_ns, .steal_ns, .steal_reported_ns, .compensated_ns]]' "$T/out")" \
+	'[["func_a",9000000,4000000,1000000,5000000],["func_b",7000000,0,0,7000000],["default_idle",5000000,0,0,5000000]]' \
+	"profile: functions, named from --kallsyms: the blank across two charged to neither"
+same "$(sort "$T/folded" | tr '\n' '|')" \
+	"[idle];default_idle 5000|pid 4000000;func_a 3000|pid 4000000;func_a;[steal] 4000|pid 4000000;func_b 7000|pid 4000000;func_b;func_a 2000|" \
+	"profile: folded stacks in microseconds, steal a frame of its own"
+mr -r "$T/smp.mtr" --profile --kallsyms "$T/kallsyms"
+same "$(sed -n 2p "$T/out")" "blank time 8.000 ms: reported steal 1.000, unreported 7.000; charged to a process 8.000, a thread 6.000, a function 4.000; unattributed to a function 4.000; idle gaps 3.000 (not steal)" \
+	"profile: the text report's summary"
+mr -r "$T/smp.mtr" --profile --kallsyms "$T/nonexistent"
+same "$rc:$(head -1 "$T/err")" "1:magnet-read: $T/nonexistent: No such file or directory" \
+	"profile: an unreadable --kallsyms file: an error"
+mr -r "$T/smp.mtr" --kallsyms "$T/kallsyms"
+same "$rc:$(head -1 "$T/err")" "2:magnet-read: --kallsyms names kernel functions for --profile and --folded: give one" \
+	"profile: --kallsyms alone refused"
+mr -r "$T/smp.mtr" --profile --folded -
+same "$rc" 2 "profile: --profile and --folded - refused together"
+mr -r "$T/smp.mtr" -n
+same "$(grep -c ' SAMPLE cpu ' "$T/out")" 13 "samples: a SAMPLE line each, printed"
+
 if command -v groff > /dev/null; then
 	groff -man -Tutf8 -ww -z "$top/tools/magnet-read/magnet-read.1" > "$T/groff.txt" 2>&1
 	same "$(cat "$T/groff.txt")" "" "the man page formats without warnings"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write a magnet trace file (magnet-read --trace format) of made-up records.
 
-Usage: magnet-tracegen.py [--v1 | --truncate | --garbage | --block | --spans]
+Usage: magnet-tracegen.py [--v1 | --truncate | --garbage | --block | --spans |
+                           --samples]
                           [--t0 NS] [--offset NS] [--host NAME] FILE
        magnet-tracegen.py --node a|b [--skew NS] [--requests N] FILE
 
@@ -18,7 +19,8 @@ include/uapi/linux/magnet.h.
 
 --block writes the blk-io set's records of six block I/Os instead (see
 block_scenario below); --spans, an HTTP request's application spans,
-packets and block I/O (span_scenario). --host NAME writes the capturing
+packets and block I/O (span_scenario); --samples, a sampler's ticks with
+blanks of every kind (sample_scenario). --host NAME writes the capturing
 host's name in the header (a 136-byte header).
 
 --node a and --node b write one node's file each of two nodes' exchange
@@ -504,6 +506,55 @@ def node_scenario(node, requests):
     return recs
 
 
+SAMPLE = struct.Struct("<QQQQIHHQ")     # struct magnet_sample, its stack after
+assert SAMPLE.size == 48
+RF_SAMPLE, RF_HARDIRQ_ = 0x100, 0x2
+S_USER, S_IDLE, S_SOFTIRQ, S_KTHREAD, S_FIRST = 1, 2, 4, 8, 16
+# the kernel's functions, in the kallsyms file the test writes beside
+FUNC_A, FUNC_B, IDLE_FN = 0xffffffff81000010, 0xffffffff81001010, 0xffffffff81002010
+PID = 4000000                  # a process no host has: "pid 4000000"
+
+
+def sample_rec(t_ms, prev_ms, tgid, tid, ip, flags=0, steal_ms=0, cpu=0,
+               stack=()):
+    since = 0 if prev_ms is None else int((t_ms - prev_ms) * 10**6)
+    if prev_ms is None:
+        flags |= S_FIRST
+    pl = SAMPLE.pack(since, steal_ms * 10**6, ip, 0, flags, len(stack), 0,
+                     10**6) + b"".join(struct.pack("<Q", a) for a in stack)
+    return record(t_ms * 1000, cpu, 70, pl, tgid, tid, RF_SAMPLE | RF_HARDIRQ_,
+                  ip)
+
+
+def sample_scenario():
+    """Ticks of 1 ms on CPU 0 (kernel mode, so that the functions are named
+    from the test's kallsyms): process PID, threads PID and PID+1, in
+    func_a and func_b, and the idle task. Blanks (a tick more than a
+    period and the margin, 100 us, late): 4 ms within func_a of thread
+    PID (1 ms of it reported as steal), 2 ms from func_a to func_b of
+    that thread, 2 ms from thread PID+1 to thread PID in func_b, 3 ms
+    next to the idle task (a halted CPU, not steal). CPU 1's one tick is
+    its first, after 10 s of nothing: no blank. A second probe's tick
+    (event 71) is left out."""
+    t = [(0, None, PID, PID, FUNC_A), (1, 0, PID, PID, FUNC_A),
+         (2, 1, PID, PID, FUNC_A)]
+    recs = [(0, sample_rec(*a, stack=(FUNC_B,))) for a in t]
+    recs.append((0, sample_rec(7, 2, PID, PID, FUNC_A, steal_ms=1)))
+    recs.append((0, sample_rec(8, 7, PID, PID, FUNC_A)))
+    recs.append((0, sample_rec(11, 8, PID, PID, FUNC_B)))
+    recs.append((0, sample_rec(12, 11, PID, PID + 1, FUNC_B)))
+    recs.append((0, sample_rec(15, 12, PID, PID, FUNC_B)))
+    recs.append((0, sample_rec(16, 15, 0, 0, IDLE_FN, S_IDLE | S_KTHREAD)))
+    recs.append((0, sample_rec(20, 16, 0, 0, IDLE_FN, S_IDLE | S_KTHREAD)))
+    recs.append((0, sample_rec(21, 20, PID, PID, FUNC_A)))
+    recs.append((1, sample_rec(10000, None, PID, PID + 1, FUNC_B, cpu=1)))
+    other = bytearray(sample_rec(5, 4, PID, PID, FUNC_B))
+    struct.pack_into("<H", other, 4, 71)
+    recs.append((0, bytes(other)))
+    recs.sort(key=lambda r: struct.unpack_from("<Q", r[1], 32)[0])
+    return recs
+
+
 HOST = None
 
 
@@ -534,7 +585,7 @@ def main():
             opts[args[0]] = args[1]
             args = args[2:]
         elif args[0] in ("--v1", "--truncate", "--garbage", "--block",
-                         "--spans"):
+                         "--spans", "--samples"):
             mode, args = args[0], args[1:]
         else:
             sys.exit(__doc__)
@@ -556,7 +607,9 @@ def main():
         return
     OFFSET = WALL0 - T0 if offset is None else offset
     data = block_stream() if mode == "--block" else \
-        span_stream() if mode == "--spans" else stream()
+        span_stream() if mode == "--spans" else \
+        b"".join(r for c, r in sample_scenario()) if mode == "--samples" \
+        else stream()
     if mode == "--v1":
         out = struct.pack("<8sII", b"MAGNETTR", 1, 40) + data
     elif mode == "--truncate":

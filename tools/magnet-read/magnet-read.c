@@ -529,8 +529,12 @@ out:
 	as_root();
 	/* (as root: the kernel's symbols, read now, have their addresses) */
 	if (!ret && (o->profile || o->folded_file) &&
-	    !(st->profile = profile_new())) {
-		fprintf(stderr, PROG ": out of memory\n");
+	    !(st->profile = profile_new(o->kallsyms))) {
+		if (errno == ENOMEM)
+			fprintf(stderr, PROG ": out of memory\n");
+		else
+			fprintf(stderr, PROG ": %s: %s\n", o->kallsyms,
+				strerror(errno));
 		ret = -1;
 	}
 	return ret;

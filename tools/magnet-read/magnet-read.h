@@ -81,6 +81,7 @@ struct options {
 	const char *zipkin_file;	/* --zipkin */
 	const char *folded_file;	/* --folded */
 	bool profile;			/* --profile */
+	const char *kallsyms;		/* --kallsyms */
 	struct rotation rot;		/* -C, -G, -W, -z */
 	const char *probe_sets;		/* -P */
 	unsigned long buffer_kib;	/* -B: the size of the buffer -P makes */
@@ -486,7 +487,8 @@ void json_sample(FILE *f, const struct magnet_record *r);
 
 /* The sampler's profile (profile.c): apparent, steal, compensated time */
 struct profile;
-struct profile *profile_new(void);
+/* @kallsyms: --kallsyms, or NULL */
+struct profile *profile_new(const char *kallsyms);
 /* A cpu.sample record (is_sample_record()); 0, or -1 (no memory) */
 int profile_sample(struct profile *p, const struct magnet_record *r);
 /* The report, text or JSON; folded stacks; 0 or -1 (errno) */

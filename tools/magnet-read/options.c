@@ -42,7 +42,7 @@ static void usage(FILE *f)
 	      "\t\t[ -W filecount ] [ -z postrotate-command ] [ -Z user ]\n"
 	      "\t\t[ --tgid pid[,pid...] ] [ --cpu list ] [ --trace file ]\n"
 	      "\t\t[ --perfetto file ] [ --otlp file ] [ --zipkin file ]\n"
-	      "\t\t[ --profile ] [ --folded file ]\n"
+	      "\t\t[ --profile ] [ --folded file ] [ --kallsyms file ]\n"
 	      "\t\t[ --print ] [ --journey-timeout ms ]\n"
 	      "\t\t[ --size-wm bytes ] [ --count-wm count ] [ --timeout ms ]\n"
 	      "\t\t[ --no-kernel-filter ] [ --no-map ]\n"
@@ -105,7 +105,7 @@ static uint64_t file_size(const char *s)
 enum { OPT_PRINT = 256, OPT_TRACE, OPT_PERFETTO, OPT_JOURNEY_TIMEOUT, OPT_SIZE_WM,
        OPT_COUNT_WM, OPT_TIMEOUT, OPT_NO_MAP, OPT_TGID, OPT_CPU,
        OPT_VERSION, OPT_PRECISION, OPT_NO_KERNEL_FILTER,
-       OPT_OTLP, OPT_ZIPKIN, OPT_PROFILE, OPT_FOLDED };
+       OPT_OTLP, OPT_ZIPKIN, OPT_PROFILE, OPT_FOLDED, OPT_KALLSYMS };
 
 /*
  * tcpdump's options magnet-read does not honour: refused, with why,
@@ -252,6 +252,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		{ "zipkin", required_argument, NULL, OPT_ZIPKIN },
 		{ "profile", no_argument, NULL, OPT_PROFILE },
 		{ "folded", required_argument, NULL, OPT_FOLDED },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "journey-timeout", required_argument, NULL, OPT_JOURNEY_TIMEOUT },
 		{ "size-wm", required_argument, NULL, OPT_SIZE_WM },
 		{ "count-wm", required_argument, NULL, OPT_COUNT_WM },
@@ -376,6 +377,7 @@ void parse_args(int argc, char **argv, struct options *o)
 		case OPT_ZIPKIN: o->zipkin_file = optarg; break;
 		case OPT_PROFILE: o->profile = true; break;
 		case OPT_FOLDED: o->folded_file = optarg; break;
+		case OPT_KALLSYMS: o->kallsyms = optarg; break;
 		case 'c':
 			o->count = number(optarg, "--count", LLONG_MAX);
 			break;
@@ -456,6 +458,8 @@ void parse_args(int argc, char **argv, struct options *o)
 	    is_stdout(o->zipkin_file) + is_stdout(o->folded_file) +
 	    o->profile > 1)
 		bad_usage("-w, --trace, --perfetto, --otlp, --zipkin, --folded and --profile cannot share standard output");
+	if (o->kallsyms && !o->profile && !o->folded_file)
+		bad_usage("--kallsyms names kernel functions for --profile and --folded: give one");
 	o->print = print || (!o->trace_file && !o->pcapng_file &&
 			     !o->perfetto_file && !o->otlp_file &&
 			     !o->zipkin_file && !o->profile && !o->folded_file);

@@ -65,6 +65,8 @@ struct profile {
 	struct sample *samples;
 	size_t n, cap;
 	uint64_t period;
+	uint16_t event;			/* the sampling probe profiled */
+	uint64_t others;		/* samples of other sampling probes */
 	unsigned int cpus_seen;
 	uint8_t cpu_seen[1024];
 	struct table t[LEVELS];
@@ -76,12 +78,12 @@ struct profile {
 	bool failed;
 };
 
-struct profile *profile_new(void)
+struct profile *profile_new(const char *kallsyms)
 {
 	struct profile *p = calloc(1, sizeof(*p));
 
 	if (p)
-		p->syms = symbols_new();
+		p->syms = symbols_new(kallsyms);
 	if (p && !p->syms) {
 		free(p);
 		return NULL;
@@ -185,6 +187,12 @@ int profile_sample(struct profile *p, const struct magnet_record *r)
 	unsigned int u = s->user_depth < held - k ? s->user_depth : held - k;
 	struct sample *x;
 
+	/* one probe's ticks: another's, at its own period, would interleave */
+	if (p->n && r->event != p->event) {
+		p->others++;
+		return 0;
+	}
+	p->event = r->event;
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 4096;
 		struct sample *grown = realloc(p->samples, cap * sizeof(*grown));
@@ -213,8 +221,7 @@ int profile_sample(struct profile *p, const struct magnet_record *r)
 		p->failed = true;
 		return -1;
 	}
-	if (!p->period)
-		p->period = s->period;
+	p->period = s->period;
 	if (r->cpu < sizeof(p->cpu_seen) && !p->cpu_seen[r->cpu]) {
 		p->cpu_seen[r->cpu] = 1;
 		p->cpus_seen++;
@@ -510,11 +517,12 @@ int profile_report(struct profile *p, FILE *f, bool json)
 			",\"blank_ns\":%" PRIu64 ",\"steal_reported_ns\":%" PRIu64
 			",\"steal_unreported_ns\":%" PRIu64
 			",\"charged_ns\":{\"process\":%" PRIu64 ",\"thread\":%" PRIu64
-			",\"function\":%" PRIu64 "},\"idle_gaps_ns\":%" PRIu64,
+			",\"function\":%" PRIu64 "},\"idle_gaps_ns\":%" PRIu64
+			",\"other_probes_samples\":%" PRIu64,
 			p->n, p->cpus_seen, p->period, p->margin, p->apparent,
 			p->blank, p->reported, p->unreported,
 			p->charged[BY_PROCESS], p->charged[BY_THREAD],
-			p->charged[BY_FUNCTION], p->idle_gaps);
+			p->charged[BY_FUNCTION], p->idle_gaps, p->others);
 		for (l = 0; l < LEVELS; l++)
 			json_rows(p, l, f);
 		fputs("}\n", f);
@@ -527,6 +535,9 @@ int profile_report(struct profile *p, FILE *f, bool json)
 			ms(p->charged[BY_PROCESS]), ms(p->charged[BY_THREAD]),
 			ms(p->charged[BY_FUNCTION]),
 			ms(p->blank - p->charged[BY_FUNCTION]), ms(p->idle_gaps));
+		if (p->others)
+			fprintf(f, "%" PRIu64 " samples of other sampling probes left out (one probe is profiled: the first seen)\n",
+				p->others);
 		for (l = 0; l < LEVELS; l++)
 			text_rows(p, l, f);
 	}
