@@ -107,7 +107,7 @@ test-programs: $(STATIC)
 # library linked into each; not installed.
 LIB_SRC   := $(addprefix lib/,nl.c probeset.c control.c mapped.c json.c merge.c \
 	     print.c words.c filter.c f_packet.c f_header.c f_correlate.c \
-	     names.c pcapfilter.c ledger.c acctwatch.c otel.c symbols.c)
+	     names.c pcapfilter.c ledger.c acctwatch.c otel.c symbols.c steal.c)
 LIB_HDR   := $(wildcard lib/*.h) include/uapi/linux/magnet.h
 LIB_A     := build/lib/libmagnet-tools.a
 TOOL_CFLAGS := $(USER_CFLAGS) -Ilib

@@ -4,28 +4,14 @@
  * steal and compensated time per process, thread and function, and folded
  * stacks, from cpu.sample's records.
  *
- * The method is that of "Execution Time Compensation for Cloud
- * Applications by Subtracting Steal Time based on Host-Level Sampling"
- * (Yamamoto, Nakashima, ICPE'16), on the guest's own samples:
- *   - A tick covers the time since its CPU's previous tick (@since), and
- *     that time is the apparent time of what the tick found running: the
- *     time a clock inside the machine sees it take, whether or not the
- *     CPU really ran it.
- *   - A tick that comes later than the period by more than the jitter
- *     margin ends a blank: the CPU did not run (or could not take the
- *     timer) for @since less one period. The margin is measured: four
- *     times the median distance of the ticks from the period, and at
- *     least a tenth of the period.
- *   - A blank is split into reported steal (what the kernel accounted as
- *     steal meanwhile, at most the blank) and the rest, which the
- *     hypervisor did not report.
- *   - At each level (process, thread, function), a blank between two
- *     ticks of the same context (the same process; thread; function in
- *     the same thread) is that context's steal, and its compensated time
- *     is its apparent time less it. A blank between different contexts
- *     is unattributed steal, as the paper leaves it. One with the idle
- *     task on either side is not steal at all: a halted CPU.
- * The samples are kept until the end: the margin is known only then.
+ * The rules are lib/steal.h's, the ICPE'16 paper's on the guest's own
+ * ticks: a tick's time since its CPU's previous one is the apparent time
+ * of what it found; a tick late by more than the jitter margin ends a
+ * blank, charged to the process, thread and function found on both
+ * sides of it (compensated time is apparent time less it), unattributed
+ * when they differ, not steal next to the idle task. The margin comes
+ * from the ticks' median distance from the period, so the samples are
+ * kept until the end, when it is known.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,13 +19,13 @@
 #include <string.h>
 
 #include "magnet-read.h"
+#include "steal.h"
 #include "symbols.h"
 
 struct sample {
-	uint32_t cpu, tgid, tid, flags;
-	uint64_t since, steal;
+	struct steal_tick t;		/* .func: the interrupted ip's function */
+	uint32_t cpu;
 	const char *comm;
-	const char *func;		/* the function of the interrupted ip */
 	const char *stack;		/* folded: "comm;outer;...;inner" */
 };
 
@@ -207,13 +193,13 @@ int profile_sample(struct profile *p, const struct magnet_record *r)
 	x = &p->samples[p->n];
 	memset(x, 0, sizeof(*x));
 	x->cpu = r->cpu;
-	x->tgid = r->tgid;
-	x->tid = r->tid;
-	x->flags = s->flags;
-	x->since = s->since;
-	x->steal = s->steal;
+	x->t.tgid = r->tgid;
+	x->t.tid = r->tid;
+	x->t.flags = s->flags;
+	x->t.since = s->since;
+	x->t.steal = s->steal;
 	x->comm = symbols_comm(p->syms, r->tgid);
-	x->func = s->flags & MAGNET_SAMPLE_F_USER ?
+	x->t.func = s->flags & MAGNET_SAMPLE_F_USER ?
 		  symbols_user(p->syms, r->tgid, s->ip) :
 		  symbols_kernel(p->syms, s->ip);
 	x->stack = fold(p, r, x->comm, k, u);
@@ -301,31 +287,25 @@ static uint64_t jitter_margin(const struct profile *p)
 	size_t i, n = 0;
 
 	if (!d)
-		return p->period / 10;
+		return steal_margin(p->period, 0);
 	for (i = 0; i < p->n; i++) {
 		const struct sample *x = &p->samples[i];
 
-		if (x->flags & MAGNET_SAMPLE_F_FIRST)
+		if (x->t.flags & MAGNET_SAMPLE_F_FIRST)
 			continue;
-		d[n++] = x->since > p->period ? x->since - p->period :
-						 p->period - x->since;
+		d[n++] = x->t.since > p->period ? x->t.since - p->period :
+						   p->period - x->t.since;
 	}
 	qsort(d, n, sizeof(*d), cmp_u64);
-	m = n ? 4 * d[n / 2] : 0;
+	m = n ? d[n / 2] : 0;
 	free(d);
-	return m > p->period / 10 ? m : p->period / 10;
+	return steal_margin(p->period, m);
 }
 
-static bool same(enum level l, const struct sample *a, const struct sample *b)
+static bool charged(enum level l, const struct steal_gap *g)
 {
-	switch (l) {
-	case BY_PROCESS:
-		return a->tgid == b->tgid;
-	case BY_THREAD:
-		return a->tid == b->tid;
-	default:
-		return a->tid == b->tid && !strcmp(a->func, b->func);
-	}
+	return l == BY_PROCESS ? g->process :
+	       l == BY_THREAD ? g->thread : g->function;
 }
 
 static struct row *level_row(struct profile *p, enum level l,
@@ -333,11 +313,11 @@ static struct row *level_row(struct profile *p, enum level l,
 {
 	switch (l) {
 	case BY_PROCESS:
-		return row_get(&p->t[l], x->comm, x->tgid, 0);
+		return row_get(&p->t[l], x->comm, x->t.tgid, 0);
 	case BY_THREAD:
-		return row_get(&p->t[l], x->comm, x->tgid, x->tid);
+		return row_get(&p->t[l], x->comm, x->t.tgid, x->t.tid);
 	default:
-		return row_get(&p->t[l], x->func, 0, 0);
+		return row_get(&p->t[l], x->t.func, 0, 0);
 	}
 }
 
@@ -352,48 +332,41 @@ static int account(struct profile *p)
 	for (i = 0; i < p->n; i++) {
 		const struct sample *x = &p->samples[i];
 		const struct sample *b = x->cpu < 1024 ? prev[x->cpu] : NULL;
-		uint64_t blank = 0, rep = 0, unrep;
-		bool idle;
+		struct steal_gap g;
 		struct row *r;
 
 		if (x->cpu < 1024)
 			prev[x->cpu] = x;
-		if (x->flags & MAGNET_SAMPLE_F_FIRST)
-			b = NULL;
-		if (b && x->since > p->period + p->margin)
-			blank = x->since - p->period;
-		rep = x->steal < blank ? x->steal : blank;
-		unrep = blank - rep;
-		idle = b && ((x->flags | b->flags) & MAGNET_SAMPLE_F_IDLE);
-		p->apparent += x->since;
-		if (blank && idle)
-			p->idle_gaps += blank;
-		else if (blank) {
-			p->blank += blank;
-			p->reported += rep;
-			p->unreported += unrep;
+		steal_judge(b ? &b->t : NULL, &x->t, p->period, p->margin, &g);
+		p->apparent += x->t.since;
+		if (g.idle) {
+			p->idle_gaps += g.blank;
+		} else {
+			p->blank += g.blank;
+			p->reported += g.reported;
+			p->unreported += g.blank - g.reported;
 		}
 		for (l = 0; l < LEVELS; l++) {
 			r = level_row(p, l, x);
 			if (!r)
 				return -1;
-			r->apparent += x->since;
+			r->apparent += x->t.since;
 			r->samples++;
-			if (blank && !idle && same(l, b, x)) {
-				r->reported += rep;
-				r->unreported += unrep;
-				p->charged[l] += blank;
+			if (charged(l, &g)) {
+				r->reported += g.reported;
+				r->unreported += g.blank - g.reported;
+				p->charged[l] += g.blank;
 			}
 		}
 		/* folded: the stack's own time, and its charged steal */
 		r = row_get(&p->folded, x->stack, 0, 0);
 		if (!r)
 			return -1;
-		if (blank && !idle && same(BY_FUNCTION, b, x)) {
-			r->apparent += x->since - blank;
-			r->reported += blank;
+		if (g.function) {
+			r->apparent += x->t.since - g.blank;
+			r->reported += g.blank;
 		} else {
-			r->apparent += x->since;
+			r->apparent += x->t.since;
 		}
 	}
 	return 0;
