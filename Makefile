@@ -61,7 +61,7 @@ TOOLS     := build/bin/magnet-read build/bin/magnetctl build/bin/magnetd \
 	     build/lib/libmagnet.so build/lib/libmagnet.a build/lib/libmagnet.pc \
 	     build/bin/magnet-adaptive build/bin/magnet-cputop build/bin/magnet-callcost build/bin/magnet-spans build/lib/modmagnet.so \
 	     build/bin/magnet-supermon
-STATIC    := build/static/magnet-test build/test-bin/magnet-nltest \
+STATIC    := build/static/magnet-test build/static/magnet-test-stripped build/test-bin/magnet-nltest \
 	     build/test-bin/magnetd-client build/test-bin/pcap-diff \
 	     build/test-bin/acct-test build/test-bin/magnet-acct-shim.so
 
@@ -287,6 +287,10 @@ build/static/magnet-test: tests/bin/magnet-test.c tests/harness.h tests/bin/stre
 	@mkdir -p $(@D)
 	$(CC) $(TOOL_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
 		-Itests -Ilibmagnet -static -o $@ $< lib/mapped.c libmagnet/span.c -luring -lpthread
+
+# (the sampler's profile of code without symbols: its mapping's range)
+build/static/magnet-test-stripped: build/static/magnet-test
+	strip -o $@ $<
 
 # --- checks ------------------------------------------------------------------
 
