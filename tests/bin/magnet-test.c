@@ -1626,9 +1626,10 @@ static int cmd_spin(int argc, char **argv)
 }
 
 /*
- * burn UNITS: CPU-bound work without system calls, in two functions of
- * one loop: burn_major() does four fifths of it and burn_minor() one
- * fifth (the same steps inlined in each, 4:1), each unit a million steps.
+ * burn UNITS [STEPS]: CPU-bound work without system calls, in two
+ * functions of one loop: burn_major() does four fifths of it and
+ * burn_minor() one fifth (the same steps inlined in each, 4:1), each unit
+ * STEPS steps (default a million; a multiple of 5).
  * The program is built with frame pointers and without sibling calls
  * (the Makefile), and neither is a leaf, so that a sampler can walk the
  * user stack from either to burn_loop() and cmd_burn(). Prints the wall
@@ -1653,21 +1654,21 @@ static inline __attribute__((always_inline)) void burn_steps(long n)
 	burn_keep(x);
 }
 
-static BURN_FP void burn_major(void)
+static BURN_FP void burn_major(long steps)
 {
-	burn_steps(800000);
+	burn_steps(steps / 5 * 4);
 }
 
-static BURN_FP void burn_minor(void)
+static BURN_FP void burn_minor(long steps)
 {
-	burn_steps(200000);
+	burn_steps(steps / 5);
 }
 
-static BURN_FP void burn_loop(long units)
+static BURN_FP void burn_loop(long units, long steps)
 {
 	while (units--) {
-		burn_major();
-		burn_minor();
+		burn_major(steps);
+		burn_minor(steps);
 	}
 }
 
@@ -1675,13 +1676,14 @@ static BURN_FP int cmd_burn(int argc, char **argv)
 {
 	struct timespec a, b;
 	long units = argc > 2 ? atol(argv[2]) : 0;
+	long steps = argc > 3 ? atol(argv[3]) : 1000000;
 
-	if (units <= 0) {
-		fprintf(stderr, "usage: magnet-test burn UNITS (UNITS > 0)\n");
+	if (units <= 0 || steps <= 0 || steps % 5) {
+		fprintf(stderr, "usage: magnet-test burn UNITS [STEPS] (UNITS > 0, STEPS a multiple of 5)\n");
 		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	burn_loop(units);
+	burn_loop(units, steps);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("%.3f\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
 	return 0;
