@@ -144,7 +144,7 @@ build/bin/magnetctl: $(MAGNETCTL_SRC) $(wildcard tools/magnetctl/*.h) $(LIB_A) $
 # configuration: libyaml, GnuTLS, libcrypt's bcrypt)
 MAGNETD_SRC := $(addprefix magnetd/,magnetd.c config.c metrics.c kernel.c \
 	       reader.c server.c nofile.c http.c exposition.c webconfig.c webauth.c export.c \
-	       account.c acct.c)
+	       account.c acct.c sampler.c)
 WEB_LIBS  := -lmicrohttpd -lgnutls -lyaml -lcrypt
 MAGNETD_CFLAGS := $(TOOL_CFLAGS) -Imagnetd -Ilibmagnet
 
@@ -384,7 +384,7 @@ check-server-unit: build/test-bin/server-unit
 # (tests/host/prometheus-test.py, tests/host/http-host.c).
 HTTP_HOST_SRC := tests/host/http-host.c tests/host/daemon-stubs.c \
 		 $(addprefix magnetd/,server.c metrics.c config.c nofile.c http.c exposition.c \
-		 webconfig.c webauth.c)
+		 webconfig.c webauth.c sampler.c)
 build/test-bin/http-host: $(HTTP_HOST_SRC) $(wildcard magnetd/*.h) libmagnet/libmagnet.h $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(MAGNETD_CFLAGS) -Itests -o $@ $(HTTP_HOST_SRC) $(LIB_A) -lev -lconfuse -lmnl -lpcap -lseccomp \

@@ -337,6 +337,19 @@ DEFINE_RANGE(v_id_arg, 0, MAGNET_PROBE_ARGS_MAX)
 DEFINE_RANGE(v_sample_every, 0, UINT32_MAX)
 DEFINE_RANGE(v_sample_interval, 0, MAGNET_SAMPLE_INTERVAL_MAX)
 DEFINE_RANGE(v_tid, 0, UINT32_MAX)
+DEFINE_RANGE(v_depth, 0, MAGNET_SAMPLE_DEPTH_MAX)
+
+/* cpu.sample's period: 0 (the module's default) or within its range */
+static int v_period(cfg_t *sec, cfg_opt_t *opt)
+{
+	long v = cfg_opt_getnint(opt, 0);
+
+	if (v)
+		return check_range(sec, opt, MAGNET_SAMPLE_PERIOD_MIN,
+				   MAGNET_SAMPLE_PERIOD_MAX);
+	note(loading, sec, opt->name);
+	return 0;
+}
 DEFINE_RANGE(v_latency_timeout, 1, LATENCY_TIMEOUT_MAX_MS)
 DEFINE_RANGE(v_max_pending, 1, PENDING_MAX)
 DEFINE_RANGE(v_http_port, 1, 65535)
@@ -818,6 +831,8 @@ static cfg_opt_t probe_opts[] = {
 	OPT_INT("snaplen", 0, v_snaplen),
 	OPT_INT("sample-every", 0, v_sample_every),
 	OPT_INT("sample-interval", 0, v_sample_interval),
+	OPT_INT("period", 0, v_period),
+	OPT_INT("depth", MAGNET_SAMPLE_DEPTH_DEFAULT, v_depth),
 	OPT_SECTION("filter", filter_opts, CFGF_MULTI),
 	CFG_END()
 };
@@ -1253,6 +1268,13 @@ static void check_probe_kind(struct loader *ld, cfg_t *sec, const char *ctx)
 		report(ld, opt_line(ld, sec, "target"), ctx,
 		       "target needs a kind");
 
+	if ((cfg_getint(sec, "period") ||
+	     cfg_getint(sec, "depth") != MAGNET_SAMPLE_DEPTH_DEFAULT) &&
+	    (!predef || strcmp(cfg_getstr(sec, "predef"), SAMPLE_PREDEF)))
+		report(ld, opt_line(ld, sec, cfg_getint(sec, "period") ?
+					     "period" : "depth"),
+		       ctx, "period and depth are for a probe of predef \"%s\" only",
+		       SAMPLE_PREDEF);
 	if (predef && (args || id_arg)) {
 		report(ld, conflict_line(ld, sec, args ? "args" : "id-arg",
 					 "predef"),
@@ -1438,6 +1460,8 @@ static void build_probe(struct loader *ld, cfg_t *sec,
 	p->snaplen = cfg_getint(sec, "snaplen");
 	p->sample_every = cfg_getint(sec, "sample-every");
 	p->sample_interval_ns = cfg_getint(sec, "sample-interval");
+	p->period_ns = cfg_getint(sec, "period");
+	p->depth = cfg_getint(sec, "depth");
 	build_filters(ld, sec, p);
 }
 

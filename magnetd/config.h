@@ -74,6 +74,9 @@
  *		snaplen = 0
  *		sample-every = 0		# keep 1 hit in N (0, 1 = all)
  *		sample-interval = 0		# ns: at most one hit per interval
+ *		period = 0			# predef "cpu.sample" only: ns
+ *					#  between ticks (0: 1 ms) ...
+ *		depth = 32			# ... frames of each stack kept
  *		filter {			# any number, in order
  *			action = include	# or exclude
  *			cpus = {0, 1}
@@ -105,6 +108,8 @@
 #include "metrics.h"
 
 #define CONFIG_FILTER_MAX	MAGNET_FILTER_RULES_MAX
+/* The sampler's catalog entry: period and depth are its alone. */
+#define SAMPLE_PREDEF		"cpu.sample"
 
 struct config_socket {
 	char path[108];			/* sun_path */
@@ -194,6 +199,8 @@ struct config_probe {
 	uint32_t snaplen;
 	uint32_t sample_every;
 	uint64_t sample_interval_ns;
+	uint64_t period_ns;		/* cpu.sample: 0, the module's */
+	uint8_t depth;			/* cpu.sample */
 	unsigned int nfilters;
 	struct filter_rule *filters;	/* lib/filter.h */
 };

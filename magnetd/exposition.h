@@ -30,6 +30,8 @@ struct exposition_input {
 	const struct account *ledger;	/* NULL: the ledger is off */
 	const struct acct_watches *acct; /* watched processes, or NULL */
 	const struct export_stats *otlp; /* spans posted, or NULL: no url */
+	const struct sampler_view *samplers;	/* cpu.sample probes' sums */
+	size_t nsamplers;
 };
 
 /*
@@ -38,7 +40,8 @@ struct exposition_input {
  * event and family (2 families; per-cpu adds one line per CPU that logged),
  * 26 x buckets + 2 bucket lines of about 70 bytes per latency, 3 KB besides;
  * with the ledger on, a line per distinct label set of its rows (about
- * 100 bytes and the cgroup's path).
+ * 100 bytes and the cgroup's path); per cpu.sample probe, about 330 bytes
+ * for each process it sampled.
  */
 char *exposition_render(const struct exposition_input *in,
 			enum exposition_format fmt, size_t *len);

@@ -99,6 +99,12 @@ static int probe_new(struct nl_ctx *nl, const struct config_probe *p, uint16_t *
 	mnl_attr_put_strz(nlh, MAGNET_A_PROBE_NAME, p->name);
 	if (p->predef[0]) {
 		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_PREDEF, p->predef);
+		if (!strcmp(p->predef, SAMPLE_PREDEF)) {
+			if (p->period_ns)
+				mnl_attr_put_u64(nlh, MAGNET_A_PROBE_PERIOD,
+						 p->period_ns);
+			mnl_attr_put_u8(nlh, MAGNET_A_PROBE_DEPTH, p->depth);
+		}
 	} else {
 		mnl_attr_put_u8(nlh, MAGNET_A_PROBE_KIND, p->kind);
 		mnl_attr_put_strz(nlh, MAGNET_A_PROBE_TARGET, p->target);

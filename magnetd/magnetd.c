@@ -126,6 +126,7 @@ static void declare_metrics(struct daemon *d, const struct config *cfg)
 				 l->name, l->start, l->end);
 	}
 	metrics_sweep(d->metrics);
+	sampler_sweep(d, cfg);
 }
 
 static void unbind_all(struct daemon *d)
@@ -135,6 +136,7 @@ static void unbind_all(struct daemon *d)
 	for (i = 0; i < d->inst.nprobes; i++)
 		metrics_bind(d->metrics, d->inst.probes[i].name, 0);
 	memset(d->event_name, 0, sizeof(d->event_name));
+	sampler_detach(d);
 }
 
 /* --- attach and detach -------------------------------------------------------- */
@@ -531,6 +533,7 @@ static void teardown(struct daemon *d)
 	}
 	metrics_free(d->metrics);
 	account_free(d);
+	sampler_free_all(d);
 	config_free(d->cfg);
 	nl_free(d->ledger_nl);
 	nl_free(d->nl);

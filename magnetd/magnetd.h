@@ -12,6 +12,8 @@
  *   account.c	the ledger: read for clients and Prometheus, on and off
  *   acct.c	per-call costs of the processes magnetd.conf names: watched,
  *		read for Prometheus
+ *   sampler.c	the ticks of cpu.sample probes, per process: apparent time
+ *		and steal, for Prometheus
  *   export.c	spans posted live to an OpenTelemetry collector
  *   http.c	the HTTP endpoint for Prometheus (exposition.c: its formats;
  *		webconfig.c, webauth.c: its TLS and basic authentication)
@@ -53,6 +55,7 @@ struct installed {
 };
 
 struct reader;
+struct samplers;
 struct export;
 struct webconfig;
 struct account_paths;
@@ -76,6 +79,7 @@ struct daemon {
 	unsigned int acct_ticks;	/* since the last look in /proc */
 	bool acct_warned;		/* a watch refused, logged once */
 	struct export *export;		/* spans posted (NULL: none) */
+	struct samplers *samplers;	/* cpu.sample probes' sums */
 
 	bool attached;		/* configuration installed, buffers read */
 	bool released;		/* a client asked to let go of the module */
@@ -206,6 +210,45 @@ void acct_tick(struct daemon *d);
 void acct_stop(struct daemon *d);
 void acct_module_gone(struct daemon *d);
 int acct_read(struct daemon *d, struct acct_watches *ws);
+
+/*
+ * sampler.c. sampler_record(): a record read (those of no cpu.sample probe
+ * of magnetd's are passed over). sampler_detach(): the probes are gone,
+ * and with them each CPU's previous tick. sampler_sweep(): the sums of
+ * probes @cfg no longer has, forgotten (a reload). sampler_foreach(): each
+ * probe's sums, in the order its ticks first came; a view stays valid
+ * until the next record.
+ */
+#define SAMPLED_COMM_LEN	16
+
+struct sampled_process {
+	uint32_t tgid;
+	char comm[SAMPLED_COMM_LEN];	/* when its first tick was read
+					 * ("": gone by then)
+					 */
+	uint64_t apparent_ns;		/* the time its ticks covered */
+	uint64_t steal_ns[2];		/* blank time charged: reported as
+					 * steal by the kernel, and not
+					 */
+};
+
+struct sampler_view {
+	const char *event;		/* the probe's name */
+	uint64_t period_ns, margin_ns;	/* the jitter margin in use */
+	uint64_t ticks;
+	uint64_t idle_ns;		/* the idle task's ticks: halted */
+	uint64_t unattributed_ns[2];	/* blank time between two processes */
+	uint64_t evicted;		/* processes dropped for room */
+	size_t nprocs;
+	const struct sampled_process *procs;	/* by tgid */
+};
+
+typedef void (*sampler_cb)(void *ctx, const struct sampler_view *v);
+void sampler_record(struct daemon *d, const struct magnet_record *rec);
+void sampler_detach(struct daemon *d);
+void sampler_sweep(struct daemon *d, const struct config *cfg);
+void sampler_foreach(const struct daemon *d, sampler_cb cb, void *ctx);
+void sampler_free_all(struct daemon *d);
 
 /* server.c */
 struct server *server_new(struct daemon *d, const struct config_socket *cs);

@@ -62,6 +62,7 @@ static struct {
 static void deliver(struct daemon *d, const struct magnet_record *rec)
 {
 	metrics_record(d->metrics, rec);
+	sampler_record(d, rec);
 	server_record(d->server, rec);
 }
 

@@ -606,6 +606,40 @@ TEST_F(config, web_config_relative_to_the_file)
 		     text, 2, "is more than 255 bytes long");
 }
 
+TEST_F(config, sampler_period_and_depth)
+{
+	struct config *cfg;
+
+	cfg = load(_t, self, "sample.conf", "probe ticks {\n"
+		   "\tpredef = \"cpu.sample\"\n\tperiod = 2000000\n"
+		   "\tdepth = 0\n}\nprobe plain {\n\tpredef = \"cpu.sample\"\n}\n");
+	ASSERT_TRUE(cfg) show_err(self);
+	EXPECT_EQ(cfg->probes[0].period_ns, 2000000);
+	EXPECT_EQ(cfg->probes[0].depth, 0);
+	/* the module's: 0 for its period (1 ms), 32 frames */
+	EXPECT_EQ(cfg->probes[1].period_ns, 0);
+	EXPECT_EQ(cfg->probes[1].depth, MAGNET_SAMPLE_DEPTH_DEFAULT);
+	config_free(cfg);
+	expect_error(_t, self, "sampler: a period below the kernel timer's",
+		     "probe t {\n\tpredef = \"cpu.sample\"\n"
+		     "\tperiod = 50000\n}\n", 3,
+		     "period 50000 out of range 100000..1000000000");
+	expect_error(_t, self, "sampler: a negative period",
+		     "probe t {\n\tpredef = \"cpu.sample\"\n"
+		     "\tperiod = -1\n}\n", 3, "period -1 out of range");
+	expect_error(_t, self, "sampler: depth 65",
+		     "probe t {\n\tpredef = \"cpu.sample\"\n"
+		     "\tdepth = 65\n}\n", 3, "depth 65 out of range 0..64");
+	expect_error(_t, self, "sampler: a period on another probe",
+		     "probe t {\n\tpredef = \"sched_switch\"\n"
+		     "\tperiod = 1000000\n}\n", 3,
+		     "period and depth are for a probe of predef \"cpu.sample\" only");
+	expect_error(_t, self, "sampler: a depth on a kprobe",
+		     "probe t {\n\tkind = kprobe\n\ttarget = \"vfs_read\"\n"
+		     "\tdepth = 4\n}\n", 4,
+		     "period and depth are for a probe of predef \"cpu.sample\" only");
+}
+
 TEST_F(config, prometheus_options_read_and_checked)
 {
 	static const int bad_buckets[] = { 3, 16, 0, -4 };

@@ -14,7 +14,9 @@
  *
  * The ledger is on, with the made-up rows below (tests/host/prometheus-test.py
  * knows them): two thread groups of one cgroup, a path with a quote, a
- * cgroup gone, a softirq, a work item, idle.
+ * cgroup gone, a softirq, a work item, idle. So is a sampler, "steal-sample",
+ * whose made-up ticks (sampler_ticks() below) go through magnetd's own
+ * sampler.c.
  *
  * usage: http-host CONFIG SEED PAIRS LOW HIGH TIMES
  * Serves until SIGTERM; prints "ready" on standard output once it listens.
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "magnetd.h"
 #include "webconfig.h"
@@ -140,6 +143,52 @@ static void record(struct daemon *d, uint16_t id, uint64_t key, uint64_t ts,
 	};
 
 	metrics_record(d->metrics, &r);
+}
+
+/*
+ * The ticks of a cpu.sample probe of 1 ms, as sampler.c reads them: this
+ * process (A) and one that is gone (B, a pid above any pid_max). CPU 0: A's
+ * first tick, ten of 1 ms, one 4 ms late with 1 ms of reported steal (a
+ * blank of 4 ms charged to A, 1 reported); B 2 ms late (a blank of 2 ms
+ * between two processes: unattributed, unreported); the idle task, then
+ * idle 3 ms late (halted: not steal). CPU 1: A's first tick and one of
+ * 1 ms. A: 16 ms, B: 3 ms, idle 5 ms, 17 ticks.
+ */
+#define SAMPLER_ID	0xfe00
+#define GONE_PID	4194303
+
+static void tick(struct daemon *d, uint32_t cpu, uint32_t tgid,
+		 uint32_t flags, uint64_t since, uint64_t steal)
+{
+	struct {
+		struct magnet_record r;
+		struct magnet_sample s;
+	} t = {
+		.r = { .size = sizeof(t), .event = SAMPLER_ID,
+		       .flags = MAGNET_RF_SAMPLE, .cpu = cpu, .tgid = tgid,
+		       .tid = tgid },
+		.s = { .since = since, .steal = steal, .flags = flags,
+		       .period = 1000000 },
+	};
+
+	sampler_record(d, &t.r);
+}
+
+static void sampler_ticks(struct daemon *d)
+{
+	uint32_t a = getpid();
+	int i;
+
+	d->event_name[SAMPLER_ID] = "steal-sample";
+	tick(d, 0, a, MAGNET_SAMPLE_F_FIRST, 0, 0);
+	for (i = 0; i < 10; i++)
+		tick(d, 0, a, 0, 1000000, 0);
+	tick(d, 0, a, 0, 5000000, 1000000);
+	tick(d, 0, GONE_PID, 0, 3000000, 0);
+	tick(d, 0, 0, MAGNET_SAMPLE_F_IDLE, 1000000, 0);
+	tick(d, 0, 0, MAGNET_SAMPLE_F_IDLE, 4000000, 0);
+	tick(d, 1, a, MAGNET_SAMPLE_F_FIRST, 0, 0);
+	tick(d, 1, a, 0, 1000000, 0);
 }
 
 extern const struct account *stub_ledger;
@@ -282,6 +331,7 @@ int main(int argc, char **argv)
 	}
 	fclose(times);
 	metrics_tick(d.metrics, now_ns());
+	sampler_ticks(&d);
 	/* as magnetd's setup(): max-clients within RLIMIT_NOFILE */
 	if (nofile_fit(d.cfg->nbuffers, &d.cfg->socket, &d.cfg->prometheus))
 		return 1;
@@ -304,6 +354,7 @@ int main(int argc, char **argv)
 	webconfig_put(d.web);
 	server_free(d.server);
 	metrics_free(d.metrics);
+	sampler_free_all(&d);
 	config_free(d.cfg);
 	return 0;
 }

@@ -212,6 +212,7 @@ def test_formats(base, pid):
           "magnetd's own health and version")
     test_ledger(text)
     test_acct(text)
+    test_sampler(text, pid)
     test_otlp(text)
 
     st, hd, body = get(base + "/metrics", {"Accept": PROM_ACCEPT})
@@ -230,6 +231,9 @@ def test_formats(base, pid):
               fams["magnet_acct_call_seconds"].type == "histogram" and
               fams["magnet_acct_call_seconds"].unit == "seconds" and
               fams["magnet_otlp_spans"].type == "counter" and
+              fams["magnet_steal_seconds"].type == "counter" and
+              fams["magnet_steal_seconds"].unit == "seconds" and
+              fams["magnet_sampler_margin_seconds"].type == "gauge" and
               fams["magnet_otlp_queue_bytes"].unit == "bytes",
               "OpenMetrics: the reference parser reads it (%d families)"
               % len(fams))
@@ -284,6 +288,35 @@ def test_acct(text):
                 'pid="4242",comm="web \\"1\\""') == 5,
           "magnet_acct_*: errors, blocked by how, bytes by layer and "
           "direction, async by part, threads, missed calls")
+
+
+def test_sampler(text, pid):
+    """The ticks of http-host.c's sampler, through magnetd's sampler.c."""
+    ev = 'event="steal-sample"'
+    a = f'{ev},pid="{pid}",comm="http-host"'
+    b = f'{ev},pid="4194303",comm=""'
+    check(value(text, "magnet_sampled_seconds_total", a) == 0.016 and
+          value(text, "magnet_sampled_seconds_total", b) == 0.003 and
+          value(text, "magnet_sampled_idle_seconds_total", ev) == 0.005 and
+          value(text, "magnet_sampler_ticks_total", ev) == 17,
+          "the sampler: apparent time per process (its name read once, "
+          "\"\" for one gone), idle apart, every tick counted")
+    check(value(text, "magnet_steal_seconds_total",
+                a + ',type="reported"') == 0.001 and
+          value(text, "magnet_steal_seconds_total",
+                a + ',type="unreported"') == 0.003 and
+          value(text, "magnet_steal_seconds_total",
+                b + ',type="unreported"') == 0 and
+          value(text, "magnet_steal_unattributed_seconds_total",
+                ev + ',type="unreported"') == 0.002 and
+          value(text, "magnet_steal_unattributed_seconds_total",
+                ev + ',type="reported"') == 0,
+          "the sampler: a blank within a process charged to it, reported "
+          "and not; one between two processes unattributed; one next to "
+          "idle not steal")
+    check(value(text, "magnet_sampler_margin_seconds", ev) == 0.0001,
+          "the sampler: the jitter margin, a tenth of the period for "
+          "punctual ticks")
 
 
 def test_otlp(text):

@@ -9,7 +9,7 @@
 # a CPU-bound loop in a cgroup in magnet_cpu_seconds_total and in
 # libmagnet's ledger snapshots (magnet-cputop), as the cgroup's cpu.stat
 # says; an administrator's ledger left on.
-# rig-programs: curl dd
+# rig-programs: curl dd jq
 . /magnet/lib.sh
 
 S=/tmp/magnetd.sock
@@ -533,6 +533,58 @@ rm -f $AS /tmp/afifo /tmp/acctload
 other_cpus off
 exec 3>&-
 other_cpus on
+
+# --- apparent time and steal per process: a cpu.sample probe ---------------------------
+# magnetd sums a sampler's ticks per process (magnetd(8), "Steal time"):
+# the burner pinned to CPU 0 shows its CPU time as apparent time, CPU 1
+# idle as idle time; a reload without the probe removes it, and its
+# series go. (The rules themselves, on ticks made to order: the host's
+# tests/host/prometheus-test.py.)
+SS=/tmp/sampled.sock SP=http://127.0.0.1:9740
+# (a buffer of its own: the first magnetd reads "default")
+printf 'socket {\n\tpath = "%s"\n}\nprometheus {\n\tenable = true\n\tport = 9740\n}\nbuffer ticks {\n\tsize = 262144\n}\nprobe ticks {\n\tpredef = "cpu.sample"\n\tbuffer = ticks\n\tperiod = 2000000\n\tdepth = 0\n}\n' \
+	$SS > /tmp/sampled.conf
+taskset 2 magnetd -c /tmp/sampled.conf > /tmp/sampled.log 2>&1 &
+SD=$!
+check "probe ticks { predef = \"cpu.sample\"; period = 2000000; depth = 0 }: installed so" \
+	wait_for 20 sh -c 'grep -q "attached: 1 probes" /tmp/sampled.log && magnetctl -j probe show ticks | jq -e "[.. | objects | select(.name? == \"ticks\")][0] | .period_ns == 2000000 and .depth == 0" > /dev/null'
+# its CPU time: the shell's children's, in clock ticks, once it is reaped
+sh -c 'taskset 1 magnet-test burn 1200 > /dev/null; cut -d" " -f16,17 /proc/$$/stat' > /tmp/sburn.ticks
+# (USER_HZ: 100 on x86)
+cpu=$(awk -v hz=100 '{ printf "%.2f\n", ($1 + $2) / hz }' /tmp/sburn.ticks)
+sleep 1
+curl -s $SP/metrics > /tmp/sprom.txt
+grep -E '^magnet_(sampl|steal)' /tmp/sprom.txt | grep -v -e 'comm="kworker' -e 'comm="ksoftirq' -e 'comm="rcu_'
+# sampled NAME: the sum of magnet_sampled_seconds_total of processes NAME
+sampled() {
+	awk -v c="comm=\"$1\"}" 'index($1, "magnet_sampled_seconds_total{event=\"ticks\",") == 1 &&
+		substr($1, length($1) - length(c) + 1) == c { s += $2 } END { printf "%.3f\n", s }' /tmp/sprom.txt
+}
+app=$(sampled magnet-test)
+check "prometheus: the burner's apparent time, $app s, is its CPU time, $cpu s (within 10 % and 20 ms)" \
+	awk -v a=$app -v c=$cpu 'BEGIN { d = a - c; if (d < 0) d = -d; exit !(d <= 0.1 * c + 0.02) }'
+steal=$(awk 'index($1, "magnet_steal_seconds_total{event=\"ticks\",") == 1 && $1 ~ /comm="magnet-test"/ { s += $2 }
+	END { printf "%.3f\n", s }' /tmp/sprom.txt)
+check "... its steal, $steal s, reported and not, at most its apparent time" \
+	awk -v s=$steal -v a=$app 'BEGIN { exit !(s >= 0 && s <= a) }'
+idle=$(awk '$1 == "magnet_sampled_idle_seconds_total{event=\"ticks\"}" { print $2 }' /tmp/sprom.txt)
+check "... CPU 1 idle meanwhile: ${idle:-no} s of idle (at least half the burner's time)" \
+	awk -v i=${idle:-0} -v c=$cpu 'BEGIN { exit !(i >= 0.5 * c) }'
+check "... and the other families: unattributed steal, the margin, the ticks" \
+	sh -c "grep -q '^magnet_steal_unattributed_seconds_total{event=\"ticks\",type=\"unreported\"}' /tmp/sprom.txt &&
+	       grep -q '^magnet_sampler_margin_seconds{event=\"ticks\"} ' /tmp/sprom.txt &&
+	       grep -q '^magnet_sampler_ticks_total{event=\"ticks\"} ' /tmp/sprom.txt"
+printf 'socket {\n\tpath = "%s"\n}\nprometheus {\n\tenable = true\n\tport = 9740\n}\n' $SS > /tmp/sampled.conf
+kill -HUP $SD
+check "a reload without it: the probe removed" \
+	wait_for 20 sh -c '! magnetctl probe show ticks > /dev/null 2>&1'
+check "... and its series gone" \
+	wait_for 10 sh -c "! curl -s $SP/metrics | grep -q -e '^magnet_sampled' -e '^magnet_steal' -e '^magnet_sampler'"
+kill -TERM $SD
+wait $SD
+check "... magnetd exits with 0" [ $? -eq 0 ]
+sed 's/^/# /' /tmp/sampled.log
+rm -f $SS
 
 # --- stop -------------------------------------------------------------------------------
 
