@@ -12,7 +12,7 @@ bench/results/NAME.json (the schema is in bench/README.md).
 The log's lines it takes, each inside its benchmark's
 "MAGNET-RIG: suite NAME" ... "MAGNET-RIG: suite-exit NAME" block:
 
-    BENCH-RECORD cost|scaling|session-cost|ledger-cost|acct-cost|span-cost|blkkin|pfilter[-insns] CASE RUN VALUE
+    BENCH-RECORD cost|scaling|session-cost|ledger-cost|acct-cost|span-cost|blkkin|sample-cost|pfilter[-insns] CASE RUN VALUE
     BENCH-TP TOOL CASE RECORD_BYTES RATE WM CALLS SECONDS READ LOST TICKS RUN
     BENCH-STREAM EXPERIMENT[-insns] CASE RUN SECS RX_BYTES RX_DGRAMS RX_LOST
                  CAP_TICKS CAPTURED DROPPED RX2_BYTES
@@ -42,6 +42,7 @@ READS = {"cost": ("BENCH_N", "BENCH_RUNS", "MEM"),
          "span-cost": ("BENCH_N", "BENCH_RUNS", "MEM"),
          "blkkin": ("BENCH_RUNS", "BENCH_ACCT_SECS", "BENCH_BLKKIN_WRITES", "MEM"),
          "pfilter": ("BENCH_N", "BENCH_RUNS", "MEM"),
+         "sample-cost": ("BENCH_RUNS", "BENCH_STREAM_SECS", "MEM"),
          "throughput": ("BENCH_TP_RUNS", "MEM"),
          "stream": ("BENCH_RUNS", "BENCH_STREAM_SECS", "BENCH_STREAM_EXPERIMENTS", "MEM")}
 

@@ -1030,6 +1030,94 @@ def ledger_section(doc, path, icount=False):
     return out + remarks(doc)
 
 
+SAMPLE_TOOLS = [("perf", "perf record -F 1000 -g -a"),
+                ("magnet", "magnet-read -P cpu --trace")]
+# The issue's bound, the paper's (ICPE'16, Fig. 6): under 1 % at 1 ms.
+SAMPLE_BOUND = 0.01
+
+
+def sample_summary(doc):
+    runs = {c: by_run(v) for c, v in doc["runs"].items()}
+    loads = []
+    for load, higher_better in (("burn", False), ("stream", True)):
+        base = runs.get(load + "-none")
+        if not base:
+            continue
+        rows = []
+        for tool, _ in SAMPLE_TOOLS:
+            r = runs.get("%s-%s" % (load, tool))
+            if not r:
+                continue
+            same = [i for i in sorted(set(base) & set(r)) if base[i] and r[i]]
+            # the part of the work's time (or of the stream) sampling took
+            cost = [(r[i] / base[i] - 1) if not higher_better else
+                    (1 - r[i] / base[i]) for i in same]
+            row = {"tool": tool, "value": spread(r.values()), "cost": spread(cost)}
+            t = runs.get(tool + "-ticks")
+            if load == "burn" and t:
+                rate = [t[i] / (r[i] / 1e9) for i in same if i in t]
+                if rate:
+                    row["rate"] = spread(rate)
+            rows.append(row)
+        loads.append({"load": load, "none": spread(base.values()), "rows": rows})
+    return {"loads": loads}
+
+
+SAMPLE_INTRO = (
+    "Every CPU sampled at 1 kHz, magnet's sampler beside perf's, in one boot: "
+    "the burner (`magnet-test burn`, CPU-bound, no system calls) pinned to "
+    "CPU 0, and section 3's UDP stream, each with nothing sampling, with "
+    "`perf record -e cpu-clock -F 1000 -g -a` (the hrtimer event: TCG has no "
+    "PMU; call chains by frame pointers; perf.data written) and with "
+    "`magnet-read -P cpu --trace` (cpu.sample at 1 ms, stacks of 32 frames, "
+    "its records written). Each writes its samples raw and resolves symbols "
+    "later. The cases take turns within a run; the cost pairs each run with "
+    "the same-numbered run of nothing sampling: the burner's added time, or "
+    "the stream's lost bytes.\n")
+
+
+SAMPLE_INSNS_INTRO = (
+    "Under QEMU's instruction counter (bench/run sample-cost with "
+    "BENCH_CLOCK=icount): one vCPU whose clock counts its instructions, so "
+    "the burner's time is its instructions and the samplers' work theirs; "
+    "the stream's receiver shares CPU 0 with its sender.\n")
+
+
+def sample_section(doc, path, icount=False):
+    s = doc["summary"] if doc.get("summary_only") else sample_summary(doc)
+    out = ["## 18. Sampling's cost in instructions\n" if icount else
+           "## 17. What sampling at 1 kHz costs\n"] + provenance(doc, path)
+    if not s["loads"]:
+        return out + ["_No figures: nothing ran with no sampler._\n"] + remarks(doc)
+    out += [SAMPLE_INTRO] + ([SAMPLE_INSNS_INTRO] if icount else [])
+    what = dict(SAMPLE_TOOLS)
+    secs = doc.get("parameters", {}).get("BENCH_STREAM_SECS", 3)
+    for ld in s["loads"]:
+        burn = ld["load"] == "burn"
+        unit = ("thousand million instructions" if icount else "s")
+        out += ["%s, nothing sampling: %s %s.\n" % (
+                    "The burner" if burn else "The stream",
+                    fmt_spread([v / 1e9 for v in ld["none"]], "%.3f") if burn else
+                    fmt_spread(ld["none"], "%.0f") + " bytes received in %s" % secs,
+                    unit if burn else unit),
+                "| sampler | %s | its cost | bound | %s" % (
+                    "the burner's time" if burn else "bytes received",
+                    "samples a second |" if burn else ""),
+                "|---|---|---|---|%s" % ("---|" if burn else "")]
+        for r in ld["rows"]:
+            out.append("| %s | %s | %s | %.0f %% (%s) |%s" % (
+                what[r["tool"]],
+                fmt_spread([v / 1e9 for v in r["value"]], "%.3f") if burn else
+                fmt_spread(r["value"], "%.0f"),
+                fmt_spread([100 * c for c in r["cost"]], "%+.2f %%"),
+                100 * SAMPLE_BOUND,
+                "met" if r["cost"][0] <= SAMPLE_BOUND else "missed",
+                (" %s |" % fmt_spread(r["rate"], "%.0f") if r.get("rate") else " |")
+                if burn else ""))
+        out.append("")
+    return out + remarks(doc)
+
+
 def sessions_section(doc, path):
     s = doc["summary"] if doc.get("summary_only") else sessions_summary(doc)
     out = ["## 8. Sessions on one probe point\n"] + provenance(doc, path)
@@ -1457,6 +1545,9 @@ def render(results, plots):
          blkkin_section),
         ("blkkin-icount", "## 16. BlkKin's experiment in instructions",
          lambda d, p: blkkin_section(d, p, True)),
+        ("sample-cost", "## 17. What sampling at 1 kHz costs", sample_section),
+        ("sample-cost-icount", "## 18. Sampling's cost in instructions",
+         lambda d, p: sample_section(d, p, True)),
     ]
     for name, title, make in sections:
         if name is None:
@@ -1467,7 +1558,8 @@ def render(results, plots):
             out += missing(title, name)
     known = {"cost", "throughput", "scaling", "session-cost", "ledger-cost", "acct-cost",
              "ledger-cost-icount", "acct-cost-icount", "pfilter", "span-cost",
-             "span-cost-icount", "blkkin", "blkkin-icount",
+             "span-cost-icount", "blkkin", "blkkin-icount", "sample-cost",
+             "sample-cost-icount",
              "pfilter-icount",
              "stream-filter-icount", "stream-paper", "stream-filter", "stream-sampling"}
     for name in sorted(set(docs) - known):
