@@ -1100,9 +1100,9 @@ def sample_section(doc, path, icount=False):
                     fmt_spread([v / 1e9 for v in ld["none"]], "%.3f") if burn else
                     fmt_spread(ld["none"], "%.0f") + " bytes received in %s" % secs,
                     unit if burn else unit),
-                "| sampler | %s | its cost | bound | %s" % (
+                "| sampler | %s | its cost | bound |%s" % (
                     "the burner's time" if burn else "bytes received",
-                    "samples a second |" if burn else ""),
+                    " samples a second (over the burner's time) |" if burn else ""),
                 "|---|---|---|---|%s" % ("---|" if burn else "")]
         for r in ld["rows"]:
             out.append("| %s | %s | %s | %.0f %% (%s) |%s" % (

@@ -54,16 +54,18 @@ start() {
 	*) sp= ;;
 	esac
 }
-# stop TOOL: the samples it wrote, on standard output
+# stop TOOL: it stops, done writing; the samples it wrote in $ticks
+# (not in a subshell: its wait would not wait)
 stop() {
-	[ -n "$sp" ] || { echo 0; return; }
+	ticks=0
+	[ -n "$sp" ] || return 0
 	kill -INT $sp
 	wait $sp 2> /dev/null
 	case $1 in
 	magnet)
-		sed -n 's/^magnet-read: \([0-9]*\) records, .*/\1/p' /tmp/smp.err ;;
+		ticks=$(sed -n 's/^magnet-read: \([0-9]*\) records, .*/\1/p' /tmp/smp.err) ;;
 	perf)
-		sed -n 's/.*(\([0-9]*\) samples).*/\1/p' /tmp/smp.err | tail -n 1 ;;
+		ticks=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' /tmp/smp.err | tail -n 1) ;;
 	esac
 }
 
@@ -80,9 +82,9 @@ while [ $i -le $R ]; do
 	for tool in $TOOLS; do
 		start $tool
 		v=$(taskset 1 magnet-test burn $UNITS)
-		n=$(stop $tool)
+		stop $tool
 		echo "BENCH-RECORD $NAME burn-$tool $i $(awk -v v=$v 'BEGIN { printf "%.0f\n", v * 1e9 }')"
-		[ $tool = none ] || echo "BENCH-RECORD $NAME $tool-ticks $i ${n:-0}"
+		[ $tool = none ] || echo "BENCH-RECORD $NAME $tool-ticks $i ${ticks:-0}"
 	done
 	i=$((i + 1))
 done
@@ -102,7 +104,7 @@ stream() {	# stream TOOL RUN
 	sleep 1
 	start $1
 	inA taskset 1 iperf -c 10.9.0.2 -u -p 5001 -b 10G -l 8000 -t $S > /dev/null 2>&1
-	stop $1 > /dev/null
+	stop $1
 	wait_for 30 test -s /tmp/rx1.csv
 	killall iperf 2> /dev/null
 	wait $srv
