@@ -1102,7 +1102,7 @@ def sample_section(doc, path, icount=False):
                     unit if burn else unit),
                 "| sampler | %s | its cost | bound |%s" % (
                     "the burner's time" if burn else "bytes received",
-                    " samples a second (over the burner's time) |" if burn else ""),
+                    " samples a second, all CPUs' (over the burner's time) |" if burn else ""),
                 "|---|---|---|---|%s" % ("---|" if burn else "")]
         for r in ld["rows"]:
             out.append("| %s | %s | %s | %.0f %% (%s) |%s" % (
