@@ -69,9 +69,10 @@ jq -s "[.[] | select(.type == \"sample\" and .tgid == $burnpid)]" /tmp/s1.json >
 nb=$(jq 'length' /tmp/burn.json)
 nu=$(jq '[.[] | select(.flags | index("user"))] | length' /tmp/burn.json)
 echo "# the burner ($burnpid): $nb samples, $nu in user mode"
-# (before taskset's exec, the process may run on CPU 1)
-check "the burner's samples are on CPU 0 (99 %)" \
-	sh -c "[ \$(jq '[.[] | select(.cpu != 0)] | length' /tmp/burn.json) -le $((nb / 100)) ]"
+# (in the kernel, before taskset's exec, the process may run on CPU 1:
+# an exec under TCG took more than 1 % of the burn in a boot)
+check "the burner's samples in user mode are on CPU 0 (99 %)" \
+	sh -c "[ \$(jq '[.[] | select(.cpu != 0 and (.flags | index(\"user\")))] | length' /tmp/burn.json) -le $((nu / 100)) ]"
 # (a debug kernel spends a tenth of it in the kernel: exec, faults)
 check "... most in user mode (80 %)" [ $((nu * 100)) -ge $((nb * 80)) ]
 check "... with their user ip" \
