@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Steal time from a sampler's ticks (steal.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include <linux/magnet.h>
@@ -11,6 +12,19 @@ uint64_t steal_margin(uint64_t period, uint64_t median_dev)
 	uint64_t m = 4 * median_dev;
 
 	return m > period / 10 ? m : period / 10;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t steal_margin_of(uint64_t period, uint64_t *dev, size_t n)
+{
+	qsort(dev, n, sizeof(*dev), cmp_u64);
+	return steal_margin(period, n ? dev[n / 2] : 0);
 }
 
 void steal_judge(const struct steal_tick *prev, const struct steal_tick *cur,

@@ -21,6 +21,7 @@
 #define MAGNET_STEAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* One tick, as the rules see it */
@@ -46,6 +47,18 @@ struct steal_gap {
  * least.
  */
 uint64_t steal_margin(uint64_t period, uint64_t median_dev);
+
+/* A tick's distance from the period: |@since - @period| */
+static inline uint64_t steal_deviation(uint64_t since, uint64_t period)
+{
+	return since > period ? since - period : period - since;
+}
+
+/*
+ * The margin for ticks whose distances from the period are @dev[0..@n)
+ * (steal_deviation(); put in order here): steal_margin() of their median.
+ */
+uint64_t steal_margin_of(uint64_t period, uint64_t *dev, size_t n);
 
 /*
  * The gap that @cur ends, after its CPU's previous tick @prev (NULL: none

@@ -51,28 +51,18 @@ struct samplers {
 	unsigned int n;
 };
 
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void update_margin(struct sampler *s)
 {
 	uint64_t tmp[MARGIN_TICKS];
 
 	memcpy(tmp, s->dev, s->ndev * sizeof(*tmp));
-	qsort(tmp, s->ndev, sizeof(*tmp), by_u64);
-	s->v.margin_ns = steal_margin(s->v.period_ns, tmp[s->ndev / 2]);
+	s->v.margin_ns = steal_margin_of(s->v.period_ns, tmp, s->ndev);
 	s->since_margin = 0;
 }
 
 static void note_deviation(struct sampler *s, uint64_t since)
 {
-	uint64_t p = s->v.period_ns;
-
-	s->dev[s->next_dev] = since > p ? since - p : p - since;
+	s->dev[s->next_dev] = steal_deviation(since, s->v.period_ns);
 	s->next_dev = (s->next_dev + 1) % MARGIN_TICKS;
 	if (s->ndev < MARGIN_TICKS)
 		s->ndev++;
@@ -288,12 +278,14 @@ void sampler_sweep(struct daemon *d, const struct config *cfg)
 		ss->n = n;
 }
 
-void sampler_foreach(const struct daemon *d, sampler_cb cb, void *ctx)
+size_t samplers_count(const struct samplers *ss)
 {
-	unsigned int i;
+	return ss ? ss->n : 0;
+}
 
-	for (i = 0; d->samplers && i < d->samplers->n; i++)
-		cb(ctx, &d->samplers->s[i]->v);
+const struct sampler_view *samplers_view(const struct samplers *ss, size_t i)
+{
+	return &ss->s[i]->v;
 }
 
 void sampler_free_all(struct daemon *d)

@@ -273,13 +273,6 @@ static const char *intern(struct profile *p, const char *str)
 
 /* --- the accounting --------------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Four times the ticks' median distance from the period; a tenth at least. */
 static uint64_t jitter_margin(const struct profile *p)
 {
@@ -291,15 +284,12 @@ static uint64_t jitter_margin(const struct profile *p)
 	for (i = 0; i < p->n; i++) {
 		const struct sample *x = &p->samples[i];
 
-		if (x->t.flags & MAGNET_SAMPLE_F_FIRST)
-			continue;
-		d[n++] = x->t.since > p->period ? x->t.since - p->period :
-						   p->period - x->t.since;
+		if (!(x->t.flags & MAGNET_SAMPLE_F_FIRST))
+			d[n++] = steal_deviation(x->t.since, p->period);
 	}
-	qsort(d, n, sizeof(*d), cmp_u64);
-	m = n ? d[n / 2] : 0;
+	m = steal_margin_of(p->period, d, n);
 	free(d);
-	return steal_margin(p->period, m);
+	return m;
 }
 
 static bool charged(enum level l, const struct steal_gap *g)
