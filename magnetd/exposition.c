@@ -673,35 +673,39 @@ static void watched(struct out *o, const struct acct_watches *ws)
 /* ---- the samplers: apparent time and steal per process ---- */
 
 /* A sample per probe, labelled by it: its view's field at @off, scaled */
-static void per_sampler(struct out *o, const struct sampler_view *sv,
-			size_t n, const char *name, size_t off, double scale)
+static void per_sampler(struct out *o, const struct samplers *ss,
+			const char *name, size_t off, double scale)
 {
 	char ev[2 * MAGNET_NAME_LEN], l[2 * MAGNET_NAME_LEN + 16];
 	uint64_t v;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		fmt_label(ev, sizeof(ev), sv[i].event);
+	for (i = 0; i < samplers_count(ss); i++) {
+		const struct sampler_view *sv = samplers_view(ss, i);
+
+		fmt_label(ev, sizeof(ev), sv->event);
 		snprintf(l, sizeof(l), "event=\"%s\"", ev);
-		memcpy(&v, (const char *)&sv[i] + off, sizeof(v));
+		memcpy(&v, (const char *)sv + off, sizeof(v));
 		sample(o, name, l, v * scale);
 	}
 }
 
-static void samplers(struct out *o, const struct sampler_view *sv, size_t n)
+static void samplers(struct out *o, const struct samplers *ss)
 {
 	static const char *const type[] = { "reported", "unreported" };
 	char ev[2 * MAGNET_NAME_LEN], comm[4 * SAMPLED_COMM_LEN], l[256];
-	size_t i, k, t;
+	size_t i, k, t, n = samplers_count(ss);
 
 	if (!n)
 		return;
 	family(o, "magnet_sampled_seconds", COUNTER, "seconds",
 	       "Time a cpu.sample probe found a process running, summed over CPUs: each tick counts the time since its CPU's previous tick (apparent time, steal included; less magnet_steal_seconds_total, the compensated time)");
 	for (i = 0; i < n; i++) {
-		fmt_label(ev, sizeof(ev), sv[i].event);
-		for (k = 0; k < sv[i].nprocs; k++) {
-			const struct sampled_process *p = &sv[i].procs[k];
+		const struct sampler_view *sv = samplers_view(ss, i);
+
+		fmt_label(ev, sizeof(ev), sv->event);
+		for (k = 0; k < sv->nprocs; k++) {
+			const struct sampled_process *p = &sv->procs[k];
 
 			fmt_label(comm, sizeof(comm), p->comm);
 			snprintf(l, sizeof(l), "event=\"%s\",pid=\"%u\",comm=\"%s\"",
@@ -713,9 +717,11 @@ static void samplers(struct out *o, const struct sampler_view *sv, size_t n)
 	family(o, "magnet_steal_seconds", COUNTER, "seconds",
 	       "Blank time charged to a process: its CPU did not run between two ticks of a cpu.sample probe that both found it running (ICPE'16's rule). type: reported (the kernel accounted it as steal), unreported (it did not: the hypervisor's own time, or a host that does not say)");
 	for (i = 0; i < n; i++) {
-		fmt_label(ev, sizeof(ev), sv[i].event);
-		for (k = 0; k < sv[i].nprocs; k++) {
-			const struct sampled_process *p = &sv[i].procs[k];
+		const struct sampler_view *sv = samplers_view(ss, i);
+
+		fmt_label(ev, sizeof(ev), sv->event);
+		for (k = 0; k < sv->nprocs; k++) {
+			const struct sampled_process *p = &sv->procs[k];
 
 			fmt_label(comm, sizeof(comm), p->comm);
 			for (t = 0; t < 2; t++) {
@@ -730,29 +736,31 @@ static void samplers(struct out *o, const struct sampler_view *sv, size_t n)
 	family(o, "magnet_steal_unattributed_seconds", COUNTER, "seconds",
 	       "Blank time between two ticks of a cpu.sample probe that found different processes running: steal no process is charged with, by type as magnet_steal_seconds_total");
 	for (i = 0; i < n; i++) {
-		fmt_label(ev, sizeof(ev), sv[i].event);
+		const struct sampler_view *sv = samplers_view(ss, i);
+
+		fmt_label(ev, sizeof(ev), sv->event);
 		for (t = 0; t < 2; t++) {
 			snprintf(l, sizeof(l), "event=\"%s\",type=\"%s\"", ev,
 				 type[t]);
 			sample(o, "magnet_steal_unattributed_seconds_total", l,
-			       sv[i].unattributed_ns[t] / 1e9);
+			       sv->unattributed_ns[t] / 1e9);
 		}
 	}
 	family(o, "magnet_sampled_idle_seconds", COUNTER, "seconds",
 	       "Time a cpu.sample probe found the CPUs idle (halted), summed over CPUs; blank time next to an idle tick is counted here, never as steal");
-	per_sampler(o, sv, n, "magnet_sampled_idle_seconds_total",
+	per_sampler(o, ss, "magnet_sampled_idle_seconds_total",
 		    offsetof(struct sampler_view, idle_ns), 1e-9);
 	family(o, "magnet_sampler_ticks", COUNTER, NULL,
 	       "Ticks of a cpu.sample probe read, on every CPU");
-	per_sampler(o, sv, n, "magnet_sampler_ticks_total",
+	per_sampler(o, ss, "magnet_sampler_ticks_total",
 		    offsetof(struct sampler_view, ticks), 1);
 	family(o, "magnet_sampler_processes_evicted", COUNTER, NULL,
 	       "Processes whose sums were dropped to make room for another (metrics.max-tgids per probe), their series with them");
-	per_sampler(o, sv, n, "magnet_sampler_processes_evicted_total",
+	per_sampler(o, ss, "magnet_sampler_processes_evicted_total",
 		    offsetof(struct sampler_view, evicted), 1);
 	family(o, "magnet_sampler_margin_seconds", GAUGE, "seconds",
 	       "How much later than its period a tick must come to end a blank: four times the last 1024 ticks' median distance from the period, a tenth of the period at least");
-	per_sampler(o, sv, n, "magnet_sampler_margin_seconds",
+	per_sampler(o, ss, "magnet_sampler_margin_seconds",
 		    offsetof(struct sampler_view, margin_ns), 1e-9);
 }
 
@@ -969,7 +977,7 @@ char *exposition_render(const struct exposition_input *in,
 	sample(&o, "magnet_records_unknown_total", "", unknown);
 	ledger(&o, in->ledger);
 	watched(&o, in->acct);
-	samplers(&o, in->samplers, in->nsamplers);
+	samplers(&o, in->samplers);
 	otlp(&o, in->otlp);
 	if (fmt == EXPOSITION_OPENMETRICS)
 		add(&o, "# EOF\n");

@@ -30,8 +30,7 @@ struct exposition_input {
 	const struct account *ledger;	/* NULL: the ledger is off */
 	const struct acct_watches *acct; /* watched processes, or NULL */
 	const struct export_stats *otlp; /* spans posted, or NULL: no url */
-	const struct sampler_view *samplers;	/* cpu.sample probes' sums */
-	size_t nsamplers;
+	const struct samplers *samplers; /* cpu.sample probes' sums, or NULL */
 };
 
 /*

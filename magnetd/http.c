@@ -140,25 +140,6 @@ static enum MHD_Result refuse(struct http *h, struct MHD_Connection *c,
 		      strlen(text), false);
 }
 
-struct views {
-	struct sampler_view *v;
-	size_t n;
-	bool oom;
-};
-
-static void add_view(void *ctx, const struct sampler_view *v)
-{
-	struct views *vs = ctx;
-	struct sampler_view *n = realloc(vs->v, (vs->n + 1) * sizeof(*n));
-
-	if (!n) {
-		vs->oom = true;
-		return;
-	}
-	vs->v = n;
-	vs->v[vs->n++] = *v;
-}
-
 static enum MHD_Result metrics_page(struct http *h, struct MHD_Connection *c)
 {
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -173,17 +154,14 @@ static enum MHD_Result metrics_page(struct http *h, struct MHD_Connection *c)
 		.scrapes = h->scrapes + 1,
 		.refused = h->refused,
 		.otlp = export_stats(h->d),
+		.samplers = h->d->samplers,
 	};
 	struct account ledger;
 	struct acct_watches acct = { 0 };
-	struct views views = { 0 };
 	size_t len;
 	char *page;
 
 	readers_flush(h->d);
-	sampler_foreach(h->d, add_view, &views);
-	in.samplers = views.v;
-	in.nsamplers = views.n;
 	if (!account_read(h->d, &ledger))
 		in.ledger = &ledger;
 	else if (errno != ENODATA)
@@ -191,8 +169,7 @@ static enum MHD_Result metrics_page(struct http *h, struct MHD_Connection *c)
 			 strerror(errno));
 	if (!acct_read(h->d, &acct))
 		in.acct = &acct;
-	page = views.oom ? NULL : exposition_render(&in, fmt, &len);
-	free(views.v);
+	page = exposition_render(&in, fmt, &len);
 	if (in.ledger)
 		account_release(&ledger);
 	acct_watches_free(&acct);

@@ -215,9 +215,10 @@ int acct_read(struct daemon *d, struct acct_watches *ws);
  * sampler.c. sampler_record(): a record read (those of no cpu.sample probe
  * of magnetd's are passed over). sampler_detach(): the probes are gone,
  * and with them each CPU's previous tick. sampler_sweep(): the sums of
- * probes @cfg no longer has, forgotten (a reload). sampler_foreach(): each
- * probe's sums, in the order its ticks first came; a view stays valid
- * until the next record.
+ * probes @cfg no longer has, forgotten (a reload). samplers_count() and
+ * samplers_view(): each probe's sums (@ss: a daemon's samplers, NULL
+ * for none), in the order its ticks first came; a view stays valid until
+ * the next record.
  */
 #define SAMPLED_COMM_LEN	16
 
@@ -243,11 +244,12 @@ struct sampler_view {
 	const struct sampled_process *procs;	/* by tgid */
 };
 
-typedef void (*sampler_cb)(void *ctx, const struct sampler_view *v);
 void sampler_record(struct daemon *d, const struct magnet_record *rec);
 void sampler_detach(struct daemon *d);
 void sampler_sweep(struct daemon *d, const struct config *cfg);
-void sampler_foreach(const struct daemon *d, sampler_cb cb, void *ctx);
+size_t samplers_count(const struct samplers *ss);
+const struct sampler_view *samplers_view(const struct samplers *ss,
+					 size_t i);
 void sampler_free_all(struct daemon *d);
 
 /* server.c */
