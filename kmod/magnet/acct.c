@@ -31,8 +31,10 @@
  * that socket's pending receive processing (acct_rx[], direct-mapped by
  * socket): its time so far at the delivery, before a reader can be woken
  * for it, the rest as it ends. An accounted call whose sock_recvmsg()
- * returns n bytes takes n/pending of it (all, if n is as much or more);
- * a socket's pending goes with it (sk_free()).
+ * returns n bytes takes n/pending of it (all, if n is as much or more).
+ * A socket's entry is known by its address and its inode's number, so
+ * that a socket allocated where a closed one was never takes that one's
+ * pending; sk_free() clears it early where the hook sees it.
  *
  * The hooks are registered while some handle is open (and ACCT_LINGER
  * after the last one closes), and only then:
@@ -1005,13 +1007,26 @@ static void on_block_done(void *data, struct request *rq,
  * no search: a socket that takes an entry another holds drops that one's
  * pending (unread data of two sockets at once in one entry: rare with
  * ACCT_RX_SLOTS of them). An entry MAGNET_ACCT_ASYNC_AGE_NS old is not
- * taken: its socket may have been freed and its memory be another's.
+ * taken.
+ *
+ * The socket's address alone does not name it: a socket's memory is
+ * another's once it is freed, and the hook on sk_free() does not see
+ * every free (in the rig's boots of 6.12 it saw TCP sockets' and no UDP
+ * socket's, whose last reference goes in sk_common_release(), in
+ * sk_free()'s own file). So an entry also keeps the
+ * number of its socket's inode, which no later socket has: a socket
+ * allocated where a closed one was, flooded and never read, found that
+ * one's hundreds of megabytes pending and took a few per cent of each
+ * packet's time. A TCP connection's packets can come before accept()
+ * gives its socket an inode: an entry made then (inode 0) is the first
+ * to find one's, and takes its number.
  */
 #define ACCT_RX_SLOTS	1024
 
 struct acct_rx {
 	raw_spinlock_t lock;
 	const struct sock *sk;
+	unsigned long ino;	/* sk's inode's number, or 0: none yet */
 	u64 bytes, ns;
 	u64 stamp;		/* the last added */
 };
@@ -1021,6 +1036,25 @@ static struct acct_rx acct_rx[ACCT_RX_SLOTS];
 static struct acct_rx *rx_slot(const struct sock *sk)
 {
 	return &acct_rx[hash_ptr(sk, ilog2(ACCT_RX_SLOTS))];
+}
+
+/*
+ * The number of @sk's inode, or 0 while it has none. (Its struct socket
+ * and inode are freed an RCU grace period after the socket is orphaned,
+ * so a softirq that found @sk may read them.)
+ */
+static unsigned long sk_ino(const struct sock *sk)
+{
+	struct socket *sock = READ_ONCE(sk->sk_socket);
+
+	return sock ? SOCK_INODE(sock)->i_ino : 0;
+}
+
+/* @e is @sk's (inode number @ino), or its before it had one. Locked. */
+static bool rx_mine(const struct acct_rx *e, const struct sock *sk,
+		    unsigned long ino)
+{
+	return e->sk == sk && (e->ino == ino || !e->ino);
 }
 
 /* The packet under way's time, not yet added, runs from @now. */
@@ -1038,11 +1072,13 @@ static void rx_commit(struct acct_cpu *c, u64 now, u32 bytes)
 {
 	u64 ns = now - c->rx_since, irq = c->ns[0] - c->rx_irq;
 	struct acct_rx *e;
+	unsigned long ino;
 
 	if (!c->rx_sk || !c->rx_payload)
 		return;
 	rx_restart(c, now);
 	e = rx_slot(c->rx_sk);
+	ino = sk_ino(c->rx_sk);
 	raw_spin_lock(&e->lock);
 	/*
 	 * A UDP delivery finds its socket under RCU, with no reference: it
@@ -1055,11 +1091,13 @@ static void rx_commit(struct acct_cpu *c, u64 now, u32 bytes)
 		raw_spin_unlock(&e->lock);
 		return;
 	}
-	if (e->sk != c->rx_sk || now - e->stamp > MAGNET_ACCT_ASYNC_AGE_NS) {
+	if (!rx_mine(e, c->rx_sk, ino) ||
+	    now - e->stamp > MAGNET_ACCT_ASYNC_AGE_NS) {
 		e->sk = c->rx_sk;
 		e->bytes = 0;
 		e->ns = 0;
 	}
+	e->ino = ino;
 	e->bytes += bytes;
 	e->ns += ns > irq ? ns - irq : 0;
 	e->stamp = now;
@@ -1203,6 +1241,7 @@ static void on_sk_free(struct pt_regs *regs)
 	raw_spin_lock_irqsave(&e->lock, flags);
 	if (e->sk == sk) {
 		e->sk = NULL;
+		e->ino = 0;
 		e->bytes = 0;
 		e->ns = 0;
 	}
@@ -1289,7 +1328,7 @@ static void rx_take(struct acct_handle *h, const struct sock *sk, u64 n)
 	if (READ_ONCE(e->sk) != sk)
 		return;
 	raw_spin_lock_irqsave(&e->lock, flags);
-	if (e->sk == sk && e->bytes &&
+	if (rx_mine(e, sk, sk_ino(sk)) && e->bytes &&
 	    acct_now() - e->stamp <= MAGNET_ACCT_ASYNC_AGE_NS) {
 		b = min(n, e->bytes);
 		ns = b == e->bytes ? e->ns : mul_u64_u64_div_u64(e->ns, b, e->bytes);
@@ -1308,6 +1347,7 @@ static void rx_reset(void)
 	for (i = 0; i < ACCT_RX_SLOTS; i++) {
 		raw_spin_lock_init(&acct_rx[i].lock);
 		acct_rx[i].sk = NULL;
+		acct_rx[i].ino = 0;
 		acct_rx[i].bytes = 0;
 		acct_rx[i].ns = 0;
 	}

@@ -603,6 +603,117 @@ struct rx_reader {
 	int err;
 };
 
+/*
+ * The kernel's address of the UDP socket bound to @port, as /proc/net/udp
+ * prints it (hashed, but the same for the same address), in @out; false
+ * if it is not there or printed as zeros.
+ */
+static bool udp_pointer(int port, char *out, size_t size)
+{
+	char line[512], local[64], ptr[64], want[16];
+	FILE *f = fopen("/proc/net/udp", "r");
+	bool found = false;
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), ":%04X", ntohs(port));
+	while (!found && fgets(line, sizeof(line), f)) {
+		/* sl local rem st queues tr retrnsmt uid timeout inode ref pointer */
+		if (sscanf(line, "%*s %63s %*s %*s %*s %*s %*s %*s %*s %*s %*s %63s",
+			   local, ptr) != 2 || !strstr(local, want))
+			continue;
+		found = strspn(ptr, "0") != strlen(ptr);
+		snprintf(out, size, "%s", ptr);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * A socket allocated where a closed one was takes none of that one's
+ * pending receive processing: the closed one got 4000 one-byte datagrams
+ * and read none (4000 packets' time for 4000 bytes); the new one reads one
+ * datagram of 500 bytes, and takes about what one on a socket of its own
+ * took, not 500 of the 4000 bytes' share (a hundred times that, once).
+ * Sockets are made until one lands where the closed one was (a UDP
+ * socket's memory goes back an RCU grace period after its close).
+ */
+#define RX_REUSE_TRIES	40
+
+TEST(a_socket_where_a_closed_one_was_takes_none_of_its_pending)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	char old[64], cur[64], buf[500] = { 0 };
+	struct magnet_acct_result got, own;
+	struct magnet_acct *a;
+	socklen_t len;
+	int rx, tx, i, try;
+	bool same = false;
+
+	pin(0);
+	a = magnet_acct_open();
+	ASSERT_TRUE(a != NULL);
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	/* one datagram read on a socket of its own */
+	len = sizeof(to);
+	rx = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_EQ(bind(rx, (struct sockaddr *)&to, sizeof(to)), 0);
+	ASSERT_EQ(getsockname(rx, (struct sockaddr *)&to, &len), 0);
+	ASSERT_EQ(sendto(tx, buf, sizeof(buf), 0, (struct sockaddr *)&to,
+			 sizeof(to)), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_next(a, 1, 1, 0, 0), 0);
+	ASSERT_EQ(recv(rx, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_read(a, 1, &own), 0);
+	close(rx);
+	for (try = 0; try < RX_REUSE_TRIES && !same; try++) {
+		to.sin_port = 0;
+		len = sizeof(to);
+		rx = socket(AF_INET, SOCK_DGRAM, 0);
+		ASSERT_EQ(bind(rx, (struct sockaddr *)&to, sizeof(to)), 0);
+		ASSERT_EQ(getsockname(rx, (struct sockaddr *)&to, &len), 0);
+		if (!udp_pointer(to.sin_port, old, sizeof(old))) {
+			close(rx);
+			SKIP("/proc/net/udp gives no socket's address");
+		}
+		/* (the socket fills, and the rest are dropped: all pending) */
+		for (i = 0; i < 4000; i++)
+			sendto(tx, buf, 1, 0, (struct sockaddr *)&to, sizeof(to));
+		close(rx);
+		usleep(100000);
+		to.sin_port = 0;
+		len = sizeof(to);
+		rx = socket(AF_INET, SOCK_DGRAM, 0);
+		ASSERT_EQ(bind(rx, (struct sockaddr *)&to, sizeof(to)), 0);
+		ASSERT_EQ(getsockname(rx, (struct sockaddr *)&to, &len), 0);
+		same = udp_pointer(to.sin_port, cur, sizeof(cur)) &&
+		       !strcmp(old, cur);
+		if (!same)
+			close(rx);
+	}
+	if (!same)
+		SKIP("no socket landed where a closed one was in %d tries",
+		     RX_REUSE_TRIES);
+	ASSERT_EQ(sendto(tx, buf, sizeof(buf), 0, (struct sockaddr *)&to,
+			 sizeof(to)), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_next(a, 1, 0, 0, 0), 0);
+	ASSERT_EQ(recv(rx, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	ASSERT_EQ(magnet_acct_read(a, 0, &got), 0);
+	TH_LOG("after %d tries, at %s: the read took %llu B, %llu ns; on a socket of its own %llu B, %llu ns",
+	       try, cur, (unsigned long long)got.async_rx_bytes,
+	       (unsigned long long)got.async_rx_ns,
+	       (unsigned long long)own.async_rx_bytes,
+	       (unsigned long long)own.async_rx_ns);
+	EXPECT_EQ(own.async_rx_bytes, sizeof(buf));
+	EXPECT_EQ(got.async_rx_bytes, sizeof(buf));
+	EXPECT_GT(got.async_rx_ns, 0);
+	/* (a cold socket's packet under TCG: some times one on a warm one) */
+	EXPECT_LT(got.async_rx_ns, 5 * own.async_rx_ns + 200000);
+	close(rx);
+	close(tx);
+	magnet_acct_close(a);
+}
+
 static void *rx_reader(void *arg)
 {
 	struct rx_reader *rr = arg;

@@ -1641,8 +1641,9 @@ struct magnet_journey {
  *   sock_recvmsg() returns n bytes (not peeking, not the error queue)
  *   takes n / pending of it: async_rx_bytes (at most n) and async_rx_ns.
  *   Known at the call's return, it is never pending. A socket's pending
- *   is kept in a table of 1024 places by socket, and goes with the
- *   socket: one that takes the place of another, or is
+ *   is kept in a table of 1024 places by socket (its address and inode
+ *   number: a socket made where a closed one was takes none of that
+ *   one's): one that takes the place of another, or is
  *   MAGNET_ACCT_ASYNC_AGE_NS old, is dropped.
  * async_pending counts the parts not in yet (0 once all are); each that
  * comes in adds one to area.completions and makes the file readable for
