@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 #include <libmnl/libmnl.h>
 #include <linux/magnet.h>
@@ -283,6 +285,19 @@ static int visit(const char *fpath, const struct stat *sb, int type,
 	}
 	/* non-zero stops the walk: every id has its path */
 	return !--search.left;
+}
+
+int ledger_root_check(const char *root)
+{
+	struct statfs fs;
+
+	if (statfs(root, &fs))
+		return -1;
+	if (fs.f_type != CGROUP2_SUPER_MAGIC) {
+		errno = EMEDIUMTYPE;
+		return -1;
+	}
+	return 0;
 }
 
 int ledger_cgroup_paths(const char *root, const uint64_t *ids, size_t n,

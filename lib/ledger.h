@@ -67,6 +67,13 @@ int ledger_id_order(const void *a, const void *b);
 size_t ledger_ids_unique(uint64_t *ids, size_t n);
 
 /*
+ * 0 if @root is in a cgroup2 file system (where cgroup2 is mounted, for
+ * ledger_cgroup_paths()); -1 otherwise, errno statfs()'s (ENOENT, ...)
+ * or EMEDIUMTYPE: another file system.
+ */
+int ledger_root_check(const char *root);
+
+/*
  * The paths of the cgroups @ids[0..@n) under the cgroup2 mount @root (a
  * cgroup's id is its directory's inode number), found in one walk of
  * its tree: @paths[i] is @ids[i]'s, malloc()ed ("/" for the root, "/a/b"

@@ -4,6 +4,7 @@
  * depends on it, so each rule is held to here, on its edges.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -663,6 +664,34 @@ TEST_F(ledger_tree, cgroup_paths_in_one_walk)
 	paths[0] = path;
 	ASSERT_EQ(ledger_cgroup_paths(path, &self->ino[1], 1, paths), 0);
 	EXPECT_TRUE(paths[0] == NULL);
+}
+
+/*
+ * A cgroup-root is checked to be in a cgroup2 file system: the fixture's
+ * tree is not (a directory under /tmp), nor is a path that is not there;
+ * a cgroup2 mount of this machine's, if it has one, is.
+ */
+TEST_F(ledger_tree, cgroup_root_is_checked)
+{
+	char line[512], dir[256], type[64], path[256];
+	FILE *f;
+
+	errno = 0;
+	EXPECT_EQ(ledger_root_check(self->root), -1);
+	EXPECT_EQ(errno, EMEDIUMTYPE);
+	snprintf(path, sizeof(path), "%s/none", self->root);
+	errno = 0;
+	EXPECT_EQ(ledger_root_check(path), -1);
+	EXPECT_EQ(errno, ENOENT);
+	f = fopen("/proc/mounts", "r");
+	ASSERT_TRUE(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %255s %63s", dir, type) == 2 &&
+		    !strcmp(type, "cgroup2")) {
+			EXPECT_EQ(ledger_root_check(dir), 0) TH_LOG("%s", dir);
+			break;
+		}
+	fclose(f);
 }
 
 /* --- the merge ----------------------------------------------------------- */

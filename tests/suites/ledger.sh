@@ -38,6 +38,12 @@ check "... saying so, and the counters kept" \
 check_fails "-n without -d: refused" magnetctl account -n 2
 check_fails "-d 0: refused" magnetctl account -d 0
 check "read while on" sh -c "magnetctl account | grep -q '^elapsed '"
+check "... its cgroup-root given" \
+	sh -c "magnetctl account cgroup-root $CG | grep -q '^elapsed '"
+check_fails "a cgroup-root that is no cgroup2: refused" magnetctl account cgroup-root /tmp
+check "... saying so" sh -c "magnetctl account cgroup-root /tmp 2>&1 |
+	grep -q 'cgroup-root /tmp: not a cgroup2 file system'"
+check_fails "a cgroup-root that is not there: refused" magnetctl account cgroup-root /nonexistent
 
 # --- three CPU-bound processes in weighted cgroups, on CPU 0 ----------------------
 # The ledger from scratch, so that the cgroups' totals are all it has.
