@@ -5,11 +5,12 @@
 # rows add up to the elapsed time (conservation); interrupts, softirqs
 # and work items are named; a cgroup removed after it was charged keeps
 # its rows; three receivers fed UDP at byte rates 1:2:4 are charged NET_RX
-# time in that proportion; writeback, block completions and the hardirqs
+# time in that proportion; a sender's packets that a qdisc held, their
+# NET_TX time to its cgroup; writeback, block completions and the hardirqs
 # that raised them to the writer's cgroup, a work item to its queuer's;
 # rows per thread group.
-# rig-programs: mke2fs
-# rig-kmods: null_blk ext4 crc32c_generic
+# rig-programs: mke2fs tc
+# rig-kmods: null_blk ext4 crc32c_generic sch_netem
 . /magnet/lib.sh
 
 unload_all
@@ -287,6 +288,39 @@ check "packets for no socket stay with no activity, by why: dropped, to a port n
 check "... forwarded" fate forwarded
 rmdir $CG/r1 $CG/r2 $CG/r4
 kill $A $B
+
+# --- NET_TX: a packet a qdisc held leaves in the softirq, its sender's -------------
+# A sender in cgroup t sends 200 datagrams through a dummy device behind
+# a netem qdisc that holds each 20 ms: they leave in NET_TX softirqs (the
+# qdisc's watchdog raises them), each packet's time charged to the cgroup
+# of the socket that sent it (skb->sk). (The debug kernels have no
+# sch_netem.)
+if [ -d /sys/module/dummy ] && modprobe sch_netem 2> /dev/null; then
+	mkdir -p $CG/t
+	check "a dummy device behind a 20 ms netem qdisc" sh -c "
+		$IP link add led0 type dummy && $IP addr add 10.78.0.1/24 dev led0 &&
+		$IP link set led0 up &&
+		/magnet/bin/tc qdisc add dev led0 root netem delay 20ms"
+	ledger off
+	ledger on
+	sh -c "echo \$\$ > $CG/t/cgroup.procs
+		exec magnet-test udp-calls 10.78.0.2 7001 200 64" > /dev/null
+	sleep 1
+	magnetctl -j account | tr '{' '\n' | grep '"vector":"net_tx"' > /tmp/led-tx.txt
+	cut -c 1-200 /tmp/led-tx.txt
+	# tx PATTERN: NET_TX time of the rows that match
+	tx() {
+		grep "$1" /tmp/led-tx.txt | sed 's/.*"ns":\([0-9]*\).*/\1/' |
+			awk '{ s += $1 } END { print s + 0 }'
+	}
+	txt=$(tx '"cgroup":"/t"') txall=$(tx .)
+	check "NET_TX: the held packets' time to their sender's cgroup, 90 % of it at least (t: $txt of $txall ns)" \
+		awk -v t=$txt -v a=$txall 'BEGIN { exit !(t > 0 && t >= 0.9 * a) }'
+	$IP link del led0
+	rmdir $CG/t
+else
+	echo "ok - NET_TX: a netem qdisc's packets to their sender's cgroup # SKIP no dummy device or sch_netem"
+fi
 
 # --- writeback and block completions: to the cgroup whose pages they were ---------
 # A writer in cgroup w dirties 64 MiB of a file on ext4 and fsyncs it.
