@@ -54,16 +54,23 @@ check "magnet unloads" rmmod magnet
 # debugfs directory and no netlink family behind; a load that survives its
 # fault works and unloads. The kernel's loader warns, with a stack dump,
 # when its own allocations fail (vmalloc): the markers tell the rig those
-# dumps are expected. FAULTS_LOAD_STRIDE=K (default 1) fails every Kth
-# fault point only (the 1st, the K+1th, ...): each load takes about half a
-# second on a debug kernel, and there are about 700 (CI runs with 2).
+# dumps are expected. FAULTS_LOAD_STRIDE=K (default 1) fails one fault
+# point in K only: each load takes about half a second on a debug kernel,
+# and there are about 700. Which one in K is FAULTS_LOAD_FIRST (1 to K;
+# by default one picked at random and printed, so that runs in turn
+# cover every point, and a failure is repeated by giving its first).
 STRIDE=${FAULTS_LOAD_STRIDE:-1}
 case $STRIDE in
 ''|*[!0-9]*|0) fail "FAULTS_LOAD_STRIDE" "not a positive number: $STRIDE"; STRIDE=1 ;;
 esac
+FIRST=${FAULTS_LOAD_FIRST:-$(( $(od -An -N2 -tu2 /dev/urandom) % STRIDE + 1 ))}
+case $FIRST in
+''|*[!0-9]*|0) fail "FAULTS_LOAD_FIRST" "not a positive number: $FIRST"; FIRST=1 ;;
+esac
+[ "$FIRST" -le "$STRIDE" ] || { fail "FAULTS_LOAD_FIRST" "$FIRST is past the stride, $STRIDE"; FIRST=1; }
 echo 0 > $DBG/fail_page_alloc/min-order
 echo "magnet-rig: injected allocation failures begin" > /dev/kmsg
-n=1 nfailed=0 survived=0 left= errs=
+n=$FIRST nfailed=0 survived=0 left= errs=
 while [ $n -le 5000 ]; do
 	set -- $(magnet-test insmod-nth $n $M/magnet.ko buffers=fa:64K,fb:64K:overwrite)
 	what=$1; shift
@@ -86,7 +93,7 @@ done
 echo "magnet-rig: injected allocation failures end" > /dev/kmsg
 echo 11 > $DBG/fail_page_alloc/min-order
 which="every fault point"
-[ "$STRIDE" = 1 ] || which="one fault point in $STRIDE"
+[ "$STRIDE" = 1 ] || which="one fault point in $STRIDE, starting at point $FIRST: FAULTS_LOAD_FIRST=$FIRST repeats it"
 echo "# loading magnet ($which): $nfailed fault points failed it ($errs), $survived were survived, then: $what $res"
 check "every fault point of the load fails it cleanly or is survived ($nfailed, $survived)" \
 	test -z "$left" -a $nfailed -gt 0 -a "$what" = not-reached -a "$res" = loaded
