@@ -384,9 +384,10 @@ mr -r "$T/copy.mtr" -n 'udp or tcp'
 check "--trace FILE --print EXPR and -r FILE EXPR print the same" cmp "$T/live.txt" "$T/out"
 same "$(sed 1d "$T/live.err")" "$(sed 1d "$T/err")" \
 	"... and say the same on stderr, after the line naming the file read"
-# (the copy's header is 136 bytes, the capturing host's name after the 72)
+# (the copy's header is 144 bytes: after the 72, the capturing host's name
+# and its wall clock's bound)
 tail -c +73 "$T/t.mtr" > "$T/t.records"
-tail -c +137 "$T/copy.mtr" > "$T/copy.records"
+tail -c +145 "$T/copy.mtr" > "$T/copy.records"
 check "--trace saves every record, unfiltered, as read" cmp "$T/t.records" "$T/copy.records"
 same "$(dd if="$T/copy.mtr" bs=1 skip=72 count=64 2> /dev/null | tr -d '\000')" "$(hostname)" \
 	"--trace: the header names the host (for the spans' host.name)"
@@ -977,6 +978,17 @@ $GEN --node b --skew -2500000000 "$T/nb2.mtr"
 mr -r "$T/na.mtr" -r "$T/nb2.mtr" -n -q
 same "$(sed -n 3p "$T/err" | sed 's/(from.*//')" "magnet-read: nodeb ($T/nb2.mtr): its clock 2.500020000 s behind nodea ($T/na.mtr)'s, within 0.000100000 s " \
 	"nodes: a clock behind"
+# the headers' own bounds on their wall clocks (the tightest bracket of
+# the clocks' reads when the capture started): the bound that much wider
+$GEN --node a --offset-error 1500 "$T/nae.mtr"
+$GEN --node b --offset-error 2500 "$T/nbe.mtr"
+mr -r "$T/nae.mtr" -r "$T/nbe.mtr" -n -q
+same "$(sed -n 3p "$T/err" | sed 's/(from.*//')" "magnet-read: nodeb ($T/nbe.mtr): its clock 2.999980000 s ahead of nodea ($T/nae.mtr)'s, within 0.000104000 s " \
+	"nodes: each header's bound on its wall clock widens the clock's bound"
+printf '\377\377\377\377\377\377\377\177' | dd of="$T/nbe.mtr" bs=1 seek=136 conv=notrunc 2> /dev/null
+mr -r "$T/nae.mtr" -r "$T/nbe.mtr" -n -q
+same "$rc:$(head -1 "$T/err")" "1:magnet-read: $T/nbe.mtr: damaged trace file header" \
+	"nodes: a header's bound on its wall clock past all reason: a damaged header"
 # a peer that went away: only its first request's files
 $GEN --node b --requests 1 "$T/nb1.mtr"
 mr -r "$T/na.mtr" -r "$T/nb1.mtr" -n -q

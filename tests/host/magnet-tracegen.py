@@ -5,7 +5,8 @@
 Usage: magnet-tracegen.py [--v1 | --truncate | --garbage | --block | --spans |
                            --samples]
                           [--t0 NS] [--offset NS] [--host NAME] FILE
-       magnet-tracegen.py --node a|b [--skew NS] [--requests N] FILE
+       magnet-tracegen.py --node a|b [--skew NS] [--requests N]
+                          [--offset-error NS] FILE
 
 --t0 sets the CLOCK_MONOTONIC time of the first record (default 1000 s),
 --offset the header's wall clock offset (default: the first record at
@@ -21,7 +22,8 @@ include/uapi/linux/magnet.h.
 block_scenario below); --spans, an HTTP request's application spans,
 packets and block I/O (span_scenario); --samples, a sampler's ticks with
 blanks of every kind (sample_scenario). --host NAME writes the capturing
-host's name in the header (a 136-byte header).
+host's name in the header (a 136-byte header); --offset-error NS, how far
+its wall clock offset may be off too (a 144-byte header).
 
 --node a and --node b write one node's file each of two nodes' exchange
 (node_scenario): node b's wall clock --skew NS ahead of node a's (default
@@ -556,26 +558,34 @@ def sample_scenario():
 
 
 HOST = None
+OFFSET_ERROR = None
 
 
 def header_v2():
     if HOST is None:
         return struct.pack("<8sIIIIqII32s", b"MAGNETTR", 2, 72, 1, 40, OFFSET,
                            262144, 0, b"default")
-    return struct.pack("<8sIIIIqII32s64s", b"MAGNETTR", 2, 136, 1, 40, OFFSET,
-                       262144, 0, b"default", HOST.encode())
+    if OFFSET_ERROR is None:
+        return struct.pack("<8sIIIIqII32s64s", b"MAGNETTR", 2, 136, 1, 40,
+                           OFFSET, 262144, 0, b"default", HOST.encode())
+    return struct.pack("<8sIIIIqII32s64sQ", b"MAGNETTR", 2, 144, 1, 40,
+                       OFFSET, 262144, 0, b"default", HOST.encode(),
+                       OFFSET_ERROR)
 
 
 def main():
-    global T0, OFFSET, HOST
+    global T0, OFFSET, HOST, OFFSET_ERROR
     args = sys.argv[1:]
     opts = {}
     mode = ""
     offset = None
     while len(args) > 1:
-        if args[0] in ("--t0", "--offset", "--host") and len(args) > 2:
+        if args[0] in ("--t0", "--offset", "--host", "--offset-error") \
+                and len(args) > 2:
             if args[0] == "--t0":
                 T0 = int(args[1])
+            elif args[0] == "--offset-error":
+                OFFSET_ERROR = int(args[1])
             elif args[0] == "--host":
                 HOST = args[1]
             else:

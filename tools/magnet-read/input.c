@@ -44,11 +44,13 @@ struct trace_header {
 _Static_assert(sizeof(struct trace_header) == 72, "trace file header layout");
 /*
  * Then, in a header of at least 136 bytes, the capturing host's name
- * (NUL-padded; for the host.name of --otlp's and --zipkin's spans).
- * Readers skip what they do not know of a longer header, so a file with
- * it reads everywhere.
+ * (NUL-padded; for the host.name of --otlp's and --zipkin's spans); in
+ * one of at least 144, how far realtime_offset_ns may be off (a uint64_t
+ * of ns; see realtime_offset()). Readers skip what they do not know of a
+ * longer header, so a file with them reads everywhere.
  */
 #define TRACE_HOST_LEN	64
+#define TRACE_HEADER_SIZE (sizeof(struct trace_header) + TRACE_HOST_LEN + 8)
 
 #define TRACE_F_NO_OFFSET 0x1	/* realtime_offset_ns is not known */
 
@@ -69,6 +71,7 @@ struct source {
 	long long timeout_ms;		/* the read timeout: 0 = none */
 	bool have_offset;
 	int64_t offset;
+	uint64_t offset_error;		/* how far @offset may be off, ns */
 	char host[TRACE_HOST_LEN + 1];	/* "": not known */
 	struct mapped *map;		/* live, read through the mapping */
 	size_t have, used;		/* file: bytes in buf, handed out */
@@ -93,6 +96,33 @@ static uint64_t clock_ns(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/*
+ * CLOCK_REALTIME - CLOCK_MONOTONIC, from the tightest of a few brackets
+ * (monotonic, realtime, monotonic): a task preempted between two reads
+ * of the clocks would have the offset off by as long as it waited (a
+ * loaded virtual machine's vCPU waits milliseconds). *@error: half the
+ * tightest bracket.
+ */
+#define OFFSET_TRIES	8
+static int64_t realtime_offset(uint64_t *error)
+{
+	uint64_t best = UINT64_MAX;
+	int64_t offset = 0;
+
+	for (int i = 0; i < OFFSET_TRIES; i++) {
+		uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t r = clock_ns(CLOCK_REALTIME);
+		uint64_t m2 = clock_ns(CLOCK_MONOTONIC);
+
+		if (m2 - m1 < best) {
+			best = m2 - m1;
+			offset = (int64_t)(r - (m1 + best / 2));
+		}
+	}
+	*error = (best + 1) / 2;
+	return offset;
 }
 
 static int set_attr(int fd, long long value, int whence)
@@ -175,7 +205,7 @@ struct source *source_open_live(const struct options *o, const char *path)
 	if (s->map && !save_only(o))
 		mapped_horizon(s->map);
 	s->have_offset = true;
-	s->offset = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+	s->offset = realtime_offset(&s->offset_error);
 	s->started = clock_ns(CLOCK_MONOTONIC);
 	return s;
 }
@@ -185,6 +215,7 @@ struct source *source_open_file(FILE *f, const char *path,
 {
 	char host[TRACE_HOST_LEN + 1] = "";
 	struct trace_header h = {};
+	uint64_t s_error = 0;
 	struct source *s;
 	size_t got, skip;
 
@@ -220,6 +251,15 @@ struct source *source_open_file(FILE *f, const char *path,
 			}
 			skip -= TRACE_HOST_LEN;
 		}
+		if (skip >= 8) {
+			/* (a bound past a year is no bound: a damaged file) */
+			if (fread(&s_error, 8, 1, f) != 1 ||
+			    s_error > 366ULL * 86400 * NSEC_PER_SEC) {
+				fprintf(stderr, PROG ": %s: damaged trace file header\n", path);
+				goto fail;
+			}
+			skip -= 8;
+		}
 		for (; skip; skip--)
 			if (fgetc(f) == EOF) {
 				fprintf(stderr, PROG ": %s: damaged trace file header\n", path);
@@ -249,6 +289,7 @@ struct source *source_open_file(FILE *f, const char *path,
 	s->fd = -1;
 	s->have_offset = h.version >= 2 && !(h.flags & TRACE_F_NO_OFFSET);
 	s->offset = h.realtime_offset_ns;
+	s->offset_error = s_error;
 	s->file_pos = h.version >= 2 ? h.size : V1_HEADER_SIZE;
 	return s;
 fail:
@@ -302,6 +343,11 @@ bool source_have_offset(const struct source *s)
 int64_t source_realtime_offset(const struct source *s)
 {
 	return s->offset;
+}
+
+uint64_t source_offset_error(const struct source *s)
+{
+	return s->offset_error;
 }
 
 /* Bytes of whole records at the start of @data; -1 at a bad record. */
@@ -570,17 +616,18 @@ struct trace_out *trace_open(const char *path, const struct options *o)
 	return t;
 }
 
-int trace_start(struct trace_out *t, bool have_offset, int64_t realtime_offset)
+int trace_start(struct trace_out *t, const struct source *src)
 {
 	char host[TRACE_HOST_LEN] = "";
+	uint64_t error = src->offset_error;
 	struct trace_header h = {
 		.version = TRACE_VERSION,
-		.size = sizeof(h) + sizeof(host),
+		.size = TRACE_HEADER_SIZE,
 		.record_format = MAGNET_FORMAT_VERSION,
 		.record_header_size = sizeof(struct magnet_record),
-		.realtime_offset_ns = realtime_offset,
+		.realtime_offset_ns = src->have_offset ? src->offset : 0,
 		.snaplen = t->snaplen,
-		.flags = have_offset ? 0 : TRACE_F_NO_OFFSET,
+		.flags = src->have_offset ? 0 : TRACE_F_NO_OFFSET,
 	};
 
 	memcpy(h.magic, TRACE_MAGIC, sizeof(h.magic));
@@ -588,7 +635,8 @@ int trace_start(struct trace_out *t, bool have_offset, int64_t realtime_offset)
 	if (gethostname(host, sizeof(host)) || !memchr(host, 0, sizeof(host)))
 		memset(host, 0, sizeof(host));
 	if (fwrite(&h, sizeof(h), 1, t->f) != 1 ||
-	    fwrite(host, sizeof(host), 1, t->f) != 1) {
+	    fwrite(host, sizeof(host), 1, t->f) != 1 ||
+	    fwrite(&error, sizeof(error), 1, t->f) != 1) {
 		fprintf(stderr, PROG ": %s: %s\n", t->path, strerror(errno));
 		return -1;
 	}

@@ -689,7 +689,7 @@ int main(int argc, char **argv)
 	/* as tcpdump: once the capture is open */
 	if (drop_privileges(o.user))
 		goto fail;
-	if (trace && trace_start(trace, source_have_offset(src), st.offset))
+	if (trace && trace_start(trace, src))
 		goto fail;
 	st.merge = merge_new(REORDER_WINDOW_NS);
 	if (!st.merge) {

@@ -328,6 +328,8 @@ bool source_have_offset(const struct source *s);
 /* The capturing host's name: live, this one's; a file's, if it says; or NULL */
 const char *source_host(const struct source *s);
 int64_t source_realtime_offset(const struct source *s);
+/* How far that may be off, ns (0 where a file does not say) */
+uint64_t source_offset_error(const struct source *s);
 /* Check a chunk: -1 (and a message) if it is not a record stream. */
 int records_check(const char *data, size_t len, const char *what);
 
@@ -335,10 +337,10 @@ struct trace_out;
 /*
  * A trace file, made before the capture starts (NULL and a message if it
  * cannot be); its header written by trace_start() once the input is open
- * (@have_offset false: the wall clock is not known).
+ * (with @src's wall clock offset, or none where it has none).
  */
 struct trace_out *trace_open(const char *path, const struct options *o);
-int trace_start(struct trace_out *t, bool have_offset, int64_t realtime_offset);
+int trace_start(struct trace_out *t, const struct source *src);
 int trace_write(struct trace_out *t, const char *data, size_t len);
 int trace_close(struct trace_out *t);
 

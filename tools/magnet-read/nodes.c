@@ -19,7 +19,9 @@
  *    d_back = min(received on 0 - sent on k) = a delay - theta; so theta =
  *    (d_out - d_back) / 2, wrong by at most (d_out + d_back) / 2, as NTP
  *    reasons (no delay is negative). With that theta no packet arrives
- *    before it left: d - theta >= (d_out + d_back) / 2 >= 0 both ways. A
+ *    before it left: d - theta >= (d_out + d_back) / 2 >= 0 both ways.
+ *    As a bound on the wall clocks' offset, it is wider by how far each
+ *    header's wall clock may be off (its reading's own bound). A
  *    packet counts only where its identity is certain: a TCP segment, by
  *    addresses, ports, length on the wire, sequence number and flags,
  *    seen once on each side (not a pure ACK that repeats its sequence
@@ -62,6 +64,7 @@ struct node {
 	unsigned int idx;
 	bool eof;
 	int64_t offset;			/* its wall clock minus its records' */
+	int64_t offset_error;		/* how far that may be off */
 	int64_t theta;			/* its wall clock minus node 0's */
 	int64_t error;			/* theta's bound; -1: not estimated */
 	unsigned long long out, back;	/* packets matched each way */
@@ -186,6 +189,7 @@ static int node_open(struct nodes *ns, struct node *n)
 	if (!n->src)
 		return -1;
 	n->offset = source_have_offset(n->src) ? source_realtime_offset(n->src) : 0;
+	n->offset_error = (int64_t)source_offset_error(n->src);
 	n->merge = merge_new(REORDER_WINDOW_NS);
 	n->js = journeys_new(ns->o->journey_timeout_ns, ns->o->snaplen);
 	if (!n->merge || !n->js) {
@@ -355,7 +359,8 @@ static void estimate(struct nodes *ns, struct node *n)
 	n->error = -1;
 	if (n->out && n->back) {
 		n->theta = (n->min_out - n->min_back) / 2;
-		n->error = (n->min_out + n->min_back + 1) / 2;
+		n->error = (n->min_out + n->min_back + 1) / 2 +
+			   z->offset_error + n->offset_error;
 	}
 }
 
