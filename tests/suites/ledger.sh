@@ -95,8 +95,10 @@ echo "# CPU 0: interrupts $irq ns, tasks and idle $task0 ns"
 # the ledger charges what it cost.
 pts=1 tol=0.01 rxtol=0.10
 [ -e /proc/lockdep ] && pts=2 tol=0.03
-# share X TOTAL WANT: X/TOTAL within $pts points of WANT %
-share() { awk -v x="$1" -v t="$2" -v w="$3" -v p=$pts 'BEGIN { d = 100 * x / t - w; exit !(t > 0 && d < p && d > -p) }'; }
+# share X TOTAL WANT [POINTS]: X/TOTAL within POINTS (or $pts) of WANT %
+share() { awk -v x="$1" -v t="$2" -v w="$3" -v p="${4:-$pts}" 'BEGIN { d = 100 * x / t - w; exit !(t > 0 && d < p && d > -p) }'; }
+# pct X TOTAL: X as a percentage of TOTAL
+pct() { awk -v x="$1" -v t="$2" 'BEGIN { printf "%.2f", (t > 0 ? 100 * x / t : 0) }'; }
 t=$((na + nb + nc)) u=$((ua + ub + uc))
 # The shares are first the scheduler's, then the ledger's: CFS under TCG
 # keeps the weights only to a point or so (c has had 17.0 to 18.0 % by
@@ -104,23 +106,21 @@ t=$((na + nb + nc)) u=$((ua + ub + uc))
 # held to 2 points, and the ledger to the cgroups' own cpu.stat shares
 # to $pts.
 wpts=2
-# wshare X TOTAL WANT: X/TOTAL within $wpts points of WANT %
-wshare() { awk -v x="$1" -v t="$2" -v w="$3" -v p=$wpts 'BEGIN { d = 100 * x / t - w; exit !(t > 0 && d < p && d > -p) }'; }
 # A debug kernel's scheduler keeps the weights less well still: c had
 # 20.0 % by its own cpu.stat there (the boot of 56df989's CI run), with
 # the ledger agreeing. There the ledger is held to cpu.stat only (below),
 # which is what it answers for; the weights are the stock kernels' test.
 if [ -e /proc/lockdep ]; then
-	echo "ok - weights 300/200/100 on CPU 0: 50/33/17 % # SKIP a debug kernel's scheduler misses them (cpu.stat: a $(awk -v x=$ua -v t=$u 'BEGIN { printf "%.1f", 100 * x / t }') %, b $(awk -v x=$ub -v t=$u 'BEGIN { printf "%.1f", 100 * x / t }') %, c $(awk -v x=$uc -v t=$u 'BEGIN { printf "%.1f", 100 * x / t }') %); the ledger is held to cpu.stat"
+	echo "ok - weights 300/200/100 on CPU 0: 50/33/17 % # SKIP a debug kernel's scheduler misses them (cpu.stat: a $(pct $ua $u) %, b $(pct $ub $u) %, c $(pct $uc $u) %); the ledger is held to cpu.stat"
 else
-	check "weights 300/200/100 on CPU 0: the ledger gives a 50 % of their time (within $wpts points)" wshare $na $t 50
-	check "... b 33.3 %" wshare $nb $t 33.333
-	check "... c 16.7 %" wshare $nc $t 16.667
+	check "weights 300/200/100 on CPU 0: the ledger gives a 50 % of their time (within $wpts points)" share $na $t 50 $wpts
+	check "... b 33.3 %" share $nb $t 33.333 $wpts
+	check "... c 16.7 %" share $nc $t 16.667 $wpts
 fi
-check "the ledger's share of each is the cgroup's cpu.stat's within $pts points: a ($(awk -v x=$ua -v t=$u 'BEGIN { printf "%.2f", 100 * x / t }') %)" \
-	share $na $t "$(awk -v x=$ua -v t=$u 'BEGIN { print 100 * x / t }')"
-check "... b" share $nb $t "$(awk -v x=$ub -v t=$u 'BEGIN { print 100 * x / t }')"
-check "... c" share $nc $t "$(awk -v x=$uc -v t=$u 'BEGIN { print 100 * x / t }')"
+check "the ledger's share of each is the cgroup's cpu.stat's within $pts points: a ($(pct $ua $u) %)" \
+	share $na $t "$(pct $ua $u)"
+check "... b ($(pct $ub $u) %)" share $nb $t "$(pct $ub $u)"
+check "... c ($(pct $uc $u) %)" share $nc $t "$(pct $uc $u)"
 # The interrupts fall on what runs in proportion to its time only on
 # average: under TCG one that comes soon after a switch costs more (the
 # emulated TLB is cold), and each of the three is switched in about as
