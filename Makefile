@@ -126,11 +126,12 @@ $(LIB_A): $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 MR_MAIN         := $(addprefix tools/magnet-read/,magnet-read.c options.c probes.c devices.c)
 MAGNET_READ_SRC := $(MR_MAIN) $(addprefix tools/magnet-read/,input.c journey.c \
 		   blockio.c expr.c cooked.c output.c pcapng.c perfetto.c spans.c nodes.c \
-		   profile.c)
+		   profile.c) libmagnet/span.c
 
-build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h $(LIB_A) $(LIB_HDR)
+build/bin/magnet-read: $(MAGNET_READ_SRC) tools/magnet-read/magnet-read.h libmagnet/libmagnet.h \
+		$(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl -lpcap -ldw -lelf
+	$(CC) $(TOOL_CFLAGS) -Ilibmagnet -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_A) -lmnl -lpcap -ldw -lelf
 
 MAGNETCTL_SRC := $(addprefix tools/magnetctl/,magnetctl.c buffer.c probe.c filter.c stats.c \
 		 monitor.c daemon.c session.c account.c acct.c)
@@ -426,7 +427,7 @@ $(addprefix build/fuzz/san/,$(SAN_UNITS)): $(FUZZ_HDRS) | build/fuzz/.clang
 
 build/fuzz/san/magnet-read: $(MAGNET_READ_SRC) $(LIB_SRC) $(FUZZ_HDRS) | build/fuzz/.clang
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(SAN_CFLAGS) -Ilib -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_SRC) -lmnl -lpcap -lseccomp -ldw -lelf
+	$(FUZZ_CC) $(SAN_CFLAGS) -Ilib -Ilibmagnet -DMAGNET_VERSION='"$(VERSION)"' -o $@ $(MAGNET_READ_SRC) $(LIB_SRC) -lmnl -lpcap -lseccomp -ldw -lelf
 
 # The host tests under the sanitizers (magnet-read exits without freeing
 # what it keeps until then: no leak check there).

@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libmagnet.h"
 #include "magnet-read.h"
 #include "otel.h"
 
@@ -590,24 +591,12 @@ static void place(struct spans *sp, struct otel_span *s, const struct ctx *c)
 	new_id(sp, s->span_id, 8);
 }
 
-static int unhex(const uint8_t *s, uint8_t *out, size_t n)
-{
-	for (size_t i = 0; i < 2 * n; i++) {
-		int v = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' :
-			s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10 : -1;
-
-		if (v < 0)
-			return -1;
-		out[i / 2] = i % 2 ? out[i / 2] | v : v << 4;
-	}
-	return 0;
-}
-
 /*
  * A "traceparent:" header in the packet's bytes (HTTP's header names
  * are not case-sensitive; optional white space after the colon), its
- * value W3C's level 1: "00-" trace "-" parent "-" flags, lower-case hex,
- * ids not all zero. A value that is not is no context (counted).
+ * value (to the line's end, or the capture's) W3C's level 1, as
+ * libmagnet's magnet_span_parse_traceparent() takes it. A value that is
+ * not is no context (counted).
  */
 static bool find_traceparent(struct spans *sp, const struct journey *j,
 			     struct ctx *c)
@@ -615,30 +604,24 @@ static bool find_traceparent(struct spans *sp, const struct journey *j,
 	static const char name[] = "traceparent:";
 	const size_t nl = sizeof(name) - 1;
 	const uint8_t *d = j->data;
-	uint8_t version, flags;
 
-	if (!d || j->caplen < nl + 55)
+	if (!d || j->caplen < nl + MAGNET_TRACEPARENT_LEN)
 		return false;
-	for (size_t i = 0; i + nl + 55 <= j->caplen; i++) {
-		const uint8_t *v;
-		size_t k = 0, left;
+	for (size_t i = 0; i + nl + MAGNET_TRACEPARENT_LEN <= j->caplen; i++) {
+		/* (a later version may go on after its flags: one byte of it) */
+		char v[MAGNET_TRACEPARENT_LEN + 2];
+		size_t k = i + nl, n = 0;
 
 		if ((d[i] | 0x20) != 't' || strncasecmp((const char *)d + i, name, nl) ||
 		    (i && d[i - 1] != '\n'))
 			continue;
-		v = d + i + nl;
-		left = j->caplen - i - nl;
-		while (k < left && (v[k] == ' ' || v[k] == '\t'))
+		while (k < j->caplen && (d[k] == ' ' || d[k] == '\t'))
 			k++;
-		v += k;
-		left -= k;
-		if (left < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' ||
-		    unhex(v, &version, 1) || version == 0xff ||
-		    unhex(v + 3, c->trace, 16) || unhex(v + 36, c->span, 8) ||
-		    unhex(v + 53, &flags, 1) ||
-		    (left > 55 && v[55] != '\r' && v[55] != '\n' &&
-		     (version == 0 || v[55] != '-')) ||
-		    otel_id_zero(c->trace, 16) || otel_id_zero(c->span, 8)) {
+		while (k < j->caplen && n < sizeof(v) - 1 && d[k] != '\r' &&
+		       d[k] != '\n' && d[k])
+			v[n++] = (char)d[k++];
+		v[n] = 0;
+		if (magnet_span_parse_traceparent(v, c->trace, c->span)) {
 			sp->st.bad_traceparent++;
 			return false;
 		}
