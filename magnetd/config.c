@@ -34,6 +34,7 @@
 #include <confuse.h>
 
 #include "config.h"
+#include "ledger.h"
 #include "libmagnet.h"		/* MAGNET_SOCKET_PATH */
 #include "names.h"
 
@@ -47,6 +48,7 @@
 #define CLIENTS_MAX		65536L
 #define HTTP_CLIENTS_MAX	1024L
 #define HTTP_TIMEOUT_MAX_S	3600L
+#define CGROUP_ROOT_DEFAULT	"/sys/fs/cgroup"
 #define CLIENT_QUEUE_MIN	4096L
 #define CLIENT_QUEUE_MAX	(1L << 30)
 #define WINDOW_MAX_S		3600L
@@ -533,7 +535,12 @@ static int v_path(cfg_t *sec, cfg_opt_t *opt)
 	return 0;
 }
 
-/* The cgroup2 mount: an absolute path that fits config_ledger's. */
+/*
+ * The cgroup2 mount: an absolute path that fits config_ledger's, and one
+ * in a cgroup2 file system, as magnetctl account's cgroup-root (else
+ * every cgroup would show as gone). The default is not checked: where
+ * no cgroup2 is mounted there, the cgroups show by id.
+ */
 static int v_cgroup_root(cfg_t *sec, cfg_opt_t *opt)
 {
 	const char *v = cfg_opt_getnstr(opt, 0);
@@ -547,6 +554,11 @@ static int v_cgroup_root(cfg_t *sec, cfg_opt_t *opt)
 		parse_error(sec, "cgroup-root is %zu bytes long, at most %zu",
 			    len,
 			    sizeof(((struct config_ledger *)0)->cgroup_root) - 1);
+	else if (strcmp(v, CGROUP_ROOT_DEFAULT) && ledger_root_check(v))
+		parse_error(sec, "cgroup-root \"%s\": %s", v,
+			    errno == EMEDIUMTYPE ?
+			    "not a cgroup2 file system (where cgroup2 is mounted)" :
+			    strerror(errno));
 	return 0;
 }
 
@@ -758,7 +770,7 @@ static cfg_opt_t prometheus_opts[] = {
 static cfg_opt_t ledger_opts[] = {
 	{ .name = "enable", .type = CFGT_BOOL, .def.boolean = cfg_false,
 	  .validcb = v_note },
-	OPT_STR("cgroup-root", "/sys/fs/cgroup", v_cgroup_root),
+	OPT_STR("cgroup-root", CGROUP_ROOT_DEFAULT, v_cgroup_root),
 	OPT_INT("cgroup-depth", 0, v_cgroup_depth),
 	CFG_END()
 };
