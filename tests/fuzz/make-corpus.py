@@ -78,6 +78,14 @@ def seeds():
                                                      "nodeb")
     yield "trace", "pcapng", b"\x00\x00" + pcapng(t)
     yield "trace", "pcapng-json-filter", b"\x19\x00" + pcapng(t)
+    # two nodes' files (O_NODES): the first's length, the first, the second
+    for name, opts, b in (("nodes", b"\x00\x02", trace("--node", "b")),
+                          ("nodes-json-filter", b"\x09\x02",
+                           trace("--node", "b", "--skew", "-2500000000")),
+                          ("nodes-one-request", b"\x00\x02",
+                           trace("--node", "b", "--requests", "1"))):
+        a = trace("--node", "a", "--offset-error", "1500")
+        yield "trace", name, opts + struct.pack("<I", len(a)) + a + b
 
     # expr: byte 0 the expression, then family, protocol, TCP flags, data
     # flags, data layer, hops, claimed IP length (2 bytes), hop layers,

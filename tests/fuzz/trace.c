@@ -14,6 +14,12 @@
  * Input: two bytes of options (below), then the file. The loop is
  * magnet-read.c's for a file: take what source_next() hands out, release
  * it in time order, show it, and at the end whatever is left.
+ *
+ * Or, with O_NODES, two nodes' trace files read as one (nodes.c: the
+ * clocks estimated from the packets both saw, a packet sent by one and
+ * received by the other one journey), as magnet-read -r A -r B: the
+ * options, the first file's length (4 bytes, little-endian), the first
+ * file, the second.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -36,6 +42,7 @@
 #define O_TIMEOUT1	0x80	/* --journey-timeout 1 */
 /* second byte */
 #define O_NAMES		0x01	/* not -n: names from /etc/hosts, /etc/services */
+#define O_NODES		0x02	/* two nodes' files (above) */
 
 static FILE *devnull;
 static struct expr *filters[4];	/* [0]: none */
@@ -184,6 +191,70 @@ static void take(struct run *r, const char *data, size_t len)
 	release(r, merge_newest(r->merge));
 }
 
+/* A memfd holding @size bytes of @data, its /proc path in @path */
+static int memfd_of(const uint8_t *data, size_t size, char path[64])
+{
+	int fd = memfd_create("trace", MFD_CLOEXEC);
+
+	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
+		abort();
+	snprintf(path, 64, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/* O_NODES: two files, one stream (magnet-read.c's read_nodes()) */
+static void read_nodes(struct run *r, const uint8_t *data, size_t size)
+{
+	const char *files[2], *names[2];
+	struct otel_out *otlp;
+	char paths[2][64];
+	struct nodes *ns;
+	struct item *it;
+	uint32_t first;
+	int fds[2];
+
+	if (size < 4)
+		return;
+	first = data[0] | data[1] << 8 | data[2] << 16 | (uint32_t)data[3] << 24;
+	data += 4;
+	size -= 4;
+	if (first > size)
+		first = size;
+	fds[0] = memfd_of(data, first, paths[0]);
+	fds[1] = memfd_of(data + first, size - first, paths[1]);
+	files[0] = paths[0];
+	files[1] = paths[1];
+	r->o.read_files = files;
+	r->o.nread_files = 2;
+	ns = nodes_open(&r->o);
+	if (ns) {
+		for (unsigned int k = 0; k < 2; k++)
+			names[k] = nodes_host(ns, k) ? nodes_host(ns, k) : files[k];
+		output_init(&r->o, true, 0);
+		output_nodes(names, 2);
+		r->hops = hops_new();
+		r->spans = spans_new(0, false);
+		otlp = otel_new(devnull, OTEL_OTLP_JSON, NULL, "fuzz", NULL, 4);
+		spans_output(r->spans, otlp);
+		for (unsigned int k = 0; k < 2; k++)
+			spans_node(r->spans, k, nodes_host(ns, k));
+		while ((it = nodes_next(ns))) {
+			show(r, it);
+			item_free(it);
+		}
+		nodes_summary(ns, devnull, r->o.json);
+		(r->o.json ? hops_json : hops_print)(r->hops, devnull);
+		spans_end(r->spans);
+		otel_close(otlp);
+		spans_free(r->spans);
+		hops_free(r->hops);
+		output_nodes(NULL, 0);
+	}
+	nodes_close(ns);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct run r = {};
@@ -209,10 +280,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.buffer = "default", .print = true,
 	};
 
-	fd = memfd_create("trace", MFD_CLOEXEC);
-	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
-		abort();
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (opt[1] & O_NODES) {
+		read_nodes(&r, data, size);
+		return 0;
+	}
+	fd = memfd_of(data, size, path);
 	f = fopen(path, "r");
 	if (!f)
 		abort();
