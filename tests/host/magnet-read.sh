@@ -389,8 +389,12 @@ same "$(sed 1d "$T/live.err")" "$(sed 1d "$T/err")" \
 tail -c +73 "$T/t.mtr" > "$T/t.records"
 tail -c +145 "$T/copy.mtr" > "$T/copy.records"
 check "--trace saves every record, unfiltered, as read" cmp "$T/t.records" "$T/copy.records"
-same "$(dd if="$T/copy.mtr" bs=1 skip=72 count=64 2> /dev/null | tr -d '\000')" "$(hostname)" \
-	"--trace: the header names the host (for the spans' host.name)"
+same "$(dd if="$T/copy.mtr" bs=1 skip=72 count=64 2> /dev/null | tr -d '\000')" "" \
+	"--trace: a copy of a file that names no host names none (not this one)"
+$GEN --spans --host nodex "$T/hx.mtr"
+mr -r "$T/hx.mtr" --trace "$T/hx-copy.mtr"
+same "$(dd if="$T/hx-copy.mtr" bs=1 skip=72 count=64 2> /dev/null | tr -d '\000')" "nodex" \
+	"--trace: a copy names the host that captured the records (for the spans' host.name)"
 mr -r "$T/t.mtr" --trace "$T/copy2.mtr" tcp
 same "$(wc -c < "$T/out")" 0 "--trace without --print prints nothing"
 $GEN --v1 "$T/v1.mtr"

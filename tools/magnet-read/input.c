@@ -632,8 +632,11 @@ int trace_start(struct trace_out *t, const struct source *src)
 
 	memcpy(h.magic, TRACE_MAGIC, sizeof(h.magic));
 	strncpy(h.buffer, t->buffer, sizeof(h.buffer) - 1);
-	if (gethostname(host, sizeof(host)) || !memchr(host, 0, sizeof(host)))
-		memset(host, 0, sizeof(host));
+	/*
+	 * The host that captured the records: this one, live; a file's
+	 * copy keeps the name the file gives, or none.
+	 */
+	memcpy(host, src->host, sizeof(host));
 	if (fwrite(&h, sizeof(h), 1, t->f) != 1 ||
 	    fwrite(host, sizeof(host), 1, t->f) != 1 ||
 	    fwrite(&error, sizeof(error), 1, t->f) != 1) {
