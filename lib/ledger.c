@@ -300,6 +300,13 @@ int ledger_root_check(const char *root)
 	return 0;
 }
 
+const char *ledger_root_strerror(int err)
+{
+	return err == EMEDIUMTYPE ?
+	       "not a cgroup2 file system (where cgroup2 is mounted)" :
+	       strerror(err);
+}
+
 int ledger_cgroup_paths(const char *root, const uint64_t *ids, size_t n,
 			char **paths)
 {

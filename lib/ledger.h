@@ -66,12 +66,16 @@ int ledger_id_order(const void *a, const void *b);
 /* @ids[0..@n) sorted, each once; returns how many are left. */
 size_t ledger_ids_unique(uint64_t *ids, size_t n);
 
+/* Where cgroup2 is mounted, unless told otherwise (not checked there) */
+#define LEDGER_ROOT_DEFAULT	"/sys/fs/cgroup"
 /*
  * 0 if @root is in a cgroup2 file system (where cgroup2 is mounted, for
  * ledger_cgroup_paths()); -1 otherwise, errno statfs()'s (ENOENT, ...)
  * or EMEDIUMTYPE: another file system.
  */
 int ledger_root_check(const char *root);
+/* Why ledger_root_check() refused a root, from its errno @err */
+const char *ledger_root_strerror(int err);
 
 /*
  * The paths of the cgroups @ids[0..@n) under the cgroup2 mount @root (a

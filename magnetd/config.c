@@ -48,7 +48,6 @@
 #define CLIENTS_MAX		65536L
 #define HTTP_CLIENTS_MAX	1024L
 #define HTTP_TIMEOUT_MAX_S	3600L
-#define CGROUP_ROOT_DEFAULT	"/sys/fs/cgroup"
 #define CLIENT_QUEUE_MIN	4096L
 #define CLIENT_QUEUE_MAX	(1L << 30)
 #define WINDOW_MAX_S		3600L
@@ -554,11 +553,9 @@ static int v_cgroup_root(cfg_t *sec, cfg_opt_t *opt)
 		parse_error(sec, "cgroup-root is %zu bytes long, at most %zu",
 			    len,
 			    sizeof(((struct config_ledger *)0)->cgroup_root) - 1);
-	else if (strcmp(v, CGROUP_ROOT_DEFAULT) && ledger_root_check(v))
+	else if (strcmp(v, LEDGER_ROOT_DEFAULT) && ledger_root_check(v))
 		parse_error(sec, "cgroup-root \"%s\": %s", v,
-			    errno == EMEDIUMTYPE ?
-			    "not a cgroup2 file system (where cgroup2 is mounted)" :
-			    strerror(errno));
+			    ledger_root_strerror(errno));
 	return 0;
 }
 
@@ -770,7 +767,7 @@ static cfg_opt_t prometheus_opts[] = {
 static cfg_opt_t ledger_opts[] = {
 	{ .name = "enable", .type = CFGT_BOOL, .def.boolean = cfg_false,
 	  .validcb = v_note },
-	OPT_STR("cgroup-root", CGROUP_ROOT_DEFAULT, v_cgroup_root),
+	OPT_STR("cgroup-root", LEDGER_ROOT_DEFAULT, v_cgroup_root),
 	OPT_INT("cgroup-depth", 0, v_cgroup_depth),
 	CFG_END()
 };

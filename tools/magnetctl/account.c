@@ -251,7 +251,7 @@ static long parse_count(const char *word, const char *what)
 
 static int account_show(struct args *a)
 {
-	static const char root_default[] = "/sys/fs/cgroup";
+	static const char root_default[] = LEDGER_ROOT_DEFAULT;
 	struct account_opts o = { .root = root_default };
 	struct ledger_snapshot now = { 0 }, before = { 0 }, view = { 0 }, tmp;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -279,9 +279,7 @@ static int account_show(struct args *a)
 	/* (not the default: where no cgroup2 is mounted there, ids show) */
 	if (o.root != root_default && ledger_root_check(o.root))
 		usage_error("%s: cgroup-root %s: %s", command, o.root,
-			    errno == EMEDIUMTYPE ?
-			    "not a cgroup2 file system (where cgroup2 is mounted)" :
-			    strerror(errno));
+			    ledger_root_strerror(errno));
 	if (!o.delay) {
 		ret = ledger_read(nl, &now) ? print_nl_error() :
 		      shown(&o, &now, NULL, &view);
