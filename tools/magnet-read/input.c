@@ -618,8 +618,6 @@ struct trace_out *trace_open(const char *path, const struct options *o)
 
 int trace_start(struct trace_out *t, const struct source *src)
 {
-	char host[TRACE_HOST_LEN] = "";
-	uint64_t error = src->offset_error;
 	struct trace_header h = {
 		.version = TRACE_VERSION,
 		.size = TRACE_HEADER_SIZE,
@@ -633,13 +631,13 @@ int trace_start(struct trace_out *t, const struct source *src)
 	memcpy(h.magic, TRACE_MAGIC, sizeof(h.magic));
 	strncpy(h.buffer, t->buffer, sizeof(h.buffer) - 1);
 	/*
-	 * The host that captured the records: this one, live; a file's
-	 * copy keeps the name the file gives, or none.
+	 * Then the host that captured the records (this one, live; a file's
+	 * copy keeps the name the file gives, or none), NUL-padded, and the
+	 * bound on the wall clock offset.
 	 */
-	memcpy(host, src->host, sizeof(host));
 	if (fwrite(&h, sizeof(h), 1, t->f) != 1 ||
-	    fwrite(host, sizeof(host), 1, t->f) != 1 ||
-	    fwrite(&error, sizeof(error), 1, t->f) != 1) {
+	    fwrite(src->host, TRACE_HOST_LEN, 1, t->f) != 1 ||
+	    fwrite(&src->offset_error, 8, 1, t->f) != 1) {
 		fprintf(stderr, PROG ": %s: %s\n", t->path, strerror(errno));
 		return -1;
 	}
